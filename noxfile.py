@@ -1,0 +1,207 @@
+"""nox drives everything: per-package tests, integration, lint, types, build, docs, bench.
+
+A bare ``nox`` runs what CI needs. Each ``tests-<package>`` session installs only that
+package and what it declares, so an undeclared sibling import fails here, not for users.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import nox
+
+ROOT = pathlib.Path(__file__).parent
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = False
+
+# package -> the sibling packages it depends on (installed from this checkout)
+PACKAGES = {
+    "core": [],
+    "tape": ["core"],
+    "nn": ["core", "tape"],
+    "checkpoint": [],
+    "summary": [],
+    "data": [],
+}
+# packages whose tests compare against PyTorch CPU when a local wheel is available
+TORCH_PACKAGES = {"tape", "nn"}
+# test-only extras beyond each package's own [test] extra
+EXTRA_TEST_DEPS = {
+    "summary": ["tensorboard"],
+}
+
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "build",
+    *[f"tests-{p}" for p in PACKAGES],
+    "integration",
+    "docs",
+    "gpu",
+]
+
+
+def _local_torch_wheel() -> str | None:
+    """The CPU wheel of torch 2.13.0 if pip is configured to find one locally.
+
+    A plain ``pip install torch`` would pull gigabytes of CUDA packages, so torch is only
+    installed from a wheel already on disk (pip's ``find-links``); otherwise the torch
+    comparison tests skip with a reason.
+    """
+    dirs = [d for d in os.environ.get("PIP_FIND_LINKS", "").split() if d]
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True, text=True, check=False,
+        ).stdout
+    except OSError:
+        out = ""
+    for line in out.splitlines():
+        if "find-links" in line:
+            dirs.extend(line.split("=", 1)[1].strip().strip("'\"").split())
+    for d in dirs:
+        d = d.removeprefix("file://")
+        hits = sorted(glob.glob(os.path.join(d, "torch-2.13.0*cpu*.whl")))
+        py = f"cp{sys.version_info.major}{sys.version_info.minor}"
+        hits = [h for h in hits if py in h] or []
+        if hits:
+            return hits[0]
+    return None
+
+
+def _install_packages(session: nox.Session, names: list[str], extra: str = "") -> None:
+    args = []
+    for n in names:
+        args += ["-e", f"{ROOT / 'packages' / n}{extra}"]
+    session.install(*args)
+
+
+def _pytest(session: nox.Session, *paths: str) -> None:
+    session.run(
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "--import-mode=importlib", *paths, *session.posargs,
+    )
+
+
+def _make_tests_session(pkg: str) -> None:
+    @nox.session(name=f"tests-{pkg}", python=False if os.environ.get("EMBER_NOX_NO_VENV") else None)
+    def tests(session: nox.Session) -> None:
+        _install_packages(session, PACKAGES[pkg])
+        _install_packages(session, [pkg], "[test]")
+        if EXTRA_TEST_DEPS.get(pkg):
+            session.install(*EXTRA_TEST_DEPS[pkg])
+        if pkg in TORCH_PACKAGES:
+            wheel = _local_torch_wheel()
+            if wheel:
+                session.install(wheel)
+            else:
+                session.log("no local torch 2.13.0 CPU wheel: PyTorch comparisons will skip")
+        _pytest(session, f"packages/{pkg}/tests")
+
+    tests.__doc__ = f"Tests of ember-{pkg} in an environment holding only it and its deps."
+
+
+for _pkg in PACKAGES:
+    _make_tests_session(_pkg)
+
+
+def _install_all(session: nox.Session) -> None:
+    _install_packages(session, list(PACKAGES), "[test]")
+    session.install("tensorboard", "tqdm")
+
+
+@nox.session
+def integration(session: nox.Session) -> None:
+    """The seed walkthroughs end to end, every package installed."""
+    _install_all(session)
+    wheel = _local_torch_wheel()
+    if wheel:
+        session.install(wheel)
+    _pytest(session, "integration_tests")
+
+
+@nox.session
+def mnist(session: nox.Session) -> None:
+    """The main job: the seeds' MNIST walkthrough (pass options after --)."""
+    _install_all(session)
+    session.run("python", "-m", "ember.nn.examples.mnist", *session.posargs)
+
+
+@nox.session
+def gpu(session: nox.Session) -> None:
+    """core/tape/nn tests on the cupy backend; skips with a reason where no GPU answers."""
+    if shutil.which("nvidia-smi") is None:
+        session.skip("no NVIDIA GPU on this machine (nvidia-smi not found): GPU suite not run")
+    _install_packages(session, ["core"], "[gpu,test]")
+    _install_packages(session, ["tape", "nn"], "[test]")
+    session.env["EMBER_TEST_BACKENDS"] = "cpu,gpu"
+    _pytest(session, "packages/core/tests", "packages/tape/tests", "packages/nn/tests")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over the whole tree."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy over every package's sources (the namespace merges)."""
+    session.install("mypy", "numpy")
+    srcs = [str(ROOT / "packages" / p / "src") for p in PACKAGES]
+    session.env["MYPYPATH"] = os.pathsep.join(srcs)
+    session.run("mypy", "--namespace-packages", "--explicit-package-bases",
+                *[str(ROOT / "packages" / p / "src" / "ember" / p) for p in PACKAGES])
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build every wheel and check each ships only its own subpackage."""
+    session.install("build", "hatchling")
+    out = ROOT / "dist"
+    shutil.rmtree(out, ignore_errors=True)
+    strays = list(ROOT.glob("packages/*/src/ember/__init__.py"))
+    if strays:
+        session.error(f"ember is a PEP 420 namespace; remove {strays}")
+    for pkg in [*PACKAGES, "all"]:
+        session.run("python", "-m", "build", "--wheel", "--no-isolation", "-o", str(out),
+                    str(ROOT / "packages" / pkg), silent=True)
+    for whl in sorted(out.glob("*.whl")):
+        dist = whl.name.split("-")[0].replace("_", "-")
+        own = dist.removeprefix("ember-")
+        names = [n for n in zipfile.ZipFile(whl).namelist() if ".dist-info/" not in n]
+        if own == "all":
+            bad = names
+        else:
+            bad = [n for n in names if not n.startswith(f"ember/{own}/")]
+        if bad:
+            session.error(f"{whl.name} ships files outside its own subpackage: {bad[:5]}")
+        session.log(f"{whl.name}: {len(names)} files, all under ember/{own}/")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the docs site in strict mode and run every code example in it."""
+    _install_all(session)
+    session.install("mkdocs-material", "mkdocstrings[python]", "sybil[pytest]")
+    _pytest(session, "docs")
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / "site"))
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks side by side with their peers; writes docs/performance tables."""
+    _install_all(session)
+    wheel = _local_torch_wheel()
+    if wheel:
+        session.install(wheel)
+    session.install("threadpoolctl", "safetensors")
+    session.run("python", "bench/run.py", *session.posargs)
