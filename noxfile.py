@@ -32,10 +32,6 @@ PACKAGES = {
 }
 # packages whose tests compare against PyTorch CPU when a local wheel is available
 TORCH_PACKAGES = {"tape", "nn"}
-# test-only extras beyond each package's own [test] extra
-EXTRA_TEST_DEPS = {
-    "summary": ["tensorboard"],
-}
 
 nox.options.sessions = [
     "lint",
@@ -91,12 +87,10 @@ def _pytest(session: nox.Session, *paths: str) -> None:
 
 
 def _make_tests_session(pkg: str) -> None:
-    @nox.session(name=f"tests-{pkg}", python=False if os.environ.get("EMBER_NOX_NO_VENV") else None)
+    @nox.session(name=f"tests-{pkg}")
     def tests(session: nox.Session) -> None:
         _install_packages(session, PACKAGES[pkg])
         _install_packages(session, [pkg], "[test]")
-        if EXTRA_TEST_DEPS.get(pkg):
-            session.install(*EXTRA_TEST_DEPS[pkg])
         if pkg in TORCH_PACKAGES:
             wheel = _local_torch_wheel()
             if wheel:
