@@ -1,0 +1,94 @@
+"""When summaries are recorded: ``record_if`` and its shorthands, as context managers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import Token
+from typing import Any
+
+from . import _context
+from ._step import as_int
+
+
+class _RecordingScope:
+    """Sets the recording condition on ``__enter__`` and restores the outer one on exit."""
+
+    __slots__ = ("_condition", "_token")
+
+    def __init__(self, condition: Any) -> None:
+        self._condition = condition
+        self._token: Token[Any] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _context.record_condition.set(self._condition)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _context.record_condition.reset(self._token)
+            self._token = None
+
+
+def record_if(condition: bool | Callable[[], Any] | Any) -> _RecordingScope:
+    """Record summaries inside the ``with`` block only while ``condition`` holds.
+
+    Args:
+        condition: a bool, anything with ``__bool__`` (a scalar tensor), or a
+            zero-argument callable evaluated at every summary call.
+
+    Example:
+        >>> with record_if(lambda: False):
+        ...     should_record_summaries()
+        False
+    """
+    return _RecordingScope(condition)
+
+
+def always_record_summaries() -> _RecordingScope:
+    """Record every summary inside the ``with`` block (the default outside any scope)."""
+    return _RecordingScope(True)
+
+
+def never_record_summaries() -> _RecordingScope:
+    """Record no summary inside the ``with`` block."""
+    return _RecordingScope(False)
+
+
+def record_summaries_every_n_global_steps(n: int, global_step: Any = None) -> _RecordingScope:
+    """Record only when the global step is a multiple of ``n``.
+
+    Args:
+        n: the period, a positive int.
+        global_step: a step-like object read with ``int()`` at each summary call;
+            defaults to the default step (:func:`set_step`) at that time.
+
+    Example:
+        >>> from ember.summary import set_step
+        >>> set_step(200)
+        >>> with record_summaries_every_n_global_steps(100):
+        ...     should_record_summaries()
+        True
+        >>> set_step(None)
+    """
+    n = int(n)
+    if n <= 0:
+        raise ValueError(f"n must be a positive int, got {n}")
+
+    def every_n() -> bool:
+        step = global_step if global_step is not None else _context.default_step.get()
+        if step is None:
+            raise ValueError(
+                "record_summaries_every_n_global_steps needs a step: pass global_step=... "
+                "or call ember.summary.set_step(...)")
+        return as_int(step) % n == 0
+
+    return _RecordingScope(every_n)
+
+
+def should_record_summaries() -> bool:
+    """Whether a summary written now, in this context, would be recorded."""
+    condition = _context.record_condition.get()
+    if condition is None:
+        return True
+    if callable(condition):
+        condition = condition()
+    return bool(condition)
