@@ -1,3 +1,211 @@
-"""ember.core: Tensors, dtypes, devices (numpy CPU, cupy GPU), ops, Variable and random for ember."""
+"""ember.core: tensors, dtypes, devices, ops, variables and random numbers.
 
-__all__: list[str] = []
+Always eager: every op runs immediately and returns a concrete Tensor.
+
+>>> import ember.core as em
+>>> x = em.constant([[2.]])
+>>> em.matmul(x, x)
+ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
+"""
+
+from . import nn_ops, random, recording
+from ._convert import constant, convert_to_tensor
+from ._device import Device, current_device, device, get_device, list_devices, num_gpus
+from ._dtypes import (
+    DType,
+    as_dtype,
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ._errors import DeviceError, DTypeError, InvalidArgumentError
+from ._ops.array import (
+    boolean_mask,
+    broadcast_to,
+    concat,
+    expand_dims,
+    gather,
+    gather_nd,
+    getitem,
+    index_add,
+    index_update,
+    meshgrid,
+    one_hot,
+    pad,
+    rank,
+    reshape,
+    reverse,
+    scatter_nd,
+    shape,
+    size,
+    slice,
+    sort,
+    argsort,
+    split,
+    squeeze,
+    stack,
+    take_along_axis,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_update,
+    tile,
+    top_k,
+    transpose,
+    unstack,
+)
+from ._ops.conv import extract_patches, patches_to_image
+from ._ops.creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like
+from ._ops.define_nn import relu
+from ._ops.linalg import (
+    clip_by_global_norm,
+    clip_by_norm,
+    einsum,
+    global_norm,
+    matmul,
+    norm,
+    tensordot,
+)
+from ._ops.math import (
+    abs,
+    add,
+    atan2,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    cast,
+    ceil,
+    clip_by_value,
+    cos,
+    divide,
+    equal,
+    erf,
+    exp,
+    expm1,
+    floor,
+    floordiv,
+    floormod,
+    greater,
+    greater_equal,
+    identity,
+    invert,
+    isfinite,
+    isinf,
+    isnan,
+    left_shift,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    not_equal,
+    pow,
+    reciprocal,
+    right_shift,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    softplus,
+    sqrt,
+    square,
+    squared_difference,
+    stop_gradient,
+    subtract,
+    tan,
+    tanh,
+    truediv,
+    where,
+)
+from ._ops.reduce import (
+    argmax,
+    argmin,
+    count_nonzero,
+    cumsum,
+    logsumexp,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_std,
+    reduce_sum,
+    reduce_variance,
+    std,
+    variance,
+)
+from ._registry import REGISTRY, IndexOutOfRangeError, OpDef
+from ._tensor import Tensor
+from ._threads import set_num_threads
+from ._variable import Variable
+
+from ._operators import bind_ops as _bind_ops
+
+_bind_ops()
+bool = bool_  # noqa: A001  (em.bool, as tf.bool)
+
+
+def executing_eagerly() -> bool_.type:
+    """Always True: ember has no graph mode."""
+    return True
+
+
+class name_scope:
+    """Accepted for TensorFlow compatibility; names do not matter in eager mode."""
+
+    def __init__(self, name: str, *args: object, **kwargs: object) -> None:
+        self.name = name
+
+    def __enter__(self) -> str:
+        return self.name
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+__all__ = [
+    "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
+    "InvalidArgumentError", "OpDef", "Tensor", "Variable",
+    "abs", "add", "argmax", "argmin", "argsort", "as_dtype", "atan2", "bfloat16", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",
+    "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex64", "complex128", "concat",
+    "constant", "convert_to_tensor", "cos", "count_nonzero", "cumsum", "current_device",
+    "device", "divide", "einsum", "equal", "erf", "executing_eagerly", "exp", "expand_dims",
+    "expm1", "extract_patches", "eye", "fill", "float16", "float32", "float64", "floor",
+    "floordiv", "floormod", "gather", "gather_nd", "get_device", "getitem", "global_norm",
+    "greater", "greater_equal", "identity", "index_add", "index_update", "int8", "int16",
+    "int32", "int64", "invert", "isfinite", "isinf", "isnan", "left_shift", "less", "less_equal",
+    "linspace", "list_devices", "log", "log1p", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logsumexp", "matmul", "maximum", "meshgrid", "minimum", "mod", "multiply",
+    "name_scope", "negative", "nn_ops", "norm", "not_equal", "num_gpus", "one_hot", "ones",
+    "ones_like", "pad", "patches_to_image", "pow", "random", "range", "rank", "reciprocal",
+    "recording", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu",
+    "reshape", "reverse", "right_shift", "round", "rsqrt", "scatter_nd", "set_num_threads",
+    "shape", "sigmoid", "sign", "sin", "size", "slice", "softplus", "sort", "split", "sqrt",
+    "square", "squared_difference", "squeeze", "stack", "std", "stop_gradient", "subtract",
+    "take_along_axis", "tan", "tanh", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
+    "tensordot", "tile", "top_k", "transpose", "truediv", "uint8", "uint16", "uint32", "uint64",
+    "unstack", "variance", "where", "zeros", "zeros_like",
+]

@@ -1,0 +1,1 @@
+"""Forward implementations, one module per op family; each op is registered once."""

@@ -1,0 +1,537 @@
+"""Array ops: shape changes, joining and splitting, indexing, scatter, padding, sorting."""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._device import Device
+from .._errors import InvalidArgumentError
+from .. import _registry
+from .._registry import execute, register
+from .._tensor import Tensor
+from . import _args
+from . import math as m
+
+F = "array"
+_slice = builtins.slice
+
+# --- shape ------------------------------------------------------------------------------
+_reshape = register("reshape", lambda be, x, shape: x.reshape(shape), family=F)
+_transpose = register("transpose", lambda be, x, perm: be.xp.transpose(x, perm), family=F)
+_broadcast = register("broadcast_to", lambda be, x, shape: be.xp.broadcast_to(x, shape), family=F)
+
+
+def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
+    """The same elements in a new shape (one dimension may be -1)."""
+    x = _args.tensor(tensor)
+    s = _args.shape("reshape", shape)
+    if -1 in s:
+        known = 1
+        for d in s:
+            known *= d if d != -1 else 1
+        if s.count(-1) > 1 or known == 0 or x.size % known:
+            raise InvalidArgumentError(f"reshape: cannot reshape {x.shape} into {s}")
+        s = tuple(x.size // known if d == -1 else d for d in s)
+    if x.shape == s:
+        return x if not _recording() else execute(_reshape, (x,), {"shape": s})
+    n = 1
+    for d in s:
+        n *= d
+    if n != x.size:
+        raise InvalidArgumentError(
+            f"reshape: cannot reshape a tensor of shape {x.shape} ({x.size} elements) into {s}")
+    return execute(_reshape, (x,), {"shape": s})
+
+
+def _recording() -> bool:
+    from ..recording import _active
+
+    return bool(_active.get())
+
+
+def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Any:
+    """Permute the axes (reverse them when ``perm`` is None)."""
+    x = _args.tensor(a)
+    p = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(i) % max(x.ndim, 1) for i in perm)
+    if sorted(p) != list(range(x.ndim)):
+        raise InvalidArgumentError(f"transpose: perm {perm!r} is not a permutation of "
+                                   f"the {x.ndim} axes of a tensor of shape {x.shape}")
+    return execute(_transpose, (x,), {"perm": p})
+
+
+def expand_dims(input: Any, axis: int, name: str | None = None) -> Any:
+    """Insert a length-1 axis at ``axis``."""
+    x = _args.tensor(input)
+    a = _args.axis1("expand_dims", axis, x.ndim + 1)
+    s = x.shape
+    return reshape(x, s[:a] + (1,) + s[a:])
+
+
+def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Any:
+    """Remove length-1 axes (all of them, or those in ``axis``)."""
+    x = _args.tensor(input)
+    ax = _args.axes("squeeze", axis, x.ndim)
+    if ax is None:
+        ax = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    for a in ax:
+        if x.shape[a] != 1:
+            raise InvalidArgumentError(f"squeeze: axis {a} of shape {x.shape} is not 1")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in ax))
+
+
+def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:
+    """Broadcast ``input`` to ``shape`` by numpy's rules."""
+    x = _args.tensor(input)
+    return execute(_broadcast, (x,), {"shape": _args.shape("broadcast_to", shape)})
+
+
+def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
+    """The shape as a 1-D integer tensor."""
+    from .._convert import convert_to_tensor
+
+    return convert_to_tensor(np.array(_args.tensor(input).shape, dtype=out_type))
+
+
+def rank(input: Any, name: str | None = None) -> Any:
+    from .._convert import convert_to_tensor
+
+    return convert_to_tensor(np.int32(_args.tensor(input).ndim))
+
+
+def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
+    from .._convert import convert_to_tensor
+
+    return convert_to_tensor(np.array(_args.tensor(input).size, dtype=out_type))
+
+
+# --- joining and splitting --------------------------------------------------------------
+_concat = register("concat", lambda be, *xs, axis: be.xp.concatenate(xs, axis=axis), family=F)
+
+
+def _split(be: Any, x: Any, axis: int, sizes: tuple[int, ...]) -> tuple[Any, ...]:
+    idx = np.cumsum(sizes)[:-1].tolist()
+    return tuple(be.xp.split(x, idx, axis=axis))
+
+
+_split_op = register("split", _split, family=F)
+
+
+def concat(values: Any, axis: int, name: str | None = None) -> Any:
+    """Join tensors along an existing axis."""
+    vals = [_args.tensor(v) for v in values]
+    if not vals:
+        raise InvalidArgumentError("concat: needs at least one tensor")
+    nd = vals[0].ndim
+    a = _args.axis1("concat", axis, nd)
+    for i, v in enumerate(vals):
+        if v.ndim != nd or v.shape[:a] + v.shape[a + 1:] != vals[0].shape[:a] + vals[0].shape[a + 1:]:
+            raise InvalidArgumentError(
+                f"concat: along axis {a}, tensor {i} has shape {v.shape} but tensor 0 has "
+                f"{vals[0].shape}; all other dimensions must match")
+    if len(vals) == 1:
+        return identity_if_needed(vals[0])
+    return execute(_concat, tuple(vals), {"axis": a})
+
+
+def identity_if_needed(x: Any) -> Any:
+    return m.identity(x) if _recording() else x
+
+
+def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
+          name: str | None = None) -> list[Any]:
+    """Split along ``axis`` into equal parts (an int) or parts of the given sizes."""
+    x = _args.tensor(value)
+    a = _args.axis1("split", axis, x.ndim)
+    n = x.shape[a]
+    if isinstance(num_or_size_splits, int):
+        k = num_or_size_splits
+        if k <= 0 or n % k:
+            raise InvalidArgumentError(f"split: axis {a} of shape {x.shape} does not divide "
+                                       f"into {k} equal parts")
+        sizes = (n // k,) * k
+    else:
+        sizes = _args.shape("split", num_or_size_splits)
+        if -1 in sizes:
+            rest = n - builtins.sum(s for s in sizes if s != -1)
+            sizes = tuple(rest if s == -1 else s for s in sizes)
+        if builtins.sum(sizes) != n or builtins.min(sizes) < 0:
+            raise InvalidArgumentError(f"split: sizes {sizes} do not add up to {n}, the size of "
+                                       f"axis {a} of shape {x.shape}")
+    return list(execute(_split_op, (x,), {"axis": a, "sizes": tuple(sizes)}))
+
+
+def stack(values: Any, axis: int = 0, name: str | None = None) -> Any:
+    """Join tensors of one shape along a new axis."""
+    vals = [_args.tensor(v) for v in values]
+    if not vals:
+        raise InvalidArgumentError("stack: needs at least one tensor")
+    for i, v in enumerate(vals):
+        if v.shape != vals[0].shape:
+            raise InvalidArgumentError(f"stack: tensor {i} has shape {v.shape} but tensor 0 "
+                                       f"has {vals[0].shape}")
+    a = _args.axis1("stack", axis, vals[0].ndim + 1)
+    return concat([expand_dims(v, a) for v in vals], a)
+
+
+def unstack(value: Any, num: Any = None, axis: int = 0, name: str | None = None) -> list[Any]:
+    """Split along ``axis`` into tensors with that axis removed."""
+    x = _args.tensor(value)
+    a = _args.axis1("unstack", axis, x.ndim)
+    if x.shape[a] == 0:
+        return []
+    return [squeeze(p, a) for p in split(x, x.shape[a], a)]
+
+
+def _tile(be: Any, x: Any, multiples: tuple[int, ...]) -> Any:
+    return be.xp.tile(x, multiples)
+
+
+_tile_op = register("tile", _tile, family=F)
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Any:
+    """Repeat the whole tensor ``multiples[i]`` times along axis i."""
+    x = _args.tensor(input)
+    mult = _args.shape("tile", multiples)
+    if len(mult) != x.ndim:
+        raise InvalidArgumentError(f"tile: multiples {mult} must have one entry per axis of "
+                                   f"shape {x.shape}")
+    return execute(_tile_op, (x,), {"multiples": mult})
+
+
+def _pad(be: Any, x: Any, paddings: tuple[tuple[int, int], ...], value: Any) -> Any:
+    return be.xp.pad(x, paddings, mode="constant", constant_values=value)
+
+
+_pad_op = register("pad", _pad, family=F)
+
+
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
+        name: str | None = None) -> Any:
+    """Pad each axis by ``paddings[i] = (before, after)``; modes CONSTANT, REFLECT, SYMMETRIC."""
+    x = _args.tensor(tensor)
+    if hasattr(paddings, "numpy"):
+        paddings = paddings.numpy()
+    pads = tuple((int(b), int(a)) for b, a in paddings)
+    if len(pads) != x.ndim or builtins.min((builtins.min(p) for p in pads), default=0) < 0:
+        raise InvalidArgumentError(f"pad: paddings {pads} must give (before, after) >= 0 for "
+                                   f"each axis of shape {x.shape}")
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        return execute(_pad_op, (x,), {"paddings": pads, "value": constant_values})
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise InvalidArgumentError(f"pad: unknown mode {mode!r}")
+    off = 1 if mode == "REFLECT" else 0
+    for ax, (b, a) in enumerate(pads):
+        n = x.shape[ax]
+        if b + off > n or a + off > n:
+            raise InvalidArgumentError(f"pad: {mode} padding {(b, a)} is too large for axis "
+                                       f"{ax} of shape {x.shape}")
+        parts = []
+        if b:
+            parts.append(reverse(_take(x, ax, _slice(off, off + b)), [ax]))
+        parts.append(x)
+        if a:
+            parts.append(reverse(_take(x, ax, _slice(n - off - a, n - off)), [ax]))
+        x = concat(parts, ax) if len(parts) > 1 else x
+    return x
+
+
+def _take(x: Any, axis: int, s: Any) -> Any:
+    return getitem(x, (_slice(None),) * axis + (s,))
+
+
+_reverse_op = register("reverse", lambda be, x, axis: be.xp.flip(x, axis), family=F)
+
+
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
+    """Reverse the order of elements along the given axes."""
+    x = _args.tensor(tensor)
+    return execute(_reverse_op, (x,), {"axis": _args.axes("reverse", axis, x.ndim)})
+
+
+# --- indexing ---------------------------------------------------------------------------
+def _getitem(be: Any, x: Any, key: tuple[Any, ...], basic: bool) -> Any:
+    return x[key]
+
+
+def _index_add(be: Any, x: Any, u: Any, key: tuple[Any, ...], basic: bool) -> Any:
+    out = x.copy()
+    if basic:
+        out[key] += u
+    else:
+        be.scatter_add(out, key, u)
+    return out
+
+
+def _index_update(be: Any, x: Any, u: Any, key: tuple[Any, ...], basic: bool) -> Any:
+    out = x.copy()
+    out[key] = u
+    return out
+
+
+_getitem_op = register("getitem", _getitem, family=F)
+_index_add_op = register("index_add", _index_add, family=F)
+_index_update_op = register("index_update", _index_update, family=F)
+
+
+def normalize_key(op: str, key: Any, device: Device) -> tuple[tuple[Any, ...], bool]:
+    """An indexing key with tensors turned into backend arrays; bool masks into indices.
+
+    Returns ``(key, basic)``; ``basic`` is True when the key has only ints, slices, None
+    and Ellipsis (so every element is selected at most once).
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    out: list[Any] = []
+    basic = True
+    for k in key:
+        if k is None or k is Ellipsis or type(k) is int:
+            out.append(k)
+        elif type(k) is _slice:
+            out.append(_slice(_int(k.start), _int(k.stop), _int(k.step)))
+        elif isinstance(k, (np.integer,)):
+            out.append(int(k))
+        else:
+            if isinstance(k, _registry.Variable):
+                k = k._value
+            if type(k) is Tensor:
+                if k._device is not device:
+                    raise InvalidArgumentError(
+                        f"{op}: index tensor on {k.device} but the tensor is on {device.name}")
+                arr = k._data
+            else:
+                arr = np.asarray(k)
+                if arr.dtype.kind == "f":
+                    raise InvalidArgumentError(f"{op}: indices must be integers or bools, "
+                                               f"got {arr.dtype}")
+                arr = device.backend.from_host(arr, device.index)
+            if arr.dtype.kind == "b":
+                out.extend(device.xp.nonzero(arr))
+                basic = False
+            elif arr.dtype.kind in "iu":
+                if arr.ndim == 0 and device.kind == "cpu":
+                    out.append(int(arr))
+                else:
+                    out.append(arr)
+                    basic = False
+            else:
+                raise InvalidArgumentError(f"{op}: cannot index with a value of dtype {arr.dtype}")
+    return tuple(out), basic
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def getitem(tensor: Any, key: Any) -> Any:
+    """numpy-style basic and advanced indexing (``t[1:, ::2]``, ``t[idx]``, ``t[mask]``)."""
+    x = _args.tensor(tensor)
+    k, basic = normalize_key("getitem", key, x._device)
+    return execute(_getitem_op, (x,), {"key": k, "basic": basic})
+
+
+def index_add(tensor: Any, key: Any, updates: Any) -> Any:
+    """A copy of ``tensor`` with ``updates`` added at ``key`` (repeated indices accumulate)."""
+    x = _args.tensor(tensor)
+    k, basic = normalize_key("index_add", key, x._device)
+    return execute(_index_add_op, (x, updates), {"key": k, "basic": basic})
+
+
+def index_update(tensor: Any, key: Any, updates: Any) -> Any:
+    """A copy of ``tensor`` with the elements at ``key`` replaced by ``updates``."""
+    x = _args.tensor(tensor)
+    k, basic = normalize_key("index_update", key, x._device)
+    return execute(_index_update_op, (x, updates), {"key": k, "basic": basic})
+
+
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:
+    """The block starting at ``begin`` of extent ``size`` (-1: to the end)."""
+    b = _args.shape("slice", begin)
+    s = _args.shape("slice", size)
+    return getitem(input_, tuple(_slice(i, None if n == -1 else i + n) for i, n in zip(b, s)))
+
+
+def _index_arrays(x: Tensor, indices: Any) -> Any:
+    idx = _args.tensor(indices)
+    if idx.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"indices must be integers, got {idx.dtype}")
+    if idx._device is not x._device:
+        raise InvalidArgumentError(f"indices on {idx.device} but params on {x.device}")
+    return idx._data
+
+
+def gather(params: Any, indices: Any, axis: Any = None, batch_dims: int = 0,
+           name: str | None = None) -> Any:
+    """Pick slices of ``params`` along ``axis`` at ``indices`` (like ``np.take``)."""
+    x = _args.tensor(params)
+    axis = batch_dims if axis is None else axis
+    a = _args.axis1("gather", axis, x.ndim)
+    idx = _index_arrays(x, indices)
+    if batch_dims:
+        if a != batch_dims:
+            raise InvalidArgumentError("gather: with batch_dims, axis must equal batch_dims")
+        xp = x._device.xp
+        key = tuple(xp.arange(x.shape[i]).reshape((-1,) + (1,) * (idx.ndim - 1 - i))
+                    for i in range(batch_dims)) + (idx,)
+        return execute(_getitem_op, (x,), {"key": key, "basic": False})
+    return execute(_getitem_op, (x,), {"key": (_slice(None),) * a + (idx,), "basic": False})
+
+
+def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Any:
+    """Pick elements or slices of ``params`` at the coordinates in ``indices[..., :]``."""
+    if batch_dims:
+        raise InvalidArgumentError("gather_nd: batch_dims > 0 is not supported yet")
+    x = _args.tensor(params)
+    idx = _index_arrays(x, indices)
+    if idx.shape[-1] > x.ndim:
+        raise InvalidArgumentError(f"gather_nd: index depth {idx.shape[-1]} exceeds the rank "
+                                   f"of params {x.shape}")
+    key = tuple(idx[..., i] for i in range(idx.shape[-1]))
+    return execute(_getitem_op, (x,), {"key": key, "basic": False})
+
+
+def _nd_key(x: Tensor, indices: Any) -> tuple[Any, ...]:
+    idx = _index_arrays(x, indices)
+    return tuple(idx[..., i] for i in range(idx.shape[-1]))
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
+    """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates add)."""
+    u = _args.tensor(updates)
+    from .creation import zeros
+
+    z = zeros(_args.shape("scatter_nd", shape), dtype=u.dtype)
+    key = _nd_key(z, indices)
+    return execute(_index_add_op, (z, u), {"key": key, "basic": False})
+
+
+def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
+                             name: str | None = None) -> Any:
+    """A copy of ``tensor`` with the elements at ``indices`` replaced by ``updates``."""
+    x = _args.tensor(tensor)
+    return execute(_index_update_op, (x, updates), {"key": _nd_key(x, indices), "basic": False})
+
+
+def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+    """A copy of ``tensor`` with ``updates`` added at ``indices`` (duplicates add)."""
+    x = _args.tensor(tensor)
+    return execute(_index_add_op, (x, updates), {"key": _nd_key(x, indices), "basic": False})
+
+
+def boolean_mask(tensor: Any, mask: Any, axis: int = 0, name: str | None = None) -> Any:
+    """The elements (or slices from ``axis`` on) where ``mask`` is true, flattened."""
+    x = _args.tensor(tensor)
+    mk = _args.tensor(mask)
+    a = _args.axis1("boolean_mask", axis, x.ndim)
+    if x.shape[a:a + mk.ndim] != mk.shape:
+        raise InvalidArgumentError(f"boolean_mask: mask shape {mk.shape} does not match "
+                                   f"shape {x.shape} from axis {a}")
+    return getitem(x, (_slice(None),) * a + (m.cast(mk, _dtypes.bool_),))
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int) -> Any:
+    """Pick values along ``axis`` at ``indices`` of the same rank (like numpy's)."""
+    x = _args.tensor(arr)
+    idx = _index_arrays(x, indices)
+    a = _args.axis1("take_along_axis", axis, x.ndim)
+    xp = x._device.xp
+    key = []
+    for i in range(x.ndim):
+        if i == a:
+            key.append(idx)
+        else:
+            shp = [1] * x.ndim
+            shp[i] = x.shape[i]
+            key.append(xp.arange(x.shape[i]).reshape(shp))
+    return execute(_getitem_op, (x,), {"key": tuple(key), "basic": False})
+
+
+# --- sorting ----------------------------------------------------------------------------
+def _argsort(be: Any, x: Any, axis: int, descending: bool, stable: bool) -> Any:
+    kind = "stable" if stable or descending else None
+    if descending:
+        # stable descending: reverse, stable ascending sort of the negation would break ties
+        # the wrong way for equal keys; flip/argsort/flip keeps the first occurrence first.
+        n = x.shape[axis]
+        r = be.xp.flip(x, axis)
+        idx = be.xp.argsort(r, axis=axis, kind=kind)
+        return be.xp.flip(n - 1 - idx, axis).astype(np.int32)
+    return be.xp.argsort(x, axis=axis, kind=kind).astype(np.int32)
+
+
+_argsort_op = register("argsort", _argsort, family=F, differentiable=False)
+
+
+def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False,
+            name: str | None = None) -> Any:
+    """Indices that sort ``values`` along ``axis`` (int32)."""
+    x = _args.tensor(values)
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise InvalidArgumentError(f"argsort: direction must be ASCENDING or DESCENDING, "
+                                   f"got {direction!r}")
+    return execute(_argsort_op, (x,), {"axis": _args.axis1("argsort", axis, x.ndim),
+                                       "descending": direction == "DESCENDING",
+                                       "stable": bool(stable)})
+
+
+def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Any:
+    """``values`` sorted along ``axis`` (differentiable: gradients follow the elements)."""
+    x = _args.tensor(values)
+    return take_along_axis(x, argsort(x, axis, direction, stable=True), axis)
+
+
+TopK = namedtuple("TopK", ["values", "indices"])
+
+
+def top_k(input: Any, k: int = 1, sorted: bool = True, name: str | None = None) -> TopK:
+    """The ``k`` largest entries along the last axis and their indices."""
+    x = _args.tensor(input)
+    if not 0 <= k <= x.shape[-1]:
+        raise InvalidArgumentError(f"top_k: k={k} is out of range for last axis of shape {x.shape}")
+    idx = getitem(argsort(x, -1, "DESCENDING", stable=True), (Ellipsis, _slice(0, k)))
+    return TopK(take_along_axis(x, idx, -1), idx)
+
+
+# --- one_hot, meshgrid ------------------------------------------------------------------
+def _one_hot(be: Any, i: Any, depth: int, on: Any, off: Any, axis: int, dtype: Any) -> Any:
+    xp = be.xp
+    eq = xp.expand_dims(i, -1) == xp.arange(depth)
+    out = xp.where(eq, xp.asarray(on, dtype=dtype), xp.asarray(off, dtype=dtype))
+    return xp.moveaxis(out, -1, axis) if axis != -1 else out
+
+
+_one_hot_op = register("one_hot", _one_hot, family=F, differentiable=False)
+
+
+def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, axis: int = -1,
+            dtype: Any = np.float32, name: str | None = None) -> Any:
+    """One-hot vectors of length ``depth`` for integer ``indices`` (-1 or out of range: zeros)."""
+    i = _args.tensor(indices)
+    if i.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"one_hot: indices must be integers, got {i.dtype}")
+    return execute(_one_hot_op, (i,), {"depth": int(depth), "on": on_value, "off": off_value,
+                                       "axis": int(axis), "dtype": _dtypes.as_dtype(dtype)})
+
+
+def meshgrid(*args: Any, indexing: str = "xy", name: str | None = None) -> list[Any]:
+    """Coordinate grids from 1-D tensors (``indexing='xy'`` or ``'ij'``), differentiable."""
+    vs = [reshape(_args.tensor(a), (-1,)) for a in args]
+    n = len(vs)
+    sizes = [v.shape[0] for v in vs]
+    if indexing == "xy" and n >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, v in enumerate(vs):
+        shp = [1] * n
+        j = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            j = 1 - i
+        shp[j] = v.shape[0]
+        out.append(broadcast_to(reshape(v, shp), sizes))
+    return out

@@ -1,0 +1,160 @@
+"""Element-wise math: arithmetic, transcendental functions, comparisons, logic, cast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._registry import execute, register
+from ._define import binary, to_float, unary
+
+F = "math"
+
+# --- arithmetic -------------------------------------------------------------------------
+add = binary("add", lambda be, x, y: be.xp.add(x, y), F, "x + y, element-wise with broadcasting.")
+subtract = binary("subtract", lambda be, x, y: be.xp.subtract(x, y), F, "x - y, element-wise.")
+multiply = binary("multiply", lambda be, x, y: be.xp.multiply(x, y), F, "x * y, element-wise.")
+divide = binary("divide", lambda be, x, y: be.xp.true_divide(x, y), F,
+                "x / y, element-wise true division (integers divide to floats, as numpy).")
+floordiv = binary("floordiv", lambda be, x, y: be.xp.floor_divide(x, y), F,
+                  "x // y, element-wise floor division.", differentiable=False)
+floormod = binary("floormod", lambda be, x, y: be.xp.mod(x, y), F,
+                  "x % y with the sign of y (Python's modulo), element-wise.")
+pow = binary("pow", lambda be, x, y: be.xp.power(x, y), F, "x ** y, element-wise.")
+maximum = binary("maximum", lambda be, x, y: be.xp.maximum(x, y), F, "Element-wise maximum.")
+minimum = binary("minimum", lambda be, x, y: be.xp.minimum(x, y), F, "Element-wise minimum.")
+atan2 = binary("atan2", lambda be, y, x: be.xp.arctan2(to_float(y), to_float(x)), F,
+               "Element-wise arctangent of y / x with the quadrant from both signs.")
+truediv = divide
+mod = floormod
+
+negative = unary("negative", lambda be, x: be.xp.negative(x), F, "-x, element-wise.")
+abs = unary("abs", lambda be, x: be.xp.abs(x), F, "|x|, element-wise.")
+sign = unary("sign", lambda be, x: be.xp.sign(x), F, "-1, 0 or 1 by the sign of x (gradient 0).")
+square = unary("square", lambda be, x: be.xp.square(x), F, "x * x, element-wise.")
+sqrt = unary("sqrt", lambda be, x: be.xp.sqrt(to_float(x)), F, "Square root, element-wise.")
+rsqrt = unary("rsqrt", lambda be, x: 1 / be.xp.sqrt(to_float(x)), F, "1 / sqrt(x), element-wise.")
+reciprocal = unary("reciprocal", lambda be, x: be.xp.reciprocal(to_float(x)), F,
+                   "1 / x, element-wise.")
+exp = unary("exp", lambda be, x: be.xp.exp(to_float(x)), F, "e ** x, element-wise.")
+expm1 = unary("expm1", lambda be, x: be.xp.expm1(to_float(x)), F, "exp(x) - 1, accurate near 0.")
+log = unary("log", lambda be, x: be.xp.log(to_float(x)), F, "Natural logarithm, element-wise.")
+log1p = unary("log1p", lambda be, x: be.xp.log1p(to_float(x)), F, "log(1 + x), accurate near 0.")
+sin = unary("sin", lambda be, x: be.xp.sin(to_float(x)), F, "Sine, element-wise.")
+cos = unary("cos", lambda be, x: be.xp.cos(to_float(x)), F, "Cosine, element-wise.")
+tan = unary("tan", lambda be, x: be.xp.tan(to_float(x)), F, "Tangent, element-wise.")
+tanh = unary("tanh", lambda be, x: be.xp.tanh(to_float(x)), F, "Hyperbolic tangent.")
+erf = unary("erf", lambda be, x: be.erf(to_float(x)), F, "The error function, element-wise.")
+floor = unary("floor", lambda be, x: be.xp.floor(x), F, "Round down (gradient 0).")
+ceil = unary("ceil", lambda be, x: be.xp.ceil(x), F, "Round up (gradient 0).")
+round = unary("round", lambda be, x: be.xp.round(x), F,
+              "Round half to even, as numpy and TensorFlow (gradient 0).")
+
+
+def _sigmoid(be: Any, x: Any) -> Any:
+    x = to_float(x)
+    return (be.xp.tanh(x * 0.5) + 1) * 0.5  # stable for large |x|, unlike 1/(1+exp(-x))
+
+
+def _softplus(be: Any, x: Any) -> Any:
+    return be.xp.logaddexp(to_float(x), 0)
+
+
+sigmoid = unary("sigmoid", _sigmoid, F, "1 / (1 + exp(-x)), computed stably.")
+softplus = unary("softplus", _softplus, F, "log(1 + exp(x)), computed stably.")
+
+# --- comparisons and logic (not differentiable) -----------------------------------------
+equal = binary("equal", lambda be, x, y: be.xp.equal(x, y), F, "x == y, element-wise.", False)
+not_equal = binary("not_equal", lambda be, x, y: be.xp.not_equal(x, y), F, "x != y.", False)
+less = binary("less", lambda be, x, y: be.xp.less(x, y), F, "x < y, element-wise.", False)
+less_equal = binary("less_equal", lambda be, x, y: be.xp.less_equal(x, y), F, "x <= y.", False)
+greater = binary("greater", lambda be, x, y: be.xp.greater(x, y), F, "x > y.", False)
+greater_equal = binary("greater_equal", lambda be, x, y: be.xp.greater_equal(x, y), F,
+                       "x >= y.", False)
+logical_and = binary("logical_and", lambda be, x, y: be.xp.logical_and(x, y), F,
+                     "Element-wise logical and.", False)
+logical_or = binary("logical_or", lambda be, x, y: be.xp.logical_or(x, y), F,
+                    "Element-wise logical or.", False)
+logical_xor = binary("logical_xor", lambda be, x, y: be.xp.logical_xor(x, y), F,
+                     "Element-wise logical xor.", False)
+logical_not = unary("logical_not", lambda be, x: be.xp.logical_not(x), F,
+                    "Element-wise logical not.", False)
+bitwise_and = binary("bitwise_and", lambda be, x, y: be.xp.bitwise_and(x, y), F,
+                     "x & y (logical for bool tensors).", False)
+bitwise_or = binary("bitwise_or", lambda be, x, y: be.xp.bitwise_or(x, y), F,
+                    "x | y (logical for bool tensors).", False)
+bitwise_xor = binary("bitwise_xor", lambda be, x, y: be.xp.bitwise_xor(x, y), F,
+                     "x ^ y (logical for bool tensors).", False)
+invert = unary("invert", lambda be, x: be.xp.invert(x), F, "~x (logical not for bool).", False)
+left_shift = binary("left_shift", lambda be, x, y: be.xp.left_shift(x, y), F, "x << y.", False)
+right_shift = binary("right_shift", lambda be, x, y: be.xp.right_shift(x, y), F, "x >> y.", False)
+isnan = unary("isnan", lambda be, x: be.xp.isnan(x), F, "True where x is NaN.", False)
+isinf = unary("isinf", lambda be, x: be.xp.isinf(x), F, "True where x is +-inf.", False)
+isfinite = unary("isfinite", lambda be, x: be.xp.isfinite(x), F,
+                 "True where x is neither NaN nor inf.", False)
+
+# --- identity, cast, where --------------------------------------------------------------
+_identity = register("identity", lambda be, x: x, family=F)
+_stop = register("stop_gradient", lambda be, x: x, family=F)
+
+
+def identity(x: Any, name: str | None = None) -> Any:
+    """The same value as a new tensor (gradient passes through)."""
+    return execute(_identity, (x,))
+
+
+def stop_gradient(x: Any, name: str | None = None) -> Any:
+    """The same value, but gradients do not flow through it."""
+    return execute(_stop, (x,))
+
+
+def _cast(be: Any, x: Any, dtype: np.dtype) -> Any:
+    return x.astype(dtype, copy=False)
+
+
+_cast_op = register("cast", _cast, family=F)
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
+    """``x`` converted to ``dtype`` (floats to ints truncate toward zero, as TensorFlow).
+
+    >>> import ember.core as em
+    >>> em.cast(em.constant([1.7, -1.7]), em.int32)
+    ember.Tensor([ 1 -1], shape=(2,), dtype=int32)
+    """
+    return execute(_cast_op, (x,), {"dtype": _dtypes.as_dtype(dtype)})
+
+
+def _where(be: Any, c: Any, x: Any, y: Any) -> Any:
+    return be.xp.where(c, x, y)
+
+
+_where_op = register("where", _where, family=F)
+_nonzero_op = register("where_indices",
+                       lambda be, c: be.xp.stack(be.xp.nonzero(c), axis=-1).astype(np.int64),
+                       family=F, differentiable=False)
+
+
+def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Any:
+    """Pick from ``x`` where ``condition`` is true, else from ``y`` (broadcasting).
+
+    With only ``condition``, return the int64 coordinates of its true elements, shape
+    ``(num_true, rank)``.
+    """
+    if x is None and y is None:
+        return execute(_nonzero_op, (condition,))
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    return execute(_where_op, (condition, x, y))
+
+
+def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Any:
+    """Clamp ``t`` to ``[clip_value_min, clip_value_max]`` element-wise."""
+    return minimum(maximum(t, clip_value_min), clip_value_max)
+
+
+def squared_difference(x: Any, y: Any, name: str | None = None) -> Any:
+    """(x - y) ** 2, element-wise."""
+    return square(subtract(x, y))

@@ -1,0 +1,178 @@
+"""Reductions: sum, mean, max, min, prod, any, all, argmax/argmin, cumsum, logsumexp, moments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._registry import execute, register
+from . import _args
+from . import math as m
+
+F = "reduce"
+
+
+def _mean(be: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    if x.dtype.kind in "iub":  # integer mean truncates and keeps the dtype (TensorFlow)
+        s = be.xp.sum(x, axis=axis, keepdims=keepdims)
+        n = x.size // max(s.size, 1) if x.size else 1
+        return (s // n if x.dtype.kind != "b" else s).astype(x.dtype)
+    return be.xp.mean(x, axis=axis, keepdims=keepdims)
+
+
+_ops = {
+    "reduce_sum": register("reduce_sum", lambda be, x, axis, keepdims:
+                           be.xp.sum(x, axis=axis, keepdims=keepdims), family=F),
+    "reduce_mean": register("reduce_mean", _mean, family=F),
+    "reduce_max": register("reduce_max", lambda be, x, axis, keepdims:
+                           be.xp.max(x, axis=axis, keepdims=keepdims), family=F),
+    "reduce_min": register("reduce_min", lambda be, x, axis, keepdims:
+                           be.xp.min(x, axis=axis, keepdims=keepdims), family=F),
+    "reduce_prod": register("reduce_prod", lambda be, x, axis, keepdims:
+                            be.xp.prod(x, axis=axis, keepdims=keepdims), family=F),
+    "reduce_any": register("reduce_any", lambda be, x, axis, keepdims:
+                           be.xp.any(x, axis=axis, keepdims=keepdims), family=F,
+                           differentiable=False),
+    "reduce_all": register("reduce_all", lambda be, x, axis, keepdims:
+                           be.xp.all(x, axis=axis, keepdims=keepdims), family=F,
+                           differentiable=False),
+}
+
+
+def _reduce(name: str, x: Any, axis: Any, keepdims: bool) -> Any:
+    x = _args.tensor(x)
+    return execute(_ops[name], (x,), {"axis": _args.axes(name, axis, x.ndim),
+                                      "keepdims": bool(keepdims)})
+
+
+def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Any:
+    """Sum over ``axis`` (all axes when None).
+
+    >>> import ember.core as em
+    >>> em.reduce_sum(em.constant([[1, 2], [3, 4]]), axis=0)
+    ember.Tensor([4 6], shape=(2,), dtype=int32)
+    """
+    return _reduce("reduce_sum", input_tensor, axis, keepdims)
+
+
+def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                name: str | None = None) -> Any:
+    """Mean over ``axis``; integer tensors give a truncated integer mean, as TensorFlow."""
+    return _reduce("reduce_mean", input_tensor, axis, keepdims)
+
+
+def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Any:
+    """Maximum over ``axis``; the gradient is shared equally among ties."""
+    return _reduce("reduce_max", input_tensor, axis, keepdims)
+
+
+def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Any:
+    """Minimum over ``axis``."""
+    return _reduce("reduce_min", input_tensor, axis, keepdims)
+
+
+def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                name: str | None = None) -> Any:
+    """Product over ``axis``."""
+    return _reduce("reduce_prod", input_tensor, axis, keepdims)
+
+
+def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Any:
+    """Logical or over ``axis``."""
+    return _reduce("reduce_any", input_tensor, axis, keepdims)
+
+
+def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Any:
+    """Logical and over ``axis``."""
+    return _reduce("reduce_all", input_tensor, axis, keepdims)
+
+
+def _arg(be: Any, x: Any, axis: int, fn: str, output_type: Any) -> Any:
+    return getattr(be.xp, fn)(x, axis=axis).astype(output_type)
+
+
+_argmax = register("argmax", lambda be, x, axis, output_type:
+                   _arg(be, x, axis, "argmax", output_type), family=F, differentiable=False)
+_argmin = register("argmin", lambda be, x, axis, output_type:
+                   _arg(be, x, axis, "argmin", output_type), family=F, differentiable=False)
+
+
+def argmax(input: Any, axis: Any = None, output_type: Any = np.int64, name: str | None = None) -> Any:
+    """Index of the largest value along ``axis`` (0 when None, as TensorFlow)."""
+    x = _args.tensor(input)
+    return execute(_argmax, (x,), {"axis": _args.axis1("argmax", axis or 0, x.ndim),
+                                   "output_type": np.dtype(output_type)})
+
+
+def argmin(input: Any, axis: Any = None, output_type: Any = np.int64, name: str | None = None) -> Any:
+    """Index of the smallest value along ``axis`` (0 when None, as TensorFlow)."""
+    x = _args.tensor(input)
+    return execute(_argmin, (x,), {"axis": _args.axis1("argmin", axis or 0, x.ndim),
+                                   "output_type": np.dtype(output_type)})
+
+
+def _cumsum(be: Any, x: Any, axis: int, exclusive: bool, reverse: bool) -> Any:
+    xp = be.xp
+    if reverse:
+        x = xp.flip(x, axis)
+    out = xp.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        out = out - x
+    return xp.flip(out, axis) if reverse else out
+
+
+_cumsum_op = register("cumsum", _cumsum, family=F)
+
+
+def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False,
+           name: str | None = None) -> Any:
+    """Cumulative sum along ``axis``; ``exclusive`` leaves out the current element."""
+    x = _args.tensor(x)
+    return execute(_cumsum_op, (x,), {"axis": _args.axis1("cumsum", axis, x.ndim),
+                                      "exclusive": bool(exclusive), "reverse": bool(reverse)})
+
+
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                     name: str | None = None) -> Any:
+    """log(sum(exp(x))) over ``axis``, computed without overflow."""
+    x = _args.tensor(input_tensor)
+    mx = m.stop_gradient(reduce_max(x, axis, keepdims=True))
+    mx = m.where(m.isfinite(mx), mx, m.cast(0, mx.dtype))
+    s = reduce_sum(m.exp(m.subtract(x, mx)), axis, keepdims=keepdims)
+    from .array import reshape
+
+    return m.add(m.log(s), mx if keepdims else reshape(mx, s.shape))
+
+
+logsumexp = reduce_logsumexp
+
+
+def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                    name: str | None = None) -> Any:
+    """Population variance over ``axis``."""
+    x = _args.tensor(input_tensor)
+    mean = reduce_mean(x, axis, keepdims=True)
+    return reduce_mean(m.square(m.subtract(x, mean)), axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Any:
+    """Population standard deviation over ``axis``."""
+    return m.sqrt(reduce_variance(input_tensor, axis, keepdims))
+
+
+variance = reduce_variance
+std = reduce_std
+
+
+def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: Any = np.int64,
+                  name: str | None = None) -> Any:
+    """Number of non-zero elements over ``axis``."""
+    x = _args.tensor(input)
+    return reduce_sum(m.cast(m.not_equal(x, m.cast(0, x.dtype)), dtype), axis, keepdims)

@@ -1,0 +1,222 @@
+"""The op registry and the one dispatch path every op goes through.
+
+An op is registered once with its forward implementation, ``forward(be, *arrays, **attrs)``
+written against the backend's ``xp``. :func:`execute` checks devices, converts Python and
+numpy operands, runs the forward, wraps the result and tells active recorders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._device import Device, current_device
+from ._errors import DeviceError, DTypeError, InvalidArgumentError
+from .recording import _active
+
+
+class OpDef:
+    """A registered op: its name, forward implementation and whether it is differentiable."""
+
+    __slots__ = ("differentiable", "family", "forward", "name")
+
+    def __init__(self, name: str, forward: Callable[..., Any], differentiable: bool, family: str):
+        self.name = name
+        self.forward = forward
+        self.differentiable = differentiable
+        self.family = family
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name!r}, family={self.family!r})"
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def register(name: str, forward: Callable[..., Any], *, family: str,
+             differentiable: bool = True) -> OpDef:
+    """Register a primitive op. Raises on a duplicate name."""
+    if name in REGISTRY:
+        raise KeyError(f"op {name!r} is already registered")
+    op = OpDef(name, forward, differentiable, family)
+    REGISTRY[name] = op
+    return op
+
+
+def get_op(name: str) -> OpDef:
+    return REGISTRY[name]
+
+
+# --- dispatch --------------------------------------------------------------------------
+
+_new = object.__new__
+Tensor: Any = None  # bound by _tensor at import (avoids a cycle)
+Variable: Any = None
+
+
+def wrap(data: Any, device: Device) -> Any:
+    t = _new(Tensor)
+    t._data = data
+    t._device = device
+    return t
+
+
+def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = None) -> Any:
+    """Run ``op`` on ``inputs`` (tensors or convertible values) and return Tensor(s)."""
+    dev = None
+    plain = True
+    for a in inputs:
+        if type(a) is Tensor:
+            d = a._device
+            if dev is None:
+                dev = d
+            elif d is not dev:
+                raise _device_mismatch(op, inputs)
+        else:
+            plain = False
+    if not plain:
+        inputs, dev = _convert_inputs(op, inputs, dev)
+    elif dev is None:
+        dev = current_device()
+    be = dev.backend
+    try:
+        if attrs:
+            out = op.forward(be, *[a._data for a in inputs], **attrs)
+        else:
+            out = op.forward(be, *[a._data for a in inputs])
+    except (ValueError, TypeError, IndexError, OverflowError) as e:
+        raise _op_error(op, inputs, attrs, e) from e
+    if type(out) is tuple:
+        outputs = tuple([wrap(o, dev) for o in out])
+        result: Any = outputs
+    else:
+        result = wrap(out, dev)
+        outputs = (result,)
+    recs = _active.get()
+    if recs:
+        for r in recs:
+            r.record_op(op, inputs, attrs, outputs)
+    return result
+
+
+def _convert_inputs(op: OpDef, inputs: tuple[Any, ...], dev: Device | None
+                    ) -> tuple[tuple[Any, ...], Device]:
+    """Read variables, find the op's device, and convert Python/numpy operands onto it."""
+    vals = list(inputs)
+    for i, a in enumerate(vals):
+        if isinstance(a, Variable):
+            vals[i] = a = a._read()
+        if type(a) is Tensor:
+            if dev is None:
+                dev = a._device
+            elif a._device is not dev:
+                raise _device_mismatch(op, tuple(vals))
+    if dev is None:
+        dev = current_device()
+    hint = None
+    for a in vals:
+        if type(a) is Tensor and (hint is None or hint == _dtypes.bool_):
+            hint = a._data.dtype
+    for i, a in enumerate(vals):
+        if type(a) is not Tensor:
+            vals[i] = wrap(_to_array(op, a, hint, dev), dev)
+    return tuple(vals), dev
+
+
+def _weak_dtype(value: Any, hint: np.dtype | None) -> np.dtype | None:
+    """Python scalars take the other operand's dtype when its kind admits them."""
+    t = type(value)
+    if t not in (bool, int, float, complex):
+        return None
+    if hint is not None:
+        if t is bool:
+            return hint
+        if t is int and (hint.kind in "iufc" or _dtypes.is_floating(hint)):
+            return hint
+        if t is float and (_dtypes.is_floating(hint) or hint.kind == "c"):
+            return hint
+        if t is complex and hint.kind == "c":
+            return hint
+    return _dtypes.infer_dtype(value)
+
+
+def _to_array(op: OpDef, value: Any, hint: np.dtype | None, dev: Device) -> Any:
+    dtype = _weak_dtype(value, hint)
+    try:
+        if dtype is not None:
+            if type(value) is int and dtype.kind in "iu":
+                info = np.iinfo(dtype)
+                if not info.min <= value <= info.max:
+                    raise InvalidArgumentError(
+                        f"{op.name}: Python int {value} does not fit the operand dtype {dtype}")
+            return dev.backend.from_host(np.asarray(value, dtype=dtype), dev.index)
+        return convert_array(value, None, dev)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise InvalidArgumentError(f"{op.name}: cannot convert {type(value).__name__} "
+                                   f"operand to a tensor: {e}") from e
+
+
+def convert_array(value: Any, dtype: np.dtype | None, dev: Device) -> Any:
+    """A backend array on ``dev`` for any array-like (lists, numpy, cupy, scalars)."""
+    if hasattr(value, "__cuda_array_interface__") and dev.kind == "gpu":
+        arr = dev.backend.asarray(value)
+        return arr if dtype is None or arr.dtype == dtype else arr.astype(dtype)
+    host_given = isinstance(value, (np.ndarray, np.generic))
+    arr = np.asarray(value, dtype=dtype)
+    if dtype is None and not host_given:
+        arr = _python_defaults(value, arr)
+    return dev.backend.from_host(arr, dev.index)
+
+
+def _python_defaults(value: Any, arr: np.ndarray) -> np.ndarray:
+    """Python floats become float32 and ints int32 (int64 if they do not fit)."""
+    if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
+        return arr  # an array-like with its own dtype keeps it
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    if arr.dtype == np.int64:
+        if arr.size == 0 or (arr.min() >= -(2**31) and arr.max() < 2**31):
+            return arr.astype(np.int32)
+    if arr.dtype == np.complex128:
+        return arr.astype(np.complex64)
+    return arr
+
+
+def describe(inputs: tuple[Any, ...]) -> str:
+    parts = []
+    for a in inputs:
+        if type(a) is Tensor:
+            parts.append(f"{a._data.dtype}{list(a._data.shape)}")
+        else:
+            parts.append(type(a).__name__)
+    return ", ".join(parts)
+
+
+def _op_error(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
+              e: Exception) -> Exception:
+    if isinstance(e, InvalidArgumentError):
+        return e
+    at = ""
+    if attrs:
+        at = " with " + ", ".join(f"{k}={v!r}" for k, v in attrs.items()
+                                  if not hasattr(v, "shape"))
+    msg = f"{op.name}: {e} (inputs: {describe(inputs)}{at})"
+    if isinstance(e, TypeError):
+        return DTypeError(msg)
+    if isinstance(e, IndexError):
+        return IndexOutOfRangeError(msg)
+    return InvalidArgumentError(msg)
+
+
+class IndexOutOfRangeError(InvalidArgumentError, IndexError):
+    """An index was outside the tensor's bounds."""
+
+
+def _device_mismatch(op: OpDef, inputs: tuple[Any, ...]) -> DeviceError:
+    where = ", ".join(f"input {i} on {a._device.name}" for i, a in enumerate(inputs)
+                      if type(a) is Tensor)
+    return DeviceError(f"{op.name}: operands are on different devices ({where}); "
+                       "move one with .cpu() / .gpu() first")

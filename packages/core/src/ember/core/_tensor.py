@@ -1,0 +1,165 @@
+"""Tensor: an immutable array with a shape, a dtype and a device."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from . import _registry
+from ._device import Device, get_device
+from ._errors import DTypeError, InvalidArgumentError
+from ._operators import TensorOperators
+from .recording import _active
+
+
+class Tensor(TensorOperators):
+    """An immutable, eagerly computed value. Create one with :func:`ember.core.constant`.
+
+    >>> import ember.core as em
+    >>> em.constant([[4.]])
+    ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
+    """
+
+    __slots__ = ("__weakref__", "_data", "_device")
+    _data: Any
+    _device: Device
+
+    def __init__(self, value: Any, dtype: Any = None) -> None:
+        from ._convert import convert_to_tensor
+
+        t = convert_to_tensor(value, dtype=dtype)
+        self._data = t._data
+        self._device = t._device
+
+    # --- properties -----------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def device(self) -> str:
+        """The device name, e.g. ``"/cpu:0"``."""
+        return self._device.name
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def T(self) -> Tensor:
+        from ._ops.array import transpose
+
+        return transpose(self)
+
+    def numpy(self) -> np.ndarray:
+        """The value as a host ``numpy.ndarray`` (a copy when the tensor is on a GPU)."""
+        return np.asarray(self._device.backend.to_host(self._data))
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        a = self.numpy()
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def ref(self) -> Tensor:
+        """The tensor itself; kept for TensorFlow users who key dicts by ``t.ref()``."""
+        return self
+
+    # --- devices --------------------------------------------------------------------
+    def cpu(self) -> Tensor:
+        """A copy on ``/cpu:0`` (the tensor itself if it is already there)."""
+        return copy_to_device(self, get_device("/cpu:0"))
+
+    def gpu(self, index: int = 0) -> Tensor:
+        """A copy on ``/gpu:index``; raises if that GPU is not available."""
+        return copy_to_device(self, get_device(f"/gpu:{index}"))
+
+    def to(self, device: str | Device) -> Tensor:
+        return copy_to_device(self, get_device(device))
+
+    # --- Python conversions ---------------------------------------------------------
+    def _scalar(self, what: str) -> Any:
+        if self._data.size != 1:
+            raise InvalidArgumentError(
+                f"{what}() needs a tensor with one element, got shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise DTypeError(f"__index__: only integer tensors can be used as an index, "
+                             f"got dtype {self.dtype}")
+        return int(self._scalar("index"))
+
+    def __format__(self, spec: str) -> str:
+        if spec and self._data.size == 1:
+            return format(self._scalar("format"), spec)
+        return format(str(self), spec)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor (a scalar)")
+        return int(self._data.shape[0])
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor (a scalar)")
+        for i in range(self._data.shape[0]):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        return f"ember.Tensor({_format_value(self.numpy())}, shape={self.shape}, dtype={self.dtype})"
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("ember tensors are not pickled; save them with ember.checkpoint "
+                        "or convert with .numpy()")
+
+
+def _format_value(a: np.ndarray) -> str:
+    return np.array2string(a, separator=" ", threshold=1000) if a.ndim else repr(a.item())
+
+
+def copy_to_device(t: Tensor, dev: Device) -> Tensor:
+    """Copy ``t`` to ``dev``. Recorded, so gradients flow back to the source device."""
+    if t._device is dev:
+        return t
+    host = t._device.backend.to_host(t._data)
+    out = _registry.wrap(dev.backend.from_host(host, dev.index), dev)
+    recs = _active.get()
+    if recs:
+        attrs = {"device": dev.name}
+        for r in recs:
+            r.record_op(COPY_TO_DEVICE, (t,), attrs, (out,))
+    return out
+
+
+def _copy_forward(be: Any, x: Any, device: str) -> Any:
+    raise RuntimeError("copy_to_device runs through Tensor.to(); not via execute")
+
+
+COPY_TO_DEVICE = _registry.register("copy_to_device", _copy_forward, family="array")
+_registry.Tensor = Tensor

@@ -1,0 +1,168 @@
+"""Variable: named, mutable state that takes part in every op like a tensor."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes, _registry
+from ._convert import convert_to_tensor
+from ._device import Device, get_device
+from ._errors import InvalidArgumentError
+from ._operators import TensorOperators
+from ._tensor import Tensor, copy_to_device
+from .recording import _active
+
+_uid = itertools.count()
+
+
+class Variable(TensorOperators):
+    """Mutable state: ``em.Variable(initial_value, name=None, trainable=True, dtype=None)``.
+
+    Reading a variable gives its current value as an immutable Tensor; ``assign`` and
+    friends replace that value (earlier reads keep the value they saw, so a tape's
+    recorded inputs never change underneath it).
+
+    >>> import ember.core as em
+    >>> v = em.Variable(1.0, name="weight")
+    >>> v.assign_add(2.0)
+    <ember.Variable 'weight:0' shape=() dtype=float32, numpy=3.0>
+    >>> float(v * 2)
+    6.0
+    """
+
+    __slots__ = ("__weakref__", "_checkpoint_listeners", "_value", "name", "trainable", "uid")
+
+    def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
+                 dtype: Any = None) -> None:
+        if callable(initial_value):
+            initial_value = initial_value()
+        if isinstance(initial_value, Variable):
+            initial_value = initial_value._value
+        dt = None if dtype is None else _dtypes.as_dtype(dtype)
+        if type(initial_value) is Tensor and dt is not None and initial_value.dtype != dt:
+            from ._ops.math import cast
+
+            initial_value = cast(initial_value, dt)
+        value = convert_to_tensor(initial_value, dtype=dt)
+        self._value: Tensor = _registry.wrap(value._data, value._device)
+        self.uid = next(_uid)
+        self.name = f"{name or 'Variable'}:0"
+        self.trainable = bool(trainable)
+
+    # --- reading ---------------------------------------------------------------------
+    def _read(self) -> Tensor:
+        v = self._value
+        recs = _active.get()
+        if recs:
+            for r in recs:
+                r.variable_read(self, v)
+        return v
+
+    def value(self) -> Tensor:
+        """The current value as a Tensor (a read that tapes see)."""
+        return self._read()
+
+    read_value = value
+
+    def numpy(self) -> np.ndarray:
+        return self._value.numpy()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return self._value.__array__(dtype, copy)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    @property
+    def device(self) -> str:
+        return self._value.device
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    # --- writing ---------------------------------------------------------------------
+    def _coerce(self, value: Any, what: str) -> Tensor:
+        cur = self._value
+        if isinstance(value, Variable):
+            value = value._value
+        if type(value) is Tensor:
+            if value._device is not cur._device:
+                value = copy_to_device(value, cur._device)
+            data = value._data
+            if data.dtype != cur.dtype:
+                if not np.can_cast(data.dtype, cur.dtype, casting="same_kind"):
+                    raise InvalidArgumentError(
+                        f"{what}: variable {self.name!r} has dtype {cur.dtype}, "
+                        f"value has dtype {data.dtype}")
+                data = data.astype(cur.dtype)
+        else:
+            data = _registry.convert_array(value, cur.dtype, cur._device)
+        if tuple(data.shape) != cur.shape:
+            raise InvalidArgumentError(
+                f"{what}: variable {self.name!r} has shape {cur.shape}, "
+                f"value has shape {tuple(data.shape)}")
+        return _registry.wrap(data, cur._device)
+
+    def assign(self, value: Any, read_value: bool = True) -> Variable:
+        """Replace the value (same shape; cast within the same dtype kind)."""
+        self._value = self._coerce(value, "assign")
+        return self
+
+    def assign_add(self, delta: Any, read_value: bool = True) -> Variable:
+        d = self._coerce(delta, "assign_add")
+        self._value = _registry.wrap(self._value._data + d._data, d._device)
+        return self
+
+    def assign_sub(self, delta: Any, read_value: bool = True) -> Variable:
+        d = self._coerce(delta, "assign_sub")
+        self._value = _registry.wrap(self._value._data - d._data, d._device)
+        return self
+
+    # --- conversions and devices -----------------------------------------------------
+    def __int__(self) -> int: return int(self._value)
+    def __float__(self) -> float: return float(self._value)
+    def __bool__(self) -> bool: return bool(self._value)
+    def __index__(self) -> int: return self._value.__index__()
+    def __len__(self) -> int: return len(self._value)
+    def __iter__(self) -> Any: return iter(self._read())
+
+    def __format__(self, spec: str) -> str:
+        return format(self._value, spec)
+
+    def cpu(self) -> Tensor:
+        return self._read().cpu()
+
+    def gpu(self, index: int = 0) -> Tensor:
+        return self._read().gpu(index)
+
+    def to_device(self, device: str | Device) -> None:
+        """Move this variable's storage to ``device`` (in place)."""
+        self._value = copy_to_device(self._value, get_device(device))
+
+    def __repr__(self) -> str:
+        v = self.numpy()
+        val = np.array2string(v, separator=" ") if v.ndim else repr(v.item())
+        return (f"<ember.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, "
+                f"numpy={val}>")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("ember variables are not pickled; save them with ember.checkpoint")
+
+    # --- checkpoint protocol (duck-typed; ember-checkpoint is not imported) -----------
+    # A variable is a leaf: numpy() to read, assign() to write, shape and dtype.
+
+
+_registry.Variable = Variable
