@@ -1,3 +1,39 @@
-"""ember.data: Deterministic, resumable input pipelines and dataset readers for numpy arrays."""
+"""ember.data: Deterministic, resumable input pipelines and dataset readers for numpy arrays.
 
-__all__: list[str] = []
+Example:
+    >>> import numpy as np
+    >>> from ember import data
+    >>> images, labels = np.zeros((100, 784), np.float32), np.arange(100, dtype=np.int32)
+    >>> ds = data.Dataset.from_tensor_slices((images, labels)).shuffle(100, seed=0).batch(32)
+    >>> [b[0].shape for b in ds]
+    [(32, 784), (32, 784), (32, 784), (4, 784)]
+"""
+
+from . import datasets
+from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ._errors import DataFormatError
+from ._iterator import Iterator
+from ._prefetch import prefetch_to_device
+from ._readers.csv import CsvDataset
+from ._readers.idx import read_idx, write_idx
+from ._readers.text import TextLineDataset
+from ._readers.tfrecord import TFRecordDataset, TFRecordWriter
+from ._structure import TensorSpec
+
+__all__ = [
+    "AUTOTUNE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "CsvDataset",
+    "DataFormatError",
+    "Dataset",
+    "Iterator",
+    "TFRecordDataset",
+    "TFRecordWriter",
+    "TensorSpec",
+    "TextLineDataset",
+    "datasets",
+    "prefetch_to_device",
+    "read_idx",
+    "write_idx",
+]

@@ -1,0 +1,250 @@
+"""The lazy, composable ``Dataset``: each method wraps ``self`` in a small dataset class."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ._iterator import Iterator
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+
+class Dataset:
+    """A sequence of elements (numpy arrays, or tuples/dicts of them), built lazily.
+
+    Sources are the static methods (``from_tensor_slices``, ``range``, ...); every
+    transformation returns a new ``Dataset``. Iterate with a plain ``for`` loop.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember import data
+        >>> ds = data.Dataset.from_tensor_slices(np.arange(6)).batch(4)
+        >>> [b.tolist() for b in ds]
+        [[0, 1, 2, 3], [4, 5]]
+    """
+
+    _epochs: itertools.count | None = None
+
+    # ----------------------------------------------------------------- protocol
+    def _make_iterator(self, epoch: tuple):
+        """A fresh internal iterator; ``epoch`` seeds reshuffling (a tuple of ints)."""
+        raise NotImplementedError
+
+    def _indexed(self):
+        """``(IndexedSource, stream_factory)`` when elements are rows of in-memory arrays.
+
+        Such pipelines (``from_tensor_slices`` then shuffle/repeat/take/skip/shard) run as
+        index arithmetic, and ``batch`` gathers each batch with one fancy index.
+        """
+        return None
+
+    def _compute_spec(self):
+        from ._structure import spec_of
+
+        it = self._make_iterator((0,))
+        try:
+            first = next(it)
+        except StopIteration:
+            raise ValueError(
+                f"element_spec of {type(self).__name__} is unknown: the dataset is empty"
+            ) from None
+        return spec_of(first)
+
+    @property
+    def element_spec(self) -> Any:
+        """Nested ``TensorSpec`` of each element (shape ``None`` where it varies)."""
+        spec = self.__dict__.get("_spec_cache")
+        if spec is None:
+            spec = self._compute_spec()
+            self._spec_cache = spec
+        return spec
+
+    def cardinality(self) -> int:
+        """Number of elements, or ``INFINITE_CARDINALITY`` / ``UNKNOWN_CARDINALITY``."""
+        return UNKNOWN_CARDINALITY
+
+    def __len__(self) -> int:
+        n = self.cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("the dataset is infinite, so it has no len()")
+        if n < 0:
+            raise TypeError("the dataset's length is unknown; use cardinality()")
+        return n
+
+    def _next_epoch(self) -> int:
+        if self.__dict__.get("_epochs") is None:
+            self._epochs = itertools.count()
+        return next(self._epochs)
+
+    def _note_epoch(self, epoch: int) -> None:
+        """After restoring iteration ``epoch``, later ``iter()`` calls continue past it."""
+        nxt = self._next_epoch()
+        self._epochs = itertools.count(max(nxt, epoch + 1))
+
+    def __iter__(self) -> Iterator:
+        return Iterator(self, self._next_epoch())
+
+    def as_numpy_iterator(self) -> Iterator:
+        return iter(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} cardinality={self.cardinality()}>"
+
+    # ----------------------------------------------------------------- sources
+    @staticmethod
+    def from_tensor_slices(tensors: Any) -> Dataset:
+        """Elements are the slices of ``tensors`` along their first axis."""
+        from ._sources import FromTensorSlices
+
+        return FromTensorSlices(tensors)
+
+    @staticmethod
+    def from_tensors(tensors: Any) -> Dataset:
+        """One element: ``tensors`` itself."""
+        from ._sources import FromTensors
+
+        return FromTensors(tensors)
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None) -> Dataset:
+        """Elements yielded by ``generator(*args)``, converted to the declared dtypes.
+
+        Resuming replays the generator (it must be deterministic to resume exactly).
+        """
+        from ._sources import FromGenerator
+
+        return FromGenerator(generator, output_types, output_shapes, args, output_signature)
+
+    @staticmethod
+    def range(*args, dtype=None) -> Dataset:
+        """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars."""
+        from ._sources import RangeDataset
+
+        return RangeDataset(*args, dtype=dtype)
+
+    @staticmethod
+    def zip(*datasets) -> Dataset:
+        """Elements are tuples (or the given nesting) of the inputs' elements."""
+        from ._sources import ZipDataset
+
+        if len(datasets) == 1 and isinstance(datasets[0], (tuple, dict)):
+            return ZipDataset(datasets[0])
+        return ZipDataset(tuple(datasets))
+
+    def concatenate(self, other: Dataset) -> Dataset:
+        from ._sources import ConcatenateDataset
+
+        return ConcatenateDataset(self, other)
+
+    # ----------------------------------------------------------------- transforms
+    def map(self, map_func, num_parallel_calls=None, deterministic=True) -> Dataset:
+        """Apply ``map_func`` to each element (tuples are unpacked into arguments).
+
+        With ``num_parallel_calls`` (an int, or ``AUTOTUNE``) calls run on a thread pool;
+        with ``deterministic=True`` (the default) the output order is the input order.
+        """
+        from ._transforms.basic import MapDataset
+
+        return MapDataset(self, map_func, num_parallel_calls, deterministic)
+
+    def filter(self, predicate) -> Dataset:
+        from ._transforms.basic import FilterDataset
+
+        return FilterDataset(self, predicate)
+
+    def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
+        from ._transforms.batching import BatchDataset
+
+        return BatchDataset(self, batch_size, drop_remainder)
+
+    def padded_batch(self, batch_size: int, padded_shapes=None, padding_values=None,
+                     drop_remainder: bool = False) -> Dataset:
+        from ._transforms.batching import PaddedBatchDataset
+
+        return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
+
+    def unbatch(self) -> Dataset:
+        from ._transforms.batching import UnbatchDataset
+
+        return UnbatchDataset(self)
+
+    def shuffle(self, buffer_size: int, seed: int | None = None,
+                reshuffle_each_iteration: bool = True) -> Dataset:
+        """A true buffer shuffle: each output is drawn uniformly from a buffer of
+        ``buffer_size`` elements, refilled from the input.
+        """
+        from ._shuffle import ShuffleDataset
+
+        return ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def repeat(self, count: int | None = None) -> Dataset:
+        from ._transforms.basic import RepeatDataset
+
+        return RepeatDataset(self, count)
+
+    def take(self, count: int) -> Dataset:
+        from ._transforms.basic import TakeDataset
+
+        return TakeDataset(self, count)
+
+    def skip(self, count: int) -> Dataset:
+        from ._transforms.basic import SkipDataset
+
+        return SkipDataset(self, count)
+
+    def shard(self, num_shards: int, index: int) -> Dataset:
+        from ._transforms.basic import ShardDataset
+
+        return ShardDataset(self, num_shards, index)
+
+    def enumerate(self, start: int = 0) -> Dataset:
+        from ._sources import RangeDataset, ZipDataset
+
+        return ZipDataset((RangeDataset(start, None), self))
+
+    def prefetch(self, buffer_size: int = AUTOTUNE) -> Dataset:
+        """Produce up to ``buffer_size`` elements ahead on a background thread."""
+        from ._prefetch import PrefetchDataset
+
+        return PrefetchDataset(self, buffer_size)
+
+    def prefetch_to_device(self, device: str, buffer_size: int = 1) -> Dataset:
+        """Hand out ember tensors already on ``device``, copied on a background thread.
+
+        Needs ember-core (``pip install ember-core``).
+        """
+        from ._prefetch import prefetch_to_device
+
+        return prefetch_to_device(device, buffer_size)(self)
+
+    def cache(self, filename: str = "") -> Dataset:
+        """Keep elements after the first full pass: in memory, or in ``filename``."""
+        from ._cache import CacheDataset
+
+        return CacheDataset(self, filename)
+
+    def interleave(self, map_func, cycle_length=None, block_length=1,
+                   num_parallel_calls=None, deterministic=True) -> Dataset:
+        """Map each element to a dataset and interleave ``cycle_length`` of them."""
+        from ._transforms.interleave import InterleaveDataset
+
+        return InterleaveDataset(self, map_func, cycle_length, block_length)
+
+    def flat_map(self, map_func) -> Dataset:
+        from ._transforms.interleave import InterleaveDataset
+
+        return InterleaveDataset(self, map_func, 1, 1)
+
+    def window(self, size: int, shift: int | None = None, stride: int = 1,
+               drop_remainder: bool = False) -> Dataset:
+        """Elements are small datasets of ``size`` consecutive elements (see ``flat_map``)."""
+        from ._transforms.window import WindowDataset
+
+        return WindowDataset(self, size, shift, stride, drop_remainder)
+
+    def apply(self, transformation_func) -> Dataset:
+        return transformation_func(self)

@@ -1,0 +1,306 @@
+"""Source datasets: in-memory arrays, generators, ranges, zip and concatenate."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ._index_stream import IndexedElementIterator, IndexedSource, RangeStream
+from ._iterator import _It, skip_n
+from ._structure import TensorSpec, flatten, map_structure, pack_as, spec_of, to_array
+
+
+def _as_arrays(tensors):
+    """Leaves as numpy arrays; ember tensors come in through ``__array__``."""
+    if isinstance(tensors, list):
+        tensors = np.asarray(tensors)
+    return map_structure(to_array, tensors)
+
+
+class FromTensorSlices(Dataset):
+    def __init__(self, tensors):
+        tensors = _as_arrays(tensors)
+        cols = flatten(tensors)
+        if any(c.ndim == 0 for c in cols):
+            raise ValueError("from_tensor_slices needs arrays with at least one dimension")
+        lens = {len(c) for c in cols}
+        if len(lens) != 1:
+            shapes = [tuple(c.shape) for c in cols]
+            raise ValueError(
+                f"from_tensor_slices: components differ in their first dimension: {shapes}"
+            )
+        self._source = IndexedSource(tensors, cols)
+
+    def _indexed(self):
+        n = self._source.n
+        return self._source, lambda epoch: RangeStream(n)
+
+    def _make_iterator(self, epoch):
+        return IndexedElementIterator(self._source, RangeStream(self._source.n))
+
+    def _compute_spec(self):
+        return map_structure(lambda c: TensorSpec(tuple(c.shape[1:]), c.dtype),
+                             self._source.structure)
+
+    def cardinality(self):
+        return self._source.n
+
+
+class _ListIterator(_It):
+    def __init__(self, items):
+        self._items, self._pos = items, 0
+
+    def __next__(self):
+        if self._pos >= len(self._items):
+            raise StopIteration
+        self._pos += 1
+        return self._items[self._pos - 1]
+
+    def get_state(self):
+        return {"pos": self._pos}
+
+    def set_state(self, state):
+        self._pos = int(state["pos"])
+
+
+class ListDataset(Dataset):
+    """Elements from a Python list (used for ``from_tensors`` and ``window``)."""
+
+    def __init__(self, items: list):
+        self._items = items
+
+    def _make_iterator(self, epoch):
+        return _ListIterator(self._items)
+
+    def cardinality(self):
+        return len(self._items)
+
+
+class FromTensors(ListDataset):
+    def __init__(self, tensors):
+        super().__init__([_as_arrays(tensors)])
+
+    def _compute_spec(self):
+        return spec_of(self._items[0])
+
+
+class _RangeIterator(_It):
+    def __init__(self, start, stop, step, dtype):
+        self._next, self._stop, self._step, self._dtype = start, stop, step, dtype
+
+    def __next__(self):
+        v = self._next
+        if self._stop is not None and (v >= self._stop if self._step > 0 else v <= self._stop):
+            raise StopIteration
+        self._next = v + self._step
+        return self._dtype.type(v)
+
+    def get_state(self):
+        return {"next": self._next}
+
+    def set_state(self, state):
+        self._next = int(state["next"])
+
+
+class RangeDataset(Dataset):
+    def __init__(self, *args, dtype=None):
+        if len(args) == 1:
+            start, stop, step = 0, args[0], 1
+        elif len(args) in (2, 3):
+            start, stop, step = args[0], args[1], args[2] if len(args) == 3 else 1
+        else:
+            raise TypeError("range takes 1 to 3 arguments (start, stop, step)")
+        if step == 0:
+            raise ValueError("range: step must not be zero")
+        self._args = (int(start), None if stop is None else int(stop), int(step))
+        self._dtype = np.dtype(dtype or np.int64)
+
+    def _make_iterator(self, epoch):
+        return _RangeIterator(*self._args, self._dtype)
+
+    def _compute_spec(self):
+        return TensorSpec((), self._dtype)
+
+    def cardinality(self):
+        start, stop, step = self._args
+        if stop is None:
+            return INFINITE_CARDINALITY
+        return len(range(start, stop, step))
+
+
+class _GeneratorIterator(_It):
+    def __init__(self, ds):
+        self._ds, self._count, self._gen = ds, 0, None
+
+    def __next__(self):
+        if self._gen is None:
+            self._gen = iter(self._ds._generator(*self._ds._args))
+        value = next(self._gen)
+        self._count += 1
+        return self._ds._convert(value, self._count - 1)
+
+    def get_state(self):
+        return {"count": self._count}
+
+    def set_state(self, state):
+        skip_n(self, int(state["count"]))
+
+
+class FromGenerator(Dataset):
+    def __init__(self, generator, output_types, output_shapes, args, output_signature):
+        if not callable(generator):
+            raise TypeError("from_generator needs a callable that returns an iterable")
+        self._generator, self._args = generator, tuple(args or ())
+        if output_signature is not None:
+            self._spec = output_signature
+        elif output_types is not None:
+            shapes = output_shapes
+            if shapes is None:
+                shapes = map_structure(lambda _: None, output_types)
+            types_flat = flatten(output_types)
+            shapes_flat = _flatten_shapes(shapes, len(types_flat))
+            specs = [TensorSpec(None if s is None else tuple(s), np.dtype(t))
+                     for t, s in zip(types_flat, shapes_flat)]
+            self._spec = pack_as(output_types, specs)
+        else:
+            self._spec = None
+        self._flat_spec = None if self._spec is None else flatten(self._spec)
+
+    def _convert(self, value, index):
+        if self._flat_spec is None:
+            return _as_arrays(value)
+        leaves = flatten(value)
+        if len(leaves) != len(self._flat_spec):
+            raise ValueError(
+                f"from_generator: element {index} has {len(leaves)} components, "
+                f"the declared output has {len(self._flat_spec)}"
+            )
+        out = []
+        for k, (leaf, spec) in enumerate(zip(leaves, self._flat_spec)):
+            arr = np.asarray(leaf, dtype=spec.dtype)
+            if spec.shape is not None and not spec.is_compatible_with(arr):
+                raise ValueError(
+                    f"from_generator: element {index}, component {k} has shape "
+                    f"{arr.shape}, not the declared {spec.shape}"
+                )
+            out.append(arr)
+        return pack_as(self._spec, out)
+
+    def _make_iterator(self, epoch):
+        return _GeneratorIterator(self)
+
+    def _compute_spec(self):
+        if self._spec is None:
+            return super()._compute_spec()
+        return map_structure(
+            lambda s: s if s.shape is not None else TensorSpec(None, s.dtype), self._spec
+        )
+
+
+def _flatten_shapes(shapes, n):
+    """Shapes are themselves tuples, so flatten them against the number of components."""
+    if n == 1:
+        return [shapes]
+    if isinstance(shapes, dict):
+        return [s for v in shapes.values() for s in _flatten_shapes(v, len(flatten(v)))]
+    out = []
+    for s in shapes:
+        if s is None or (isinstance(s, (tuple, list)) and all(
+                d is None or isinstance(d, (int, np.integer)) for d in s)):
+            out.append(s)
+        else:
+            out.extend(_flatten_shapes(s, len(flatten(s))))
+    return out
+
+
+class _ZipIterator(_It):
+    def __init__(self, structure, its):
+        self._structure, self._its = structure, its
+
+    def __next__(self):
+        return pack_as(self._structure, [next(it) for it in self._its])
+
+    def get_state(self):
+        return {"children": [it.get_state() for it in self._its]}
+
+    def set_state(self, state):
+        for it, st in zip(self._its, state["children"]):
+            it.set_state(st)
+
+
+class ZipDataset(Dataset):
+    def __init__(self, datasets):
+        self._structure = datasets
+        self._datasets = flatten(datasets)
+        if not all(isinstance(d, Dataset) for d in self._datasets):
+            raise TypeError("zip takes datasets (or a tuple/dict of datasets)")
+
+    def _make_iterator(self, epoch):
+        return _ZipIterator(self._structure, [d._make_iterator(epoch) for d in self._datasets])
+
+    def _compute_spec(self):
+        return pack_as(self._structure, [d.element_spec for d in self._datasets])
+
+    def cardinality(self):
+        cards = [d.cardinality() for d in self._datasets]
+        finite = [c for c in cards if c >= 0]
+        if finite:
+            return min(finite)
+        if UNKNOWN_CARDINALITY in cards:
+            return UNKNOWN_CARDINALITY
+        return INFINITE_CARDINALITY
+
+
+class _ConcatIterator(_It):
+    def __init__(self, datasets, epoch):
+        self._datasets, self._epoch, self._which = datasets, epoch, 0
+        self._it = datasets[0]._make_iterator(epoch)
+
+    def __next__(self):
+        while True:
+            try:
+                return next(self._it)
+            except StopIteration:
+                if self._which + 1 >= len(self._datasets):
+                    raise
+                self._which += 1
+                self._it = self._datasets[self._which]._make_iterator(self._epoch)
+
+    def get_state(self):
+        return {"which": self._which, "child": self._it.get_state()}
+
+    def set_state(self, state):
+        self._which = int(state["which"])
+        self._it = self._datasets[self._which]._make_iterator(self._epoch)
+        self._it.set_state(state["child"])
+
+
+class ConcatenateDataset(Dataset):
+    def __init__(self, first: Dataset, second: Dataset):
+        self._datasets = (first, second)
+
+    def _make_iterator(self, epoch):
+        return _ConcatIterator(self._datasets, epoch)
+
+    def _compute_spec(self):
+        a, b = (d.element_spec for d in self._datasets)
+        fa, fb = flatten(a), flatten(b)
+        if len(fa) != len(fb) or any(x.dtype != y.dtype for x, y in zip(fa, fb)):
+            raise TypeError(f"concatenate: element specs differ: {a} vs {b}")
+        merged = [x if x.shape == y.shape else TensorSpec(_merge_shape(x.shape, y.shape), x.dtype)
+                  for x, y in zip(fa, fb)]
+        return pack_as(a, merged)
+
+    def cardinality(self):
+        a, b = (d.cardinality() for d in self._datasets)
+        if INFINITE_CARDINALITY in (a, b):
+            return INFINITE_CARDINALITY
+        if UNKNOWN_CARDINALITY in (a, b):
+            return UNKNOWN_CARDINALITY
+        return a + b
+
+
+def _merge_shape(a, b):
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))

@@ -1,0 +1,296 @@
+"""Element-wise and positional transformations: map, filter, repeat, take, skip, shard."""
+
+from __future__ import annotations
+
+from .._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from .._index_stream import RepeatStream, ShardStream, SkipStream, TakeStream
+from .._iterator import _It
+
+
+def call_unpacked(fn, element):
+    """tf.data's convention: a tuple element is passed as positional arguments."""
+    if isinstance(element, tuple) and not hasattr(element, "_fields"):
+        return fn(*element)
+    return fn(element)
+
+
+class _UnaryDataset(Dataset):
+    """A transformation of one input dataset."""
+
+    def __init__(self, input_ds: Dataset):
+        if not isinstance(input_ds, Dataset):
+            raise TypeError(f"expected a Dataset, got {type(input_ds).__name__}")
+        self._input = input_ds
+
+    def _compute_spec(self):
+        return self._input.element_spec
+
+    def cardinality(self):
+        return self._input.cardinality()
+
+
+class _MapIterator(_It):
+    def __init__(self, it, fn):
+        self._it, self._fn = it, fn
+
+    def __next__(self):
+        return call_unpacked(self._fn, next(self._it))
+
+    def get_state(self):
+        return self._it.get_state()
+
+    def set_state(self, state):
+        self._it.set_state(state)
+
+
+class MapDataset(_UnaryDataset):
+    def __init__(self, input_ds, fn, num_parallel_calls, deterministic):
+        super().__init__(input_ds)
+        if not callable(fn):
+            raise TypeError("map needs a callable")
+        self._fn, self._parallel, self._det = fn, num_parallel_calls, deterministic
+
+    def _make_iterator(self, epoch):
+        it = self._input._make_iterator(epoch)
+        if self._parallel is None or self._parallel == 1:
+            return _MapIterator(it, self._fn)
+        from .._parallel_map import ParallelMapIterator
+
+        return ParallelMapIterator(it, self._fn, self._parallel, self._det)
+
+    def _compute_spec(self):
+        return Dataset._compute_spec(self)
+
+
+class _FilterIterator(_It):
+    def __init__(self, it, pred):
+        self._it, self._pred = it, pred
+
+    def __next__(self):
+        while True:
+            x = next(self._it)
+            if bool(call_unpacked(self._pred, x)):
+                return x
+
+    def get_state(self):
+        return self._it.get_state()
+
+    def set_state(self, state):
+        self._it.set_state(state)
+
+
+class FilterDataset(_UnaryDataset):
+    def __init__(self, input_ds, predicate):
+        super().__init__(input_ds)
+        self._pred = predicate
+
+    def _make_iterator(self, epoch):
+        return _FilterIterator(self._input._make_iterator(epoch), self._pred)
+
+    def cardinality(self):
+        return UNKNOWN_CARDINALITY if self._input.cardinality() != 0 else 0
+
+
+class _RepeatIterator(_It):
+    def __init__(self, ds, epoch, count):
+        self._ds, self._epoch, self._count = ds, epoch, count
+        self._rep, self._produced = 0, False
+        self._it = ds._make_iterator(epoch + (0,)) if count != 0 else None
+
+    def __next__(self):
+        while self._it is not None:
+            try:
+                x = next(self._it)
+            except StopIteration:
+                if not self._produced:  # an empty input repeats to nothing
+                    self._it = None
+                    break
+                self._rep += 1
+                self._produced = False
+                if self._count is not None and 0 <= self._count <= self._rep:
+                    self._it = None
+                    break
+                self._it = self._ds._make_iterator(self._epoch + (self._rep,))
+            else:
+                self._produced = True
+                return x
+        raise StopIteration
+
+    def get_state(self):
+        child = None if self._it is None else self._it.get_state()
+        return {"rep": self._rep, "produced": self._produced, "child": child}
+
+    def set_state(self, state):
+        self._rep, self._produced = int(state["rep"]), bool(state["produced"])
+        if state["child"] is None:
+            self._it = None
+        else:
+            self._it = self._ds._make_iterator(self._epoch + (self._rep,))
+            self._it.set_state(state["child"])
+
+
+class RepeatDataset(_UnaryDataset):
+    def __init__(self, input_ds, count):
+        super().__init__(input_ds)
+        self._count = None if count is None or count < 0 else int(count)
+
+    def _indexed(self):
+        up = self._input._indexed()
+        if up is None:
+            return None
+        source, factory = up
+        return source, lambda epoch: RepeatStream(factory, tuple(epoch), self._count)
+
+    def _make_iterator(self, epoch):
+        return _indexed_or(self, epoch, lambda: _RepeatIterator(self._input, tuple(epoch),
+                                                                 self._count))
+
+    def cardinality(self):
+        n = self._input.cardinality()
+        if self._count == 0 or n == 0:
+            return 0
+        if self._count is None:
+            return INFINITE_CARDINALITY if n != UNKNOWN_CARDINALITY else UNKNOWN_CARDINALITY
+        return n * self._count if n >= 0 else n
+
+
+def _indexed_or(ds, epoch, make_generic):
+    indexed = ds._indexed()
+    if indexed is None:
+        return make_generic()
+    from .._index_stream import IndexedElementIterator
+
+    source, make = indexed
+    return IndexedElementIterator(source, make(epoch))
+
+
+class _TakeIterator(_It):
+    def __init__(self, it, count):
+        self._it, self._count, self._taken = it, count, 0
+
+    def __next__(self):
+        if self._count is not None and self._taken >= self._count:
+            raise StopIteration
+        x = next(self._it)
+        self._taken += 1
+        return x
+
+    def get_state(self):
+        return {"taken": self._taken, "input": self._it.get_state()}
+
+    def set_state(self, state):
+        self._taken = int(state["taken"])
+        self._it.set_state(state["input"])
+
+
+class TakeDataset(_UnaryDataset):
+    def __init__(self, input_ds, count):
+        super().__init__(input_ds)
+        self._count = None if count < 0 else int(count)
+
+    def _indexed(self):
+        up = self._input._indexed()
+        if up is None or self._count is None:
+            return up
+        source, factory = up
+        return source, lambda epoch: TakeStream(factory(epoch), self._count)
+
+    def _make_iterator(self, epoch):
+        return _indexed_or(self, epoch, lambda: _TakeIterator(
+            self._input._make_iterator(epoch), self._count))
+
+    def cardinality(self):
+        n = self._input.cardinality()
+        if self._count is None:
+            return n
+        if n == INFINITE_CARDINALITY:
+            return self._count
+        return min(n, self._count) if n >= 0 else n
+
+
+class _SkipIterator(_It):
+    def __init__(self, it, count):
+        self._it, self._count, self._skipped = it, count, False
+
+    def __next__(self):
+        if not self._skipped:
+            self._skipped = True
+            for _ in range(self._count):
+                next(self._it)
+        return next(self._it)
+
+    def get_state(self):
+        return {"skipped": self._skipped, "input": self._it.get_state()}
+
+    def set_state(self, state):
+        self._skipped = bool(state["skipped"])
+        self._it.set_state(state["input"])
+
+
+class SkipDataset(_UnaryDataset):
+    def __init__(self, input_ds, count):
+        super().__init__(input_ds)
+        self._count = int(count)
+
+    def _indexed(self):
+        up = self._input._indexed()
+        if up is None:
+            return None
+        source, factory = up
+        count = self._count if self._count >= 0 else 2**62
+        return source, lambda epoch: SkipStream(factory(epoch), count)
+
+    def _make_iterator(self, epoch):
+        count = self._count if self._count >= 0 else 2**62
+        return _indexed_or(self, epoch, lambda: _SkipIterator(
+            self._input._make_iterator(epoch), count))
+
+    def cardinality(self):
+        n = self._input.cardinality()
+        if self._count < 0:
+            return 0 if n >= 0 else n
+        return max(0, n - self._count) if n >= 0 else n
+
+
+class _ShardIterator(_It):
+    def __init__(self, it, num, index):
+        self._it, self._num, self._index, self._pos = it, num, index, 0
+
+    def __next__(self):
+        while True:
+            x = next(self._it)
+            self._pos += 1
+            if (self._pos - 1) % self._num == self._index:
+                return x
+
+    def get_state(self):
+        return {"pos": self._pos, "input": self._it.get_state()}
+
+    def set_state(self, state):
+        self._pos = int(state["pos"])
+        self._it.set_state(state["input"])
+
+
+class ShardDataset(_UnaryDataset):
+    def __init__(self, input_ds, num_shards, index):
+        super().__init__(input_ds)
+        if num_shards < 1 or not 0 <= index < num_shards:
+            raise ValueError(f"shard: need 0 <= index < num_shards, got {index}, {num_shards}")
+        self._num, self._index = int(num_shards), int(index)
+
+    def _indexed(self):
+        up = self._input._indexed()
+        if up is None:
+            return None
+        source, factory = up
+        return source, lambda epoch: ShardStream(factory(epoch), self._num, self._index)
+
+    def _make_iterator(self, epoch):
+        return _indexed_or(self, epoch, lambda: _ShardIterator(
+            self._input._make_iterator(epoch), self._num, self._index))
+
+    def cardinality(self):
+        n = self._input.cardinality()
+        if n < 0:
+            return n
+        return len(range(self._index, n, self._num))

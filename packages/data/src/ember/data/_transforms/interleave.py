@@ -1,0 +1,111 @@
+"""interleave and flat_map: each input element becomes a dataset; cycle through them."""
+
+from __future__ import annotations
+
+import os
+
+from .._dataset import Dataset
+from .._iterator import _It
+from .basic import _UnaryDataset, call_unpacked
+
+
+class _Slot:
+    __slots__ = ("pre", "index", "it")
+
+    def __init__(self, pre, index, it):
+        self.pre, self.index, self.it = pre, index, it
+
+
+class _InterleaveIterator(_It):
+    def __init__(self, ds, epoch):
+        self._ds, self._epoch = ds, epoch
+        self._it = ds._input._make_iterator(epoch)
+        self._slots: list[_Slot | None] = [None] * ds._cycle
+        self._cur, self._in_block, self._opened = 0, 0, 0
+        self._input_done = False
+
+    def _child(self, element, index):
+        child = call_unpacked(self._ds._fn, element)
+        if not isinstance(child, Dataset):
+            raise TypeError(f"interleave/flat_map: map_func must return a Dataset, "
+                            f"got {type(child).__name__}")
+        return child._make_iterator(self._epoch + (index,))
+
+    def _open(self, k) -> bool:
+        if self._input_done:
+            return False
+        pre = self._it.get_state()
+        try:
+            element = next(self._it)
+        except StopIteration:
+            self._input_done = True
+            return False
+        self._slots[k] = _Slot(pre, self._opened, self._child(element, self._opened))
+        self._opened += 1
+        return True
+
+    def __next__(self):
+        while True:
+            if self._input_done and all(s is None for s in self._slots):
+                raise StopIteration
+            slot = self._slots[self._cur]
+            if slot is None and not self._open(self._cur):
+                self._advance()
+                continue
+            slot = self._slots[self._cur]
+            try:
+                x = next(slot.it)
+            except StopIteration:
+                self._slots[self._cur] = None
+                if self._in_block:
+                    self._advance()
+                continue
+            self._in_block += 1
+            if self._in_block >= self._ds._block:
+                self._advance()
+            return x
+
+    def _advance(self):
+        self._cur = (self._cur + 1) % len(self._slots)
+        self._in_block = 0
+
+    def get_state(self):
+        slots = [None if s is None else {"pre": s.pre, "index": s.index,
+                                          "child": s.it.get_state()} for s in self._slots]
+        return {"input": self._it.get_state(), "slots": slots, "cur": self._cur,
+                "in_block": self._in_block, "opened": self._opened,
+                "input_done": self._input_done}
+
+    def set_state(self, state):
+        self._it.set_state(state["input"])
+        self._cur, self._in_block = int(state["cur"]), int(state["in_block"])
+        self._opened, self._input_done = int(state["opened"]), bool(state["input_done"])
+        for k, st in enumerate(state["slots"]):
+            if st is None:
+                self._slots[k] = None
+                continue
+            # Rebuild the child from its input element by replaying a fresh input iterator.
+            src = self._ds._input._make_iterator(self._epoch)
+            src.set_state(st["pre"])
+            it = self._child(next(src), int(st["index"]))
+            it.set_state(st["child"])
+            self._slots[k] = _Slot(st["pre"], int(st["index"]), it)
+
+
+class InterleaveDataset(_UnaryDataset):
+    def __init__(self, input_ds, fn, cycle_length, block_length):
+        super().__init__(input_ds)
+        if cycle_length is None or cycle_length < 0:
+            cycle_length = os.cpu_count() or 1
+        self._fn, self._cycle, self._block = fn, max(1, int(cycle_length)), max(1, block_length)
+
+    def _make_iterator(self, epoch):
+        return _InterleaveIterator(self, tuple(epoch))
+
+    def _compute_spec(self):
+        return Dataset._compute_spec(self)
+
+    def cardinality(self):
+        from .._dataset import UNKNOWN_CARDINALITY
+
+        return 0 if self._input.cardinality() == 0 else UNKNOWN_CARDINALITY

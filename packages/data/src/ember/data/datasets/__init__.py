@@ -1,0 +1,5 @@
+"""Ready-made datasets."""
+
+from .mnist import mnist
+
+__all__ = ["mnist"]

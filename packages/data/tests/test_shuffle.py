@@ -1,0 +1,87 @@
+import numpy as np
+from ember_data_testutil import as_list
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ember.data import Dataset
+
+SETTINGS = settings(max_examples=60, deadline=None)
+
+
+def generic(ds):
+    """The same pipeline through the element-wise path (map blocks the index fast path)."""
+    return ds.map(lambda *x: x if len(x) > 1 else x[0])
+
+
+@SETTINGS
+@given(n=st.integers(0, 300), buf=st.integers(1, 400), seed=st.integers(0, 2**32))
+def test_shuffle_is_a_permutation(n, buf, seed):
+    out = as_list(Dataset.range(n).shuffle(buf, seed=seed))
+    assert sorted(out) == list(range(n))
+    out = as_list(Dataset.from_tensor_slices(np.arange(n)).shuffle(buf, seed=seed))
+    assert sorted(out) == list(range(n))
+
+
+@SETTINGS
+@given(n=st.integers(0, 300), buf=st.integers(1, 400), seed=st.integers(0, 2**32))
+def test_shuffle_is_a_buffer_shuffle(n, buf, seed):
+    # Input i >= buf enters the buffer after output i - buf, so it cannot come out earlier.
+    out = as_list(Dataset.from_tensor_slices(np.arange(n)).shuffle(buf, seed=seed))
+    pos = np.empty(n, dtype=np.int64)
+    pos[out] = np.arange(n)
+    late = np.arange(buf, n)
+    assert (pos[late] >= late - buf + 1).all()
+
+
+def test_buffer_of_one_keeps_order():
+    assert as_list(Dataset.from_tensor_slices(np.arange(50)).shuffle(1, seed=3)) == list(range(50))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 9000), buf=st.integers(1, 5000), seed=st.integers(0, 2**32),
+       reps=st.integers(1, 3), bs=st.integers(1, 70), drop=st.booleans())
+def test_fused_fast_path_equals_elementwise_path(n, buf, seed, reps, bs, drop):
+    x = np.arange(n)
+    fast = Dataset.from_tensor_slices((x, -x)).shuffle(buf, seed=seed).repeat(reps)
+    slow = generic(Dataset.from_tensor_slices((x, -x))).shuffle(buf, seed=seed).repeat(reps)
+    assert as_list(fast.batch(bs, drop)) == as_list(slow.batch(bs, drop))
+    assert as_list(fast.take(50)) == as_list(slow.take(50))
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(0, 500), buf=st.integers(1, 600), seed=st.integers(0, 2**16),
+       take=st.integers(0, 400), skip=st.integers(0, 100), shards=st.integers(1, 4))
+def test_fast_path_equals_elementwise_through_positional_ops(n, buf, seed, take, skip, shards):
+    def pipe(ds):
+        return ds.repeat(2).shuffle(buf, seed=seed).skip(skip).take(take).shard(shards, 0)
+
+    x = np.arange(n)
+    assert as_list(pipe(Dataset.from_tensor_slices(x)).batch(7)) == \
+        as_list(pipe(generic(Dataset.from_tensor_slices(x))).batch(7))
+
+
+def test_same_seed_same_order_across_pipelines():
+    def make():
+        x = np.arange(1000)
+        return Dataset.from_tensor_slices(x).shuffle(100, seed=7).repeat(3).batch(10)
+
+    assert as_list(make()) == as_list(make())
+
+
+def test_reshuffle_each_iteration():
+    x = np.arange(200)
+    ds = Dataset.from_tensor_slices(x).shuffle(200, seed=1)
+    a, b = as_list(ds), as_list(ds)
+    assert a != b and sorted(a) == sorted(b)
+    epochs = as_list(ds.repeat(2))
+    assert epochs[:200] != epochs[200:]
+    ds = Dataset.from_tensor_slices(x).shuffle(200, seed=1, reshuffle_each_iteration=False)
+    assert as_list(ds) == as_list(ds)
+    assert as_list(ds.repeat(2))[:200] == as_list(ds.repeat(2))[200:]
+
+
+def test_unseeded_shuffles_differ_but_are_permutations():
+    x = np.arange(500)
+    a = as_list(Dataset.from_tensor_slices(x).shuffle(500))
+    b = as_list(Dataset.from_tensor_slices(x).shuffle(500))
+    assert a != b and sorted(a) == sorted(b) == list(range(500))

@@ -1,0 +1,108 @@
+import numpy as np
+import pytest
+from ember_data_testutil import as_list
+
+from ember import data
+from ember.data import Dataset, TensorSpec
+
+
+class FakeTensor:
+    """Stands in for an ember tensor: converts through __array__."""
+
+    def __init__(self, a):
+        self._a = np.asarray(a)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a if dtype is None else self._a.astype(dtype)
+
+
+def test_from_tensor_slices_nested_tuple_and_dict():
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    y = np.arange(6, dtype=np.int32)
+    ds = Dataset.from_tensor_slices((x, {"label": y, "w": y * 2}))
+    first = next(iter(ds))
+    assert isinstance(first, tuple) and set(first[1]) == {"label", "w"}
+    np.testing.assert_array_equal(first[0], x[0])
+    assert len(ds) == 6
+    assert ds.element_spec == (TensorSpec((2,), np.dtype(np.float32)),
+                               {"label": TensorSpec((), np.dtype(np.int32)),
+                                "w": TensorSpec((), np.dtype(np.int32))})
+
+
+def test_from_tensor_slices_accepts_array_likes():
+    ds = Dataset.from_tensor_slices(FakeTensor([[1, 2], [3, 4]]))
+    assert as_list(ds) == [[1, 2], [3, 4]]
+    assert as_list(Dataset.from_tensor_slices([1, 2, 3])) == [1, 2, 3]
+
+
+def test_from_tensor_slices_mismatched_lengths_names_shapes():
+    with pytest.raises(ValueError, match=r"\(3,\).*\(4,\)"):
+        Dataset.from_tensor_slices((np.zeros(3), np.zeros(4)))
+
+
+def test_from_tensors_is_one_element():
+    ds = Dataset.from_tensors((np.zeros((2, 3)), 1))
+    (el,) = list(ds)
+    assert el[0].shape == (2, 3)
+    assert len(ds) == 1
+
+
+def test_range_forms():
+    assert as_list(Dataset.range(4)) == [0, 1, 2, 3]
+    assert as_list(Dataset.range(2, 8, 3)) == [2, 5]
+    assert as_list(Dataset.range(5, 0, -2)) == [5, 3, 1]
+    assert len(Dataset.range(2, 8, 3)) == 2
+    assert next(iter(Dataset.range(3))).dtype == np.int64
+
+
+def test_zip_and_concatenate():
+    a, b = Dataset.range(3), Dataset.range(10, 15)
+    assert as_list(Dataset.zip(a, b)) == [(0, 10), (1, 11), (2, 12)]
+    assert as_list(Dataset.zip({"a": a, "b": b}).take(1)) == [{"a": 0, "b": 10}]
+    assert as_list(a.concatenate(b)) == [0, 1, 2, 10, 11, 12, 13, 14]
+    assert len(a.concatenate(b)) == 8
+    assert len(Dataset.zip(a, b)) == 3
+
+
+def test_from_generator_declared_types_and_shapes():
+    def gen():
+        for i in range(3):
+            yield [i, i], i
+
+    ds = Dataset.from_generator(gen, output_types=(np.float32, np.int32),
+                                output_shapes=((2,), ()))
+    els = list(ds)
+    assert els[0][0].dtype == np.float32 and els[0][1].dtype == np.int32
+    assert ds.element_spec == (TensorSpec((2,), np.dtype(np.float32)),
+                               TensorSpec((), np.dtype(np.int32)))
+    # generators are called afresh for each iteration
+    assert len(list(ds)) == 3
+
+
+def test_from_generator_shape_mismatch_names_element():
+    def gen():
+        yield np.zeros(2)
+        yield np.zeros(3)
+
+    ds = Dataset.from_generator(gen, output_types=np.float32, output_shapes=(2,))
+    with pytest.raises(ValueError, match=r"element 1.*\(3,\).*\(2,\)"):
+        list(ds)
+
+
+def test_generator_exception_reaches_caller_with_traceback():
+    def gen():
+        yield 1
+        raise KeyError("boom in generator")
+
+    it = iter(Dataset.from_generator(gen).batch(4))
+    with pytest.raises(KeyError, match="boom in generator") as info:
+        next(it)
+    assert any(entry.name == "gen" for entry in info.traceback)
+
+
+def test_len_unknown_and_infinite():
+    with pytest.raises(TypeError, match="infinite"):
+        len(Dataset.range(3).repeat())
+    with pytest.raises(TypeError, match="unknown"):
+        len(Dataset.range(3).filter(lambda x: x > 0))
+    assert Dataset.range(3).repeat().cardinality() == data.INFINITE_CARDINALITY
