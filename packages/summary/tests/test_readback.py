@@ -8,7 +8,6 @@ import zlib
 
 import numpy as np
 import pytest
-
 from ember import summary
 
 pytest.importorskip("tensorboard")
