@@ -1,0 +1,192 @@
+"""``Checkpoint``: save and restore a graph of objects by the paths that reach them."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from . import _atomic, _format, _graph, _index, _state
+from ._errors import CheckpointError, CheckpointNotFoundError
+from ._restore import Listener, Restorer
+from ._status import RestoreStatus
+
+log = logging.getLogger("ember.checkpoint")
+SAVE_COUNTER = "save_counter"
+
+
+class Checkpoint:
+    """Saves and restores the objects given as keyword arguments, by object-graph path.
+
+    Args:
+        **objects: what to checkpoint: variables, numpy arrays, models, optimizers, lists,
+            dicts, RNGs, anything implementing the object-graph protocol. Each keyword is
+            the first segment of its objects' paths (``model/dense1/kernel``).
+
+    Example:
+        >>> import numpy as np, tempfile, os
+        >>> from ember.checkpoint import Checkpoint, latest_checkpoint
+        >>> weights = {"w": np.arange(3.0), "b": np.zeros(2)}
+        >>> ckpt = Checkpoint(model=weights)
+        >>> directory = tempfile.mkdtemp()
+        >>> os.path.basename(ckpt.save(os.path.join(directory, "ckpt")))
+        'ckpt-1'
+        >>> weights["w"][:] = -1.0
+        >>> ckpt.restore(latest_checkpoint(directory)).assert_consumed().pending
+        []
+        >>> weights["w"]
+        array([0., 1., 2.])
+    """
+
+    def __init__(self, **objects: Any) -> None:
+        if SAVE_COUNTER in objects:
+            raise ValueError(f"{SAVE_COUNTER!r} is reserved for the checkpoint's own counter")
+        for name, obj in objects.items():
+            _graph.check_name(name, "")
+            if not _graph.participates(obj):
+                raise TypeError(
+                    f"cannot checkpoint {name}={type(obj).__name__}: not a variable, array, "
+                    "container or state holder (wrap plain numbers in numpy.array)")
+        self._objects = dict(objects)
+        self._counter = np.zeros((), dtype=np.int64)
+        self._active: list[Restorer | None] = [None]
+        self._listening: dict[int, Any] = {}
+        ref = weakref.ref(self)
+        self._listener = Listener(lambda: _active_restorer(ref))
+        weakref.finalize(self, _warn_unused, self._active)
+
+    @property
+    def save_counter(self) -> int:
+        """How many times ``save`` has run (restored along with everything else)."""
+        return int(self._counter)
+
+    def _roots(self) -> Mapping[str, Any]:
+        return {**self._objects, SAVE_COUNTER: self._counter}
+
+    def _listen(self, obj: Any) -> None:
+        hook = getattr(type(obj), "__checkpoint_listen__", None)
+        if hook is not None and id(obj) not in self._listening:
+            self._listening[id(obj)] = obj
+            hook(obj, self._listener)
+
+    def write(self, path: str | os.PathLike[str]) -> str:
+        """Write a checkpoint to ``path`` (no numbering, no state file); returns ``path``.
+
+        The file is ``path`` plus ``.safetensors`` unless ``path`` already ends so. It is
+        written atomically: an existing checkpoint at ``path`` stays intact until the new
+        one is complete and durable.
+        """
+        path = os.fspath(path)
+        final = _format.data_file(path)
+        directory = os.path.dirname(final)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        _atomic.clean_temporaries(directory)
+        values, objects, states, aliases = self._collect()
+        _atomic.replace_durably(
+            final, lambda tmp: _format.write(tmp, values, objects, states, aliases))
+        return path
+
+    def _collect(self) -> tuple[dict[str, np.ndarray], list[str], dict[str, Any], dict]:
+        graph = _graph.walk(self._roots())
+        values = {p: _host_array(p, v) for p, v in graph.values.items()}
+        states = {p: _state.encode(_graph.get_state(o), p) for p, o in graph.states.items()}
+        return values, sorted(graph.objects), states, dict(sorted(graph.aliases.items()))
+
+    def save(self, file_prefix: str | os.PathLike[str]) -> str:
+        """Increment ``save_counter``, write ``<file_prefix>-<save_counter>``, record it.
+
+        The directory's ``checkpoint`` state file is updated (atomically, after the data is
+        durable) so that ``latest_checkpoint`` finds the new checkpoint.
+
+        Returns:
+            The checkpoint path, for ``restore``.
+        """
+        path = self._write_numbered(os.fspath(file_prefix), None)
+        directory, name = os.path.split(path)
+        try:
+            index = _index.read_index(directory) or _index.Index()
+        except CheckpointError as err:
+            log.warning("replacing an unreadable checkpoint state file: %s", err)
+            index = _index.Index()
+        index.add(name, time.time())
+        _index.write_index(directory, index)
+        return path
+
+    def _write_numbered(self, prefix: str, number: int | None) -> str:
+        self._counter[...] = self._counter + 1
+        try:
+            return self.write(f"{prefix}-{int(self._counter) if number is None else number}")
+        except BaseException:
+            self._counter[...] = self._counter - 1
+            raise
+
+    def restore(self, path: str | os.PathLike[str] | None) -> RestoreStatus:
+        """Restore from ``path`` (a path from ``save``/``write``/``latest_checkpoint``).
+
+        Everything is validated (presence, kind, shape, dtype, checksums of every tensor)
+        before the first value is assigned; on any error nothing changes. Values whose
+        objects do not exist yet are assigned when those objects are created.
+
+        Args:
+            path: the checkpoint, or None (nothing to restore: a first run).
+
+        Returns:
+            A ``RestoreStatus``.
+
+        Raises:
+            CheckpointNotFoundError: no such checkpoint.
+            CorruptCheckpointError: the file is damaged, truncated or not ember's.
+            CheckpointMismatchError: saved values do not fit the live objects.
+        """
+        if path is None:
+            return RestoreStatus(None, self._roots)
+        file = self._open(os.fspath(path))
+        restorer = Restorer(file, self._roots, self._listen)
+        try:
+            restorer.restore_existing()
+        except BaseException:
+            restorer.close()
+            raise
+        previous, self._active[0] = self._active[0], restorer
+        if previous is not None:
+            previous.close()
+        return RestoreStatus(restorer, self._roots)
+
+    @staticmethod
+    def _open(path: str) -> _format.CheckpointFile:
+        final = _format.data_file(path)
+        if os.path.isdir(path) and not os.path.exists(final):
+            raise CheckpointNotFoundError(
+                f"{path} is a directory; pass latest_checkpoint({path!r}) to restore from it")
+        try:
+            return _format.CheckpointFile(final)
+        except FileNotFoundError:
+            raise CheckpointNotFoundError(f"no checkpoint at {path} (looked for {final})"
+                                          ) from None
+
+
+def _active_restorer(ref: weakref.ref[Checkpoint]) -> Restorer | None:
+    ckpt = ref()
+    return ckpt._active[0] if ckpt is not None else None
+
+
+def _host_array(path: str, value: Any) -> np.ndarray:
+    array = value if isinstance(value, np.ndarray) else np.asarray(value.numpy())
+    if array.dtype.hasobject:
+        raise TypeError(f"{path}: object arrays cannot be checkpointed (no pickling)")
+    return array
+
+
+def _warn_unused(active: list[Restorer | None]) -> None:
+    restorer = active[0]
+    if restorer is not None and restorer.pending and not restorer.expect_partial:
+        pending = restorer.pending
+        log.warning("%s: %d checkpointed value(s) were never restored, e.g. %s; call "
+                    "expect_partial() on the restore status if this is intended",
+                    restorer.file.path, len(pending), ", ".join(pending[:5]))
