@@ -13,27 +13,27 @@ from ._define import binary, to_float, unary
 F = "math"
 
 # --- arithmetic -------------------------------------------------------------------------
-add = binary("add", lambda be, x, y: be.xp.add(x, y), F, "x + y, element-wise with broadcasting.")
-subtract = binary("subtract", lambda be, x, y: be.xp.subtract(x, y), F, "x - y, element-wise.")
-multiply = binary("multiply", lambda be, x, y: be.xp.multiply(x, y), F, "x * y, element-wise.")
-divide = binary("divide", lambda be, x, y: be.xp.true_divide(x, y), F,
+add = binary("add", "add", F, "x + y, element-wise with broadcasting.")
+subtract = binary("subtract", "subtract", F, "x - y, element-wise.")
+multiply = binary("multiply", "multiply", F, "x * y, element-wise.")
+divide = binary("divide", "true_divide", F,
                 "x / y, element-wise true division (integers divide to floats, as numpy).")
-floordiv = binary("floordiv", lambda be, x, y: be.xp.floor_divide(x, y), F,
+floordiv = binary("floordiv", "floor_divide", F,
                   "x // y, element-wise floor division.", differentiable=False)
-floormod = binary("floormod", lambda be, x, y: be.xp.mod(x, y), F,
+floormod = binary("floormod", "mod", F,
                   "x % y with the sign of y (Python's modulo), element-wise.")
-pow = binary("pow", lambda be, x, y: be.xp.power(x, y), F, "x ** y, element-wise.")
-maximum = binary("maximum", lambda be, x, y: be.xp.maximum(x, y), F, "Element-wise maximum.")
-minimum = binary("minimum", lambda be, x, y: be.xp.minimum(x, y), F, "Element-wise minimum.")
+pow = binary("pow", "power", F, "x ** y, element-wise.")
+maximum = binary("maximum", "maximum", F, "Element-wise maximum.")
+minimum = binary("minimum", "minimum", F, "Element-wise minimum.")
 atan2 = binary("atan2", lambda be, y, x: be.xp.arctan2(to_float(y), to_float(x)), F,
                "Element-wise arctangent of y / x with the quadrant from both signs.")
 truediv = divide
 mod = floormod
 
-negative = unary("negative", lambda be, x: be.xp.negative(x), F, "-x, element-wise.")
-abs = unary("abs", lambda be, x: be.xp.abs(x), F, "|x|, element-wise.")
-sign = unary("sign", lambda be, x: be.xp.sign(x), F, "-1, 0 or 1 by the sign of x (gradient 0).")
-square = unary("square", lambda be, x: be.xp.square(x), F, "x * x, element-wise.")
+negative = unary("negative", "negative", F, "-x, element-wise.")
+abs = unary("abs", "abs", F, "|x|, element-wise.")
+sign = unary("sign", "sign", F, "-1, 0 or 1 by the sign of x (gradient 0).")
+square = unary("square", "square", F, "x * x, element-wise.")
 sqrt = unary("sqrt", lambda be, x: be.xp.sqrt(to_float(x)), F, "Square root, element-wise.")
 rsqrt = unary("rsqrt", lambda be, x: 1 / be.xp.sqrt(to_float(x)), F, "1 / sqrt(x), element-wise.")
 reciprocal = unary("reciprocal", lambda be, x: be.xp.reciprocal(to_float(x)), F,
@@ -47,9 +47,9 @@ cos = unary("cos", lambda be, x: be.xp.cos(to_float(x)), F, "Cosine, element-wis
 tan = unary("tan", lambda be, x: be.xp.tan(to_float(x)), F, "Tangent, element-wise.")
 tanh = unary("tanh", lambda be, x: be.xp.tanh(to_float(x)), F, "Hyperbolic tangent.")
 erf = unary("erf", lambda be, x: be.erf(to_float(x)), F, "The error function, element-wise.")
-floor = unary("floor", lambda be, x: be.xp.floor(x), F, "Round down (gradient 0).")
-ceil = unary("ceil", lambda be, x: be.xp.ceil(x), F, "Round up (gradient 0).")
-round = unary("round", lambda be, x: be.xp.round(x), F,
+floor = unary("floor", "floor", F, "Round down (gradient 0).")
+ceil = unary("ceil", "ceil", F, "Round up (gradient 0).")
+round = unary("round", "round", F,
               "Round half to even, as numpy and TensorFlow (gradient 0).")
 
 
@@ -66,33 +66,33 @@ sigmoid = unary("sigmoid", _sigmoid, F, "1 / (1 + exp(-x)), computed stably.")
 softplus = unary("softplus", _softplus, F, "log(1 + exp(x)), computed stably.")
 
 # --- comparisons and logic (not differentiable) -----------------------------------------
-equal = binary("equal", lambda be, x, y: be.xp.equal(x, y), F, "x == y, element-wise.", False)
-not_equal = binary("not_equal", lambda be, x, y: be.xp.not_equal(x, y), F, "x != y.", False)
-less = binary("less", lambda be, x, y: be.xp.less(x, y), F, "x < y, element-wise.", False)
-less_equal = binary("less_equal", lambda be, x, y: be.xp.less_equal(x, y), F, "x <= y.", False)
-greater = binary("greater", lambda be, x, y: be.xp.greater(x, y), F, "x > y.", False)
-greater_equal = binary("greater_equal", lambda be, x, y: be.xp.greater_equal(x, y), F,
+equal = binary("equal", "equal", F, "x == y, element-wise.", False)
+not_equal = binary("not_equal", "not_equal", F, "x != y.", False)
+less = binary("less", "less", F, "x < y, element-wise.", False)
+less_equal = binary("less_equal", "less_equal", F, "x <= y.", False)
+greater = binary("greater", "greater", F, "x > y.", False)
+greater_equal = binary("greater_equal", "greater_equal", F,
                        "x >= y.", False)
-logical_and = binary("logical_and", lambda be, x, y: be.xp.logical_and(x, y), F,
+logical_and = binary("logical_and", "logical_and", F,
                      "Element-wise logical and.", False)
-logical_or = binary("logical_or", lambda be, x, y: be.xp.logical_or(x, y), F,
+logical_or = binary("logical_or", "logical_or", F,
                     "Element-wise logical or.", False)
-logical_xor = binary("logical_xor", lambda be, x, y: be.xp.logical_xor(x, y), F,
+logical_xor = binary("logical_xor", "logical_xor", F,
                      "Element-wise logical xor.", False)
-logical_not = unary("logical_not", lambda be, x: be.xp.logical_not(x), F,
+logical_not = unary("logical_not", "logical_not", F,
                     "Element-wise logical not.", False)
-bitwise_and = binary("bitwise_and", lambda be, x, y: be.xp.bitwise_and(x, y), F,
+bitwise_and = binary("bitwise_and", "bitwise_and", F,
                      "x & y (logical for bool tensors).", False)
-bitwise_or = binary("bitwise_or", lambda be, x, y: be.xp.bitwise_or(x, y), F,
+bitwise_or = binary("bitwise_or", "bitwise_or", F,
                     "x | y (logical for bool tensors).", False)
-bitwise_xor = binary("bitwise_xor", lambda be, x, y: be.xp.bitwise_xor(x, y), F,
+bitwise_xor = binary("bitwise_xor", "bitwise_xor", F,
                      "x ^ y (logical for bool tensors).", False)
-invert = unary("invert", lambda be, x: be.xp.invert(x), F, "~x (logical not for bool).", False)
-left_shift = binary("left_shift", lambda be, x, y: be.xp.left_shift(x, y), F, "x << y.", False)
-right_shift = binary("right_shift", lambda be, x, y: be.xp.right_shift(x, y), F, "x >> y.", False)
-isnan = unary("isnan", lambda be, x: be.xp.isnan(x), F, "True where x is NaN.", False)
-isinf = unary("isinf", lambda be, x: be.xp.isinf(x), F, "True where x is +-inf.", False)
-isfinite = unary("isfinite", lambda be, x: be.xp.isfinite(x), F,
+invert = unary("invert", "invert", F, "~x (logical not for bool).", False)
+left_shift = binary("left_shift", "left_shift", F, "x << y.", False)
+right_shift = binary("right_shift", "right_shift", F, "x >> y.", False)
+isnan = unary("isnan", "isnan", F, "True where x is NaN.", False)
+isinf = unary("isinf", "isinf", F, "True where x is +-inf.", False)
+isfinite = unary("isfinite", "isfinite", F,
                  "True where x is neither NaN nor inf.", False)
 
 # --- identity, cast, where --------------------------------------------------------------
