@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
-from ember_data_testutil import as_list
-
 from ember import data
 from ember.data import Dataset, TensorSpec
+from ember_data_testutil import as_list
 
 
 class FakeTensor:

@@ -4,9 +4,8 @@ import time
 
 import numpy as np
 import pytest
-from ember_data_testutil import as_list
-
 from ember.data import AUTOTUNE, Dataset
+from ember_data_testutil import as_list
 
 
 def test_map_unpacks_tuples():

@@ -70,7 +70,7 @@ class CsvDataset(Dataset):
                 out.append(np.array(default, dtype=dtype)[()])
                 continue
             try:
-                out.append(np.array(field, dtype=dtype)[()] if dtype != object else field)
+                out.append(np.array(field, dtype=dtype)[()] if dtype.kind != "O" else field)
             except ValueError as exc:
                 raise DataFormatError(
                     f"{path}:{line_no}: column {k}: cannot parse {field!r} as {dtype}") from exc
