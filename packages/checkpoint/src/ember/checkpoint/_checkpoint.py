@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +12,7 @@ import numpy as np
 
 from . import _atomic, _format, _graph, _index, _state
 from ._errors import CheckpointError, CheckpointNotFoundError
-from ._restore import Listener, Restorer
+from ._restore import Hub, Restorer
 from ._status import RestoreStatus
 
 log = logging.getLogger("ember.checkpoint")
@@ -54,11 +53,7 @@ class Checkpoint:
                     "container or state holder (wrap plain numbers in numpy.array)")
         self._objects = dict(objects)
         self._counter = np.zeros((), dtype=np.int64)
-        self._active: list[Restorer | None] = [None]
-        self._listening: dict[int, Any] = {}
-        ref = weakref.ref(self)
-        self._listener = Listener(lambda: _active_restorer(ref))
-        weakref.finalize(self, _warn_unused, self._active)
+        self._hub = Hub()
 
     @property
     def save_counter(self) -> int:
@@ -67,12 +62,6 @@ class Checkpoint:
 
     def _roots(self) -> Mapping[str, Any]:
         return {**self._objects, SAVE_COUNTER: self._counter}
-
-    def _listen(self, obj: Any) -> None:
-        hook = getattr(type(obj), "__checkpoint_listen__", None)
-        if hook is not None and id(obj) not in self._listening:
-            self._listening[id(obj)] = obj
-            hook(obj, self._listener)
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Write a checkpoint to ``path`` (no numbering, no state file); returns ``path``.
@@ -147,15 +136,14 @@ class Checkpoint:
         if path is None:
             return RestoreStatus(None, self._roots)
         file = self._open(os.fspath(path))
-        restorer = Restorer(file, self._roots, self._listen)
+        restorer = Restorer(file, self._roots(), self._hub.listen)
         try:
             restorer.restore_existing()
         except BaseException:
+            restorer.progress.expect_partial = True  # the error says it all
             restorer.close()
             raise
-        previous, self._active[0] = self._active[0], restorer
-        if previous is not None:
-            previous.close()
+        self._hub.activate(restorer)
         return RestoreStatus(restorer, self._roots)
 
     @staticmethod
@@ -171,22 +159,9 @@ class Checkpoint:
                                           ) from None
 
 
-def _active_restorer(ref: weakref.ref[Checkpoint]) -> Restorer | None:
-    ckpt = ref()
-    return ckpt._active[0] if ckpt is not None else None
-
-
 def _host_array(path: str, value: Any) -> np.ndarray:
     array = value if isinstance(value, np.ndarray) else np.asarray(value.numpy())
     if array.dtype.hasobject:
         raise TypeError(f"{path}: object arrays cannot be checkpointed (no pickling)")
     return array
 
-
-def _warn_unused(active: list[Restorer | None]) -> None:
-    restorer = active[0]
-    if restorer is not None and restorer.pending and not restorer.expect_partial:
-        pending = restorer.pending
-        log.warning("%s: %d checkpointed value(s) were never restored, e.g. %s; call "
-                    "expect_partial() on the restore status if this is intended",
-                    restorer.file.path, len(pending), ", ".join(pending[:5]))

@@ -88,7 +88,7 @@ class CheckpointFile:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (kept open for lazy reads)
+        self._file = open(path, "rb", buffering=0)
         self._lock = threading.Lock()
         try:
             self._parse()

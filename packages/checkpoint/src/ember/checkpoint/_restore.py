@@ -9,6 +9,7 @@ children and slots, and each is validated and assigned the moment it appears.
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ import numpy as np
 from . import _graph
 from ._errors import CheckpointMismatchError, describe
 from ._format import CheckpointFile
+
+log = logging.getLogger("ember.checkpoint")
 
 
 def _describe(dtype: Any, shape: tuple[int, ...]) -> str:
@@ -51,52 +54,96 @@ class Plan:
     problems: list[str] = field(default_factory=list)
 
 
-class Listener:
-    """Given to ``__checkpoint_listen__``; forwards events to whichever restore is active.
+class Hub:
+    """One per ``Checkpoint``: its active restore and the containers listened to.
 
-    It holds its checkpoint weakly, so containers that outlive the checkpoint keep only a
-    small inert object.
+    Containers hold the hub's listener, so a restore stays alive (and keeps assigning
+    values as variables are created) for as long as the objects it restores into, even
+    when the ``Checkpoint`` itself was a temporary.
     """
 
-    def __init__(self, active: Callable[[], Restorer | None]) -> None:
-        self._active = active
+    def __init__(self) -> None:
+        self.active: Restorer | None = None
+        self._listening: dict[int, Any] = {}
+        self.listener = Listener(self)
+
+    def listen(self, obj: Any) -> None:
+        hook = getattr(type(obj), "__checkpoint_listen__", None)
+        if hook is not None and id(obj) not in self._listening:
+            self._listening[id(obj)] = obj
+            hook(obj, self.listener)
+
+    def activate(self, restorer: Restorer) -> None:
+        previous, self.active = self.active, restorer
+        if previous is not None:
+            previous.close()
+
+
+class Listener:
+    """Given to ``__checkpoint_listen__``; forwards events to the hub's active restore."""
+
+    def __init__(self, hub: Hub) -> None:
+        self._hub = hub
 
     def child_created(self, owner: Any, name: str, child: Any) -> None:
-        restorer = self._active()
-        if restorer is not None:
-            restorer.child_created(owner, name, child)
+        if self._hub.active is not None:
+            self._hub.active.child_created(owner, name, child)
 
     def slot_created(self, owner: Any, primary: Any, slot_name: str, slot: Any) -> None:
-        restorer = self._active()
-        if restorer is not None:
-            restorer.slot_created(owner, primary, slot_name, slot)
+        if self._hub.active is not None:
+            self._hub.active.slot_created(owner, primary, slot_name, slot)
 
 
-class Restorer:
-    """The state of one ``Checkpoint.restore``: its file, and what is still pending."""
+@dataclass
+class Progress:
+    """What one restore has left to do; outlives nothing, references no live object."""
 
-    def __init__(self, file: CheckpointFile, roots: Callable[[], Mapping[str, Any]],
-                 listen: Callable[[Any], None]) -> None:
-        self.file = file
-        self._roots = roots
-        self._listen = listen
-        self.graph = _graph.Graph()
-        self.pending_values = set(file.entries)
-        self.pending_states = set(file.states)
-        self.expect_partial = False
-        self._closer = weakref.finalize(self, file.close)
+    path: str
+    pending_values: set[str]
+    pending_states: set[str]
+    expect_partial: bool = False
 
     @property
     def pending(self) -> list[str]:
         return sorted(self.pending_values | self.pending_states)
 
+
+def _warn_unused(progress: Progress) -> None:
+    if progress.pending and not progress.expect_partial:
+        pending = progress.pending
+        log.warning("%s: %d checkpointed value(s) were never restored, e.g. %s; call "
+                    "expect_partial() on the restore status if this is intended",
+                    progress.path, len(pending), ", ".join(pending[:5]))
+
+
+class Restorer:
+    """The state of one ``Checkpoint.restore``: its file, and what is still pending."""
+
+    def __init__(self, file: CheckpointFile, roots: Mapping[str, Any],
+                 listen: Callable[[Any], None]) -> None:
+        self.file = file
+        self._roots = roots
+        self._listen = listen
+        self.graph = _graph.Graph()
+        self.progress = Progress(file.path, set(file.entries), set(file.states))
+        self.pending_values = self.progress.pending_values
+        self.pending_states = self.progress.pending_states
+        self._closer = weakref.finalize(self, file.close)
+        weakref.finalize(self, _warn_unused, self.progress)
+
+    @property
+    def pending(self) -> list[str]:
+        return self.progress.pending
+
     def close(self) -> None:
+        """Stop restoring (superseded or failed); unused values are reported if unexpected."""
+        _warn_unused(self.progress)
         self.pending_values.clear()
         self.pending_states.clear()
         self._closer()
 
     def restore_existing(self) -> None:
-        _graph.walk(self._roots(), graph=self.graph)
+        _graph.walk(self._roots, graph=self.graph)
         plan = self._plan(list(self.graph.values), list(self.graph.objects))
         self._check(plan)
         matched = {key for key, _ in plan.values}
@@ -189,7 +236,7 @@ class Restorer:
             return
         primary_path = self.graph.primary(primary)
         if primary_path is None:  # created where no listener saw it: look again
-            primary_path = _graph.walk(self._roots()).primary(primary)
+            primary_path = _graph.walk(self._roots).primary(primary)
         if primary_path is None or not _graph.participates(slot):
             return
         path = _graph.slot_path(owner_path, primary_path, slot_name)

@@ -103,7 +103,7 @@ class RestoreStatus:
     def expect_partial(self) -> RestoreStatus:
         """Declare that a partial restore is intended: no warning about unused values."""
         if self._restorer is not None:
-            self._restorer.expect_partial = True
+            self._restorer.progress.expect_partial = True
         return self
 
 
