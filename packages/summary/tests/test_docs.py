@@ -1,0 +1,17 @@
+"""The summaries guide's Python blocks run top to bottom as one script."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+GUIDE = pathlib.Path(__file__).parents[3] / "docs" / "guide" / "summaries.md"
+
+
+@pytest.mark.skipif(not GUIDE.exists(), reason="the docs are not in this checkout")
+def test_the_guide_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), re.S)
+    assert len(blocks) > 5
+    exec(compile("\n".join(blocks), str(GUIDE), "exec"), {"__name__": "guide"})
