@@ -83,7 +83,9 @@ class SummaryWriter:
     def as_default(self, step: Any = None) -> Iterator[SummaryWriter]:
         """Make this the default writer (and ``step`` the default step) inside ``with``.
 
-        The writer is flushed when the block ends.
+        Leaving the block wakes the writer thread to write what is pending, without
+        waiting for it (a ``with`` inside the training loop must not stall it); call
+        :meth:`flush` where you need the file complete.
         """
         w_token = _context.default_writer.set(self)
         s_token = _context.default_step.set(step) if step is not None else None
@@ -93,8 +95,7 @@ class SummaryWriter:
             if s_token is not None:
                 _context.default_step.reset(s_token)
             _context.default_writer.reset(w_token)
-            if not self._closed:
-                self.flush()
+            self._wake.set()
 
     def set_as_default(self, step: Any = None) -> None:
         """Make this the default writer (and ``step`` the default step) from now on."""
