@@ -104,6 +104,22 @@ def test_restore_continues_reshuffling_past_the_restored_epoch():
     assert as_list(ds2) not in (first,)  # the next pass is iteration 2, a new order
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_unseeded_shuffle_resumes_with_its_saved_seed(fused):
+    def make():
+        ds = Dataset.from_tensor_slices(np.arange(300))
+        ds = ds if fused else ds.map(lambda x: x)
+        return ds.shuffle(100).repeat(2).batch(8)
+
+    it = iter(make())
+    for _ in range(30):
+        next(it)
+    state = json_roundtrip(it.save_state())
+    resumed = iter(make())  # a new dataset draws a different seed
+    resumed.restore_state(state)
+    assert as_list(resumed) == as_list(it)
+
+
 def test_file_readers_resume_by_offset(tmp_path):
     rec = str(tmp_path / "r.tfrecord")
     with TFRecordWriter(rec) as w:

@@ -50,7 +50,7 @@ class ShuffleStream:
     """The shuffle over an index stream."""
 
     def __init__(self, up, buffer_size: int, seed: int, epoch: tuple):
-        self._up, self._b = up, buffer_size
+        self._up, self._b, self._seed, self._epoch = up, buffer_size, seed, epoch
         self._rng = epoch_rng(seed, epoch)
         self._slots: np.ndarray | None = None
         self._pending, self._pend_off = _EMPTY, 0
@@ -90,9 +90,12 @@ class ShuffleStream:
         return out
 
     def get_state(self):
-        return {"pos": self._pos}
+        return {"pos": self._pos, "seed": self._seed}
 
     def set_state(self, state):
+        # An unseeded shuffle draws its seed when the dataset is built; use the saved one.
+        self._seed = int(state["seed"])
+        self._rng = epoch_rng(self._seed, self._epoch)
         left = int(state["pos"])
         while left > 0 and len(part := self.next_chunk(left)):
             left -= len(part)
@@ -102,7 +105,7 @@ class _ShuffleIterator(_It):
     """The element-wise buffer shuffle for inputs that are not in-memory arrays."""
 
     def __init__(self, it, buffer_size: int, seed: int, epoch: tuple):
-        self._it, self._b = it, buffer_size
+        self._it, self._b, self._seed, self._epoch = it, buffer_size, seed, epoch
         self._rng = epoch_rng(seed, epoch)
         self._buf: list | None = None
         self._draws: list = []
@@ -148,9 +151,11 @@ class _ShuffleIterator(_It):
         return out
 
     def get_state(self):
-        return {"pos": self._pos}
+        return {"pos": self._pos, "seed": self._seed}
 
     def set_state(self, state):
+        self._seed = int(state["seed"])
+        self._rng = epoch_rng(self._seed, self._epoch)
         skip_n(self, int(state["pos"]))
 
 
