@@ -46,11 +46,22 @@ def steady_chunk(slots: np.ndarray, j: np.ndarray, x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _adopt_seed(owner, state) -> int:
+    """An unseeded shuffle draws its seed when the dataset is built; a restored iterator
+    brings the saved seed, and the dataset keeps it for later passes (repeat, next epoch).
+    """
+    seed = int(state["seed"])
+    if owner is not None:
+        owner._seed = seed
+    return seed
+
+
 class ShuffleStream:
     """The shuffle over an index stream."""
 
-    def __init__(self, up, buffer_size: int, seed: int, epoch: tuple):
+    def __init__(self, up, buffer_size: int, seed: int, epoch: tuple, owner=None):
         self._up, self._b, self._seed, self._epoch = up, buffer_size, seed, epoch
+        self._owner = owner
         self._rng = epoch_rng(seed, epoch)
         self._slots: np.ndarray | None = None
         self._pending, self._pend_off = _EMPTY, 0
@@ -93,8 +104,7 @@ class ShuffleStream:
         return {"pos": self._pos, "seed": self._seed}
 
     def set_state(self, state):
-        # An unseeded shuffle draws its seed when the dataset is built; use the saved one.
-        self._seed = int(state["seed"])
+        self._seed = _adopt_seed(self._owner, state)
         self._rng = epoch_rng(self._seed, self._epoch)
         left = int(state["pos"])
         while left > 0 and len(part := self.next_chunk(left)):
@@ -104,8 +114,9 @@ class ShuffleStream:
 class _ShuffleIterator(_It):
     """The element-wise buffer shuffle for inputs that are not in-memory arrays."""
 
-    def __init__(self, it, buffer_size: int, seed: int, epoch: tuple):
+    def __init__(self, it, buffer_size: int, seed: int, epoch: tuple, owner=None):
         self._it, self._b, self._seed, self._epoch = it, buffer_size, seed, epoch
+        self._owner = owner
         self._rng = epoch_rng(seed, epoch)
         self._buf: list | None = None
         self._draws: list = []
@@ -154,7 +165,7 @@ class _ShuffleIterator(_It):
         return {"pos": self._pos, "seed": self._seed}
 
     def set_state(self, state):
-        self._seed = int(state["seed"])
+        self._seed = _adopt_seed(self._owner, state)
         self._rng = epoch_rng(self._seed, self._epoch)
         skip_n(self, int(state["pos"]))
 
@@ -179,7 +190,7 @@ class ShuffleDataset(Dataset):
         source, factory = up
 
         def make(epoch):
-            return ShuffleStream(factory(epoch), self._b, self._seed, self._epoch(epoch))
+            return ShuffleStream(factory(epoch), self._b, self._seed, self._epoch(epoch), self)
 
         return source, make
 
@@ -189,7 +200,7 @@ class ShuffleDataset(Dataset):
             source, make = indexed
             return IndexedElementIterator(source, make(epoch))
         return _ShuffleIterator(self._input._make_iterator(epoch), self._b, self._seed,
-                                self._epoch(epoch))
+                                self._epoch(epoch), self)
 
     def _compute_spec(self):
         return self._input.element_spec
