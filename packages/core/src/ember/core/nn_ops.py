@@ -222,7 +222,7 @@ def moments(x: Any, axes: Any, keepdims: bool = False, name: str | None = None) 
     """(mean, variance) over ``axes``."""
     t = _args.tensor(x)
     mean = r.reduce_mean(t, axes, keepdims=True)
-    var = r.reduce_mean(m.squared_difference(t, m.stop_gradient(mean)), axes, keepdims=True)
+    var = r.reduce_mean(m.squared_difference(t, mean), axes, keepdims=True)
     if not keepdims:
         ax = _args.axes("moments", axes, t.ndim)
         mean, var = squeeze(mean, ax), squeeze(var, ax)

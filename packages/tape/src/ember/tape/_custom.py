@@ -1,0 +1,92 @@
+"""custom_gradient: a function that supplies its own gradient."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import ember.core as em
+from ember.core import OpDef, Tensor, Variable, recording
+
+from ._nest import flatten, pack_as
+
+# Recorded by tapes like any op; its rule travels in the attrs.
+CUSTOM_GRADIENT_OP = OpDef("custom_gradient", forward=lambda be, *a: None, differentiable=True,
+                           family="tape")
+
+
+class _VariableCollector:
+    """A recorder that only notes which variables ``f`` reads."""
+
+    def __init__(self) -> None:
+        self.variables: dict[int, Variable] = {}
+
+    def record_op(self, op: Any, inputs: Any, attrs: Any, outputs: Any) -> None:
+        return None
+
+    def variable_read(self, variable: Variable, value: Tensor) -> None:
+        if variable.trainable:
+            self.variables.setdefault(id(variable), variable)
+
+
+def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate ``f(*args) -> (y, grad_fn)`` so that tapes use ``grad_fn(dy)`` for it.
+
+    ``grad_fn`` returns one gradient per tensor argument (``None`` allowed). If ``f``
+    reads trainable variables, ``grad_fn`` must accept ``variables=`` and return
+    ``(input_grads, variable_grads)``. ``grad_fn`` is written in ember ops, so higher-order
+    gradients through it work.
+
+    >>> import ember.core as em
+    >>> from ember import tape
+    >>> @tape.custom_gradient
+    ... def log1pexp(x):
+    ...     e = em.exp(x)
+    ...     return em.log(1 + e), lambda dy: dy * (1 - 1 / (1 + e))
+    >>> tape.gradients_function(log1pexp)(100.)
+    [ember.Tensor(1.0, shape=(), dtype=float32)]
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        collector = _VariableCollector()
+        token = recording._active.set((collector,))  # f's own ops are not recorded
+        try:
+            result, grad_fn = f(*args, **kwargs)
+        finally:
+            recording.pop(token)
+        outs = [o if isinstance(o, Tensor) else em.convert_to_tensor(o) for o in flatten(result)]
+        if not recording.active_recorders():
+            return result
+        tensor_args = [a._read() if isinstance(a, Variable) else a for a in args
+                       if isinstance(a, (Tensor, Variable))]
+        variables = list(collector.variables.values())
+        var_values = [v._read() for v in variables]  # active tapes see the reads now
+        n_args = len(tensor_args)
+        takes_vars = "variables" in inspect.signature(grad_fn).parameters
+
+        def rule(op: Any, dy: Any) -> Any:
+            dys = dy if isinstance(dy, list) else [dy]
+            dys_packed = pack_as(result, dys) if len(dys) > 1 else dys[0]
+            if variables:
+                if not takes_vars:
+                    raise TypeError(f"custom_gradient: {f.__name__} reads variables, so its "
+                                    "grad_fn must accept a 'variables' keyword argument")
+                gin, gvar = grad_fn(dys_packed, variables=variables)
+                gin = list(gin) if isinstance(gin, (list, tuple)) else [gin]
+                return tuple(gin[:n_args]) + tuple(gvar)
+            gin = grad_fn(dys_packed)
+            gin = list(gin) if isinstance(gin, (list, tuple)) else [gin]
+            if len(gin) != n_args:
+                raise ValueError(f"custom_gradient: grad_fn of {f.__name__} returned "
+                                 f"{len(gin)} gradients for {n_args} tensor arguments")
+            return tuple(gin)
+
+        inputs = tuple(tensor_args + var_values)
+        for r in recording.active_recorders():
+            r.record_op(CUSTOM_GRADIENT_OP, inputs, {"grad_fn": rule}, tuple(outs))
+        return pack_as(result, outs)
+
+    return wrapper

@@ -1,0 +1,54 @@
+"""The gradient registry: one rule per differentiable core op, in files named like core's.
+
+A rule is ``rule(op, dy) -> grad or tuple of grads`` (one per input, ``None`` where an
+input gets no gradient). ``op`` carries ``inputs``, ``outputs``, ``attrs`` and ``output``;
+``dy`` is the output's gradient (a list, with zeros filled in, for multi-output ops).
+Rules use ember ops only, so a tape watching the backward pass records it and higher
+derivatives come free. Broadcasting is undone once in the tape walker, not in rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+RULES: dict[str, Callable[..., Any]] = {}
+
+
+def register_gradient(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register the gradient rule of core op ``name`` (raises on duplicates)."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if name in RULES:
+            raise KeyError(f"a gradient rule for {name!r} is already registered")
+        RULES[name] = fn
+        return fn
+
+    return deco
+
+
+def get_rule(name: str) -> Callable[..., Any] | None:
+    return RULES.get(name)
+
+
+class OpContext:
+    """What a rule sees of a recorded op."""
+
+    __slots__ = ("attrs", "inputs", "outputs")
+
+    def __init__(self, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
+                 outputs: tuple[Any, ...]) -> None:
+        self.inputs = inputs
+        self.attrs = attrs or {}
+        self.outputs = outputs
+
+    @property
+    def output(self) -> Any:
+        return self.outputs[0]
+
+
+def _load() -> None:
+    from . import array, conv, linalg, math, reduce  # noqa: F401  (registers the rules)
+
+
+_load()

@@ -1,0 +1,74 @@
+"""Gradients of array ops: reshaping, joining, indexing, scatter, padding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+from ember.core import REGISTRY
+from ember.core._registry import execute
+
+from . import register_gradient as reg
+
+_GETITEM = REGISTRY["getitem"]
+_INDEX_ADD = REGISTRY["index_add"]
+_INDEX_UPDATE = REGISTRY["index_update"]
+
+reg("reshape")(lambda op, dy: em.reshape(dy, op.inputs[0].shape))
+reg("broadcast_to")(lambda op, dy: dy)  # the walker sums over the broadcast axes
+reg("reverse")(lambda op, dy: em.reverse(dy, op.attrs["axis"]))
+
+
+@reg("transpose")
+def _transpose(op: Any, dy: Any) -> Any:
+    perm = op.attrs["perm"]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return em.transpose(dy, inv)
+
+
+@reg("concat")
+def _concat(op: Any, dy: Any) -> Any:
+    axis = op.attrs["axis"]
+    return tuple(em.split(dy, [x.shape[axis] for x in op.inputs], axis))
+
+
+@reg("split")
+def _split(op: Any, dys: Any) -> Any:
+    return em.concat(dys, op.attrs["axis"])
+
+
+@reg("tile")
+def _tile(op: Any, dy: Any) -> Any:
+    x = op.inputs[0]
+    mult = op.attrs["multiples"]
+    inter = []
+    for m, s in zip(mult, x.shape):
+        inter += [m, s]
+    summed = em.reduce_sum(em.reshape(dy, inter), axis=list(range(0, 2 * x.ndim, 2)))
+    return em.reshape(summed, x.shape)
+
+
+@reg("pad")
+def _pad(op: Any, dy: Any) -> Any:
+    x = op.inputs[0]
+    key = tuple(slice(b, b + n) for (b, _), n in zip(op.attrs["paddings"], x.shape))
+    return em.getitem(dy, key)
+
+
+@reg("getitem")
+def _getitem(op: Any, dy: Any) -> Any:
+    return execute(_INDEX_ADD, (em.zeros_like(op.inputs[0]), dy), op.attrs)
+
+
+@reg("index_add")
+def _index_add(op: Any, dy: Any) -> Any:
+    return dy, execute(_GETITEM, (dy,), op.attrs)
+
+
+@reg("index_update")
+def _index_update(op: Any, dy: Any) -> Any:
+    u = op.inputs[1]
+    dx = execute(_INDEX_UPDATE, (dy, em.zeros_like(u)), op.attrs)
+    return dx, execute(_GETITEM, (dy,), op.attrs)

@@ -1,0 +1,126 @@
+"""Gradients of element-wise math ops."""
+
+from __future__ import annotations
+
+import math as _pymath
+from typing import Any
+
+import ember.core as em
+
+from . import register_gradient as reg
+
+
+def _mask(cond: Any, dtype: Any) -> Any:
+    return em.cast(cond, dtype)
+
+
+reg("add")(lambda op, dy: (dy, dy))
+reg("subtract")(lambda op, dy: (dy, em.negative(dy)))
+reg("negative")(lambda op, dy: em.negative(dy))
+reg("identity")(lambda op, dy: dy)
+reg("stop_gradient")(lambda op, dy: None)
+
+
+@reg("multiply")
+def _multiply(op: Any, dy: Any) -> Any:
+    x, y = op.inputs
+    return em.multiply(dy, y), em.multiply(dy, x)
+
+
+@reg("divide")
+def _divide(op: Any, dy: Any) -> Any:
+    x, y = op.inputs
+    gx = em.divide(dy, y)
+    return gx, em.negative(em.multiply(gx, em.divide(x, y)))
+
+
+@reg("floormod")
+def _floormod(op: Any, dy: Any) -> Any:
+    x, y = op.inputs
+    return dy, em.negative(em.multiply(dy, em.floor(em.divide(x, y))))
+
+
+@reg("pow")
+def _pow(op: Any, dy: Any) -> Any:
+    x, y = op.inputs
+    out = op.output
+    gx = em.multiply(dy, em.multiply(y, em.pow(x, em.subtract(y, 1))))
+    if y.dtype.kind not in "fc":
+        return gx, None
+    safe = em.where(em.greater(x, 0), x, em.ones_like(x))
+    logx = em.where(em.greater(x, 0), em.log(safe), em.zeros_like(x))
+    return gx, em.multiply(dy, em.multiply(out, logx))
+
+
+@reg("maximum")
+def _maximum(op: Any, dy: Any) -> Any:
+    x, y = op.inputs
+    m = _mask(em.greater_equal(x, y), dy.dtype)
+    return em.multiply(dy, m), em.multiply(dy, em.subtract(1, m))
+
+
+@reg("minimum")
+def _minimum(op: Any, dy: Any) -> Any:
+    x, y = op.inputs
+    m = _mask(em.less_equal(x, y), dy.dtype)
+    return em.multiply(dy, m), em.multiply(dy, em.subtract(1, m))
+
+
+@reg("atan2")
+def _atan2(op: Any, dy: Any) -> Any:
+    y, x = op.inputs
+    d = em.add(em.square(x), em.square(y))
+    return em.multiply(dy, em.divide(x, d)), em.negative(em.multiply(dy, em.divide(y, d)))
+
+
+@reg("abs")
+def _abs(op: Any, dy: Any) -> Any:
+    return em.multiply(dy, em.sign(op.inputs[0]))
+
+
+def _zero(op: Any, dy: Any) -> Any:
+    return em.zeros_like(op.inputs[0])
+
+
+for _name in ("sign", "floor", "ceil", "round"):
+    reg(_name)(_zero)
+
+reg("square")(lambda op, dy: em.multiply(dy, em.multiply(op.inputs[0], 2)))
+reg("sqrt")(lambda op, dy: em.divide(em.multiply(dy, 0.5), op.output))
+reg("rsqrt")(lambda op, dy: em.multiply(dy, em.multiply(em.pow(op.output, 3), -0.5)))
+reg("reciprocal")(lambda op, dy: em.negative(em.multiply(dy, em.square(op.output))))
+reg("exp")(lambda op, dy: em.multiply(dy, op.output))
+reg("expm1")(lambda op, dy: em.multiply(dy, em.add(op.output, 1)))
+reg("log")(lambda op, dy: em.divide(dy, op.inputs[0]))
+reg("log1p")(lambda op, dy: em.divide(dy, em.add(op.inputs[0], 1)))
+reg("sin")(lambda op, dy: em.multiply(dy, em.cos(op.inputs[0])))
+reg("cos")(lambda op, dy: em.negative(em.multiply(dy, em.sin(op.inputs[0]))))
+reg("tan")(lambda op, dy: em.multiply(dy, em.add(em.square(op.output), 1)))
+reg("tanh")(lambda op, dy: em.multiply(dy, em.subtract(1, em.square(op.output))))
+reg("sigmoid")(lambda op, dy: em.multiply(dy, em.multiply(op.output, em.subtract(1, op.output))))
+reg("softplus")(lambda op, dy: em.multiply(dy, em.sigmoid(op.inputs[0])))
+reg("relu")(lambda op, dy: em.multiply(dy, _mask(em.greater(op.inputs[0], 0), dy.dtype)))
+
+_TWO_OVER_SQRT_PI = 2 / _pymath.sqrt(_pymath.pi)
+reg("erf")(lambda op, dy: em.multiply(
+    dy, em.multiply(em.exp(em.negative(em.square(op.inputs[0]))), _TWO_OVER_SQRT_PI)))
+
+
+@reg("cast")
+def _cast(op: Any, dy: Any) -> Any:
+    x = op.inputs[0]
+    if x.dtype.kind not in "fc" and x.dtype != em.bfloat16:
+        return None
+    return em.cast(dy, x.dtype)
+
+
+@reg("where")
+def _where(op: Any, dy: Any) -> Any:
+    c = op.inputs[0]
+    z = em.zeros_like(dy)
+    return None, em.where(c, dy, z), em.where(c, z, dy)
+
+
+@reg("copy_to_device")
+def _copy(op: Any, dy: Any) -> Any:
+    return dy.to(op.inputs[0].device)

@@ -1,0 +1,71 @@
+"""Gradients of reductions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+
+from . import register_gradient as reg
+
+
+def _kept(op: Any, t: Any) -> Any:
+    """``t`` (a reduced result) reshaped as if reduced with keepdims=True."""
+    x = op.inputs[0]
+    if op.attrs["keepdims"]:
+        return t
+    axis = op.attrs["axis"]
+    shape = tuple(1 if axis is None or i in axis else d for i, d in enumerate(x.shape))
+    return em.reshape(t, shape)
+
+
+def _count(op: Any) -> int:
+    x = op.inputs[0]
+    axis = op.attrs["axis"]
+    n = 1
+    for i, d in enumerate(x.shape):
+        if axis is None or i in axis:
+            n *= d
+    return n
+
+
+@reg("reduce_sum")
+def _sum(op: Any, dy: Any) -> Any:
+    return em.broadcast_to(_kept(op, dy), op.inputs[0].shape)
+
+
+@reg("reduce_mean")
+def _mean(op: Any, dy: Any) -> Any:
+    return em.broadcast_to(em.divide(_kept(op, dy), max(_count(op), 1)), op.inputs[0].shape)
+
+
+def _extremum(op: Any, dy: Any) -> Any:
+    x = op.inputs[0]
+    y = _kept(op, op.output)
+    mask = em.cast(em.equal(x, y), dy.dtype)
+    ties = em.reduce_sum(mask, op.attrs["axis"], keepdims=True)
+    return em.multiply(em.divide(mask, ties), _kept(op, dy))
+
+
+reg("reduce_max")(_extremum)
+reg("reduce_min")(_extremum)
+
+
+@reg("reduce_prod")
+def _prod(op: Any, dy: Any) -> Any:
+    # prod / x, written so that a single zero still gets the product of the others.
+    x = op.inputs[0]
+    axis = op.attrs["axis"]
+    nonzero = em.where(em.equal(x, 0), em.ones_like(x), x)
+    zeros = em.reduce_sum(em.cast(em.equal(x, 0), x.dtype), axis, keepdims=True)
+    p_nz = em.reduce_prod(nonzero, axis, keepdims=True)
+    others = em.where(em.equal(x, 0),
+                      em.where(em.equal(zeros, 1), p_nz, em.zeros_like(p_nz)),
+                      em.where(em.equal(zeros, 0), em.divide(p_nz, nonzero), em.zeros_like(x)))
+    return em.multiply(_kept(op, dy), others)
+
+
+@reg("cumsum")
+def _cumsum(op: Any, dy: Any) -> Any:
+    a = op.attrs
+    return em.cumsum(dy, a["axis"], exclusive=a["exclusive"], reverse=not a["reverse"])

@@ -1,0 +1,303 @@
+"""GradientTape: records ops through core's recording interface and walks them backwards.
+
+What a tape keeps: for each recorded op, its input and output tensors and attributes (the
+rules read inputs and outputs, e.g. ``exp`` reuses its output, ``multiply`` its inputs).
+Only ops with at least one watched input are recorded. A non-persistent tape drops all of
+it after ``gradient``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import ember.core as em
+from ember.core import Tensor, Variable, recording
+from ember.core._dtypes import is_differentiable
+
+from ._nest import flatten, pack_as
+from ._rules import OpContext, get_rule
+
+_ZERO = "zero"
+_NONE = "none"
+
+
+class GradientTape:
+    """Record operations for automatic differentiation.
+
+    >>> import ember.core as em
+    >>> from ember import tape
+    >>> w = em.Variable(3.0)
+    >>> with tape.GradientTape() as t:
+    ...     loss = w * w
+    >>> t.gradient(loss, w)
+    ember.Tensor(6.0, shape=(), dtype=float32)
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._records: list[tuple[Any, tuple[Any, ...], Any, tuple[Any, ...]]] = []
+        self._tracked: dict[int, Tensor] = {}  # id -> tensor (the refs keep ids unique)
+        self._variables: dict[int, Variable] = {}  # watched variables, in first-read order
+        self._var_values: dict[int, dict[int, Tensor]] = {}  # var id -> value tensors read
+        self._tokens: list[Any] = []
+        self._used = False
+
+    # --- context manager ---------------------------------------------------------------
+    def __enter__(self) -> GradientTape:
+        self._tokens.append(recording.push(self))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        recording.pop(self._tokens.pop())
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Iterator[None]:
+        """Ops inside this block are not recorded by this tape."""
+        token = recording.exclude(self)
+        try:
+            yield
+        finally:
+            recording.pop(token)
+
+    def reset(self) -> None:
+        """Forget everything recorded so far (the tape stays active)."""
+        self._records.clear()
+        self._tracked.clear()
+        self._variables.clear()
+        self._var_values.clear()
+        self._used = False
+
+    # --- the recorder protocol (called by ember-core) -----------------------------------
+    def record_op(self, op: Any, inputs: tuple[Any, ...], attrs: Any,
+                  outputs: tuple[Any, ...]) -> None:
+        if not op.differentiable:
+            return
+        tracked = self._tracked
+        for x in inputs:
+            if id(x) in tracked:
+                break
+        else:
+            return
+        for o in outputs:
+            if is_differentiable(o._data.dtype):
+                tracked[id(o)] = o
+        self._records.append((op, inputs, attrs, outputs))
+
+    def variable_read(self, variable: Variable, value: Tensor) -> None:
+        vid = id(variable)
+        if vid not in self._variables:
+            if not (self._watch_accessed and variable.trainable):
+                return
+            if not is_differentiable(value.dtype):
+                return
+            self._variables[vid] = variable
+        self._track_value(vid, value)
+
+    def _track_value(self, vid: int, value: Tensor) -> None:
+        self._tracked[id(value)] = value
+        self._var_values.setdefault(vid, {})[id(value)] = value
+
+    # --- watching ----------------------------------------------------------------------
+    def watch(self, tensor: Any) -> None:
+        """Track a tensor, a variable, or a nested structure of them."""
+        for t in flatten(tensor):
+            if isinstance(t, Variable):
+                if not is_differentiable(t.dtype):
+                    continue
+                self._variables.setdefault(id(t), t)
+                self._track_value(id(t), t._value)
+            elif isinstance(t, Tensor):
+                if is_differentiable(t.dtype):
+                    self._tracked[id(t)] = t
+            else:
+                raise TypeError(f"GradientTape.watch: expected tensors or variables, "
+                                f"got {type(t).__name__}")
+
+    def watched_variables(self) -> list[Variable]:
+        """Variables this tape watches, in the order they were first read or watched."""
+        return list(self._variables.values())
+
+    # --- gradients ---------------------------------------------------------------------
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: str = _NONE) -> Any:
+        """d(target)/d(sources), shaped like ``sources`` (a tensor, variable or nest).
+
+        ``target`` may be a tensor or a nest of them (their gradients add up).
+        Unconnected sources give ``None``, or zeros with ``unconnected_gradients="zero"``.
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                "GradientTape.gradient can only be called once on a non-persistent tape; "
+                "create the tape with persistent=True to compute several gradients")
+        if unconnected_gradients not in (_NONE, _ZERO):
+            raise ValueError(f"unconnected_gradients must be 'none' or 'zero', "
+                             f"got {unconnected_gradients!r}")
+        self._used = True
+        try:
+            return self._gradient(target, sources, output_gradients, unconnected_gradients)
+        finally:
+            if not self._persistent:
+                self._release()
+
+    def _release(self) -> None:
+        self._records = []
+        self._tracked = {}
+        self._var_values = {}
+
+    def _gradient(self, target: Any, sources: Any, output_gradients: Any,
+                  unconnected: str) -> Any:
+        flat_src = flatten(sources)
+        src_ids: list[list[int]] = []
+        for s in flat_src:
+            if isinstance(s, Variable):
+                src_ids.append(list(self._var_values.get(id(s), {})))
+            elif isinstance(s, Tensor):
+                src_ids.append([id(s)] if id(s) in self._tracked else [])  # unwatched: None
+            else:
+                raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
+                                f"got {type(s).__name__}")
+        targets = [_read(t) for t in flatten(target)]
+        ogs = [None] * len(targets) if output_gradients is None else flatten(output_gradients)
+        if len(ogs) != len(targets):
+            raise ValueError(f"output_gradients has {len(ogs)} entries for {len(targets)} targets")
+        token = recording.exclude(self)  # the backward pass is not recorded on this tape
+        try:
+            grads = self._backward(targets, ogs, {i for ids in src_ids for i in ids})
+        finally:
+            recording.pop(token)
+        out = []
+        for s, ids in zip(flat_src, src_ids):
+            g = None
+            for i in ids:
+                gi = grads.get(i)
+                if gi is not None:
+                    g = gi if g is None else em.add(g, gi)
+            if g is None and unconnected == _ZERO:
+                g = em.zeros_like(_read(s))
+            out.append(g)
+        return pack_as(sources, out)
+
+    def _backward(self, targets: list[Tensor], ogs: list[Any], wanted: set[int]) -> dict[int, Any]:
+        records = self._records
+        # Forward reachability: only ops downstream of a wanted source matter.
+        reach = set(wanted)
+        needed = []
+        for rec in records:
+            for x in rec[1]:
+                if id(x) in reach:
+                    for o in rec[3]:
+                        reach.add(id(o))
+                    needed.append(rec)
+                    break
+        grads: dict[int, Any] = {}
+        for t, og in zip(targets, ogs):
+            if id(t) not in reach:
+                continue
+            g = em.ones_like(t) if og is None else em.convert_to_tensor(og)
+            _accumulate(grads, t, g)
+        for op, inputs, attrs, outputs in reversed(needed):
+            dys = [grads.get(id(o)) for o in outputs]
+            if all(d is None for d in dys):
+                continue
+            rule = get_rule(op.name) if op.name != "custom_gradient" else attrs["grad_fn"]
+            if rule is None:
+                raise LookupError(f"no gradient rule is registered for op {op.name!r}")
+            if len(outputs) == 1:
+                dy: Any = dys[0]
+            else:
+                dy = [em.zeros_like(o) if d is None else d for o, d in zip(outputs, dys)]
+            gin = rule(OpContext(inputs, attrs, outputs), dy)
+            if not isinstance(gin, (tuple, list)):
+                gin = (gin,)
+            for x, g in zip(inputs, gin):
+                if g is not None and id(x) in reach:
+                    _accumulate(grads, x, g)
+        return grads
+
+    # --- jacobians ---------------------------------------------------------------------
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = _NONE) -> Any:
+        """d(target[i...])/d(source[j...]) for every element: shape target.shape + source.shape."""
+        if self._used and not self._persistent:
+            raise RuntimeError("GradientTape.jacobian on a non-persistent tape that was used")
+        self._used = True
+        try:
+            t = _read(target)
+            flat_src = flatten(sources)
+            rows: list[list[Any]] = [[] for _ in flat_src]
+            n = max(t.size, 1)
+            eye = em.reshape(em.eye(n, dtype=t.dtype), (n,) + t.shape) if t.size else None
+            for i in range(t.size):
+                g = self._gradient(t, flat_src, eye[i], unconnected_gradients)
+                for k, gk in enumerate(g):
+                    rows[k].append(gk)
+            out = []
+            for s, r in zip(flat_src, rows):
+                sv = _read(s)
+                if any(g is None for g in r) or not r:
+                    out.append(em.zeros(t.shape + sv.shape, dtype=sv.dtype)
+                               if unconnected_gradients == _ZERO or not r else None)
+                else:
+                    out.append(em.reshape(em.stack(r), t.shape + sv.shape))
+            return pack_as(sources, out)
+        finally:
+            if not self._persistent:
+                self._release()
+
+    def batch_jacobian(self, target: Any, source: Any) -> Any:
+        """Per-example jacobian: for target (B, Y...) and source (B, X...) gives (B, Y..., X...).
+
+        Assumes example b of the target depends only on example b of the source.
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError("GradientTape.batch_jacobian on a non-persistent tape that was used")
+        self._used = True
+        try:
+            t = _read(target)
+            s = _read(source)
+            b = t.shape[0]
+            inner = t.shape[1:]
+            m = 1
+            for d in inner:
+                m *= d
+            cols = []
+            eye = em.eye(m, dtype=t.dtype)
+            for j in range(m):
+                og = em.broadcast_to(em.reshape(eye[j], (1,) + inner), t.shape)
+                g = self._gradient(t, source, og, _ZERO)
+                cols.append(g)
+            jac = em.stack(cols, axis=1)  # (B, m, X...)
+            return em.reshape(jac, (b,) + inner + s.shape[1:])
+        finally:
+            if not self._persistent:
+                self._release()
+
+
+def _read(x: Any) -> Tensor:
+    if isinstance(x, Variable):
+        return x._value
+    return x if isinstance(x, Tensor) else em.convert_to_tensor(x)
+
+
+def _accumulate(grads: dict[int, Any], x: Tensor, g: Any) -> None:
+    """Add ``g`` into the gradient of ``x``, undoing broadcasting and promotion first."""
+    if type(g) is not Tensor:
+        g = em.convert_to_tensor(g)
+    shape = x._data.shape
+    if g._data.shape != shape:
+        g = _unbroadcast(g, tuple(shape))
+    if g._data.dtype != x._data.dtype:
+        g = em.cast(g, x._data.dtype)
+    prev = grads.get(id(x))
+    grads[id(x)] = g if prev is None else em.add(prev, g)
+
+
+def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    lead = g.ndim - len(shape)
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(shape)
+                                if d == 1 and g.shape[lead + i] != 1]
+    if axes:
+        g = em.reduce_sum(g, axes, keepdims=False)
+    return em.reshape(g, shape) if g.shape != shape else g
