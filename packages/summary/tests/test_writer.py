@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 
 import pytest
 from ember import summary
@@ -191,3 +192,31 @@ def test_bad_writer_arguments(tmp_path):
         summary.create_file_writer(tmp_path, max_queue=0)
     with pytest.raises(ValueError, match="flush_millis"):
         summary.create_file_writer(tmp_path, flush_millis=0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_cannot_write_to_the_parents_writer(tmp_path):
+    writer = summary.create_file_writer(tmp_path)
+    writer.set_as_default(step=0)
+    summary.scalar("x", 1.0)
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # 3.12+ warns about forking with threads running
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: report what a write does, then leave without cleanup
+        try:
+            summary.scalar("x", 2.0)
+            message = b"wrote"
+        except ValueError as e:
+            message = str(e).encode()
+        os.write(write, message)
+        os._exit(0)
+    os.close(write)
+    message = os.read(read, 4096).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert "create writers after forking" in message
+    summary.scalar("x", 3.0)  # the parent's writer is untouched
+    writer.close()
+    assert [e.summary.value[0].simple_value for e in summary.read_events(writer.path)
+            if e.HasField("summary")] == [1.0, 3.0]

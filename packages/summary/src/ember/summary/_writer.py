@@ -63,6 +63,7 @@ class SummaryWriter:
         self._error: BaseException | None = None
         self._closed = False
         self._close_lock = threading.Lock()
+        self._pid = os.getpid()
         self._file = open(self.path, "wb")  # closed by close()
         header = Event(wall_time=time.time(), file_version=_FILE_VERSION,
                        source_metadata=SourceMetadata(writer="ember"))
@@ -108,7 +109,9 @@ class SummaryWriter:
         if self._error is not None:
             self._raise_error()
         if self._closed:
-            raise ValueError(f"{self!r}: cannot write to a closed writer")
+            raise ValueError(f"{self!r}: cannot write to a closed writer" + (
+                f" (it belongs to process {self._pid}; create writers after forking)"
+                if self._pid != os.getpid() else ""))
         queue = self._queue
         queue.append(item)
         if len(queue) >= self._max_queue and not self._wake.is_set():
@@ -237,6 +240,19 @@ def write(kind: Any, tag: str, payload: Any, step: int, description: str | None)
         return False
     writer._put((kind, tag, payload, step, time.time(), description))
     return True
+
+
+def _disown_after_fork() -> None:
+    """In a forked child, the parent's writers have no thread: refuse writes, loudly."""
+    global _open_lock
+    _open_lock = threading.Lock()
+    for writer in _open_writers:
+        writer._closed = True
+    _open_writers.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_disown_after_fork)
 
 
 @atexit.register
