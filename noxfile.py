@@ -76,7 +76,8 @@ def _install_packages(session: nox.Session, names: list[str], extra: str = "") -
     args = []
     for n in names:
         args += ["-e", f"{ROOT / 'packages' / n}{extra}"]
-    session.install(*args)
+    if args:
+        session.install(*args)
 
 
 def _pytest(session: nox.Session, *paths: str) -> None:
