@@ -60,12 +60,23 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
         outs = [o if isinstance(o, Tensor) else em.convert_to_tensor(o) for o in flatten(result)]
         if not recording.active_recorders():
             return result
-        tensor_args = [a._read() if isinstance(a, Variable) else a for a in args
-                       if isinstance(a, (Tensor, Variable))]
+        tensor_pos = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable))]
+        tensor_args = [args[i]._read() if isinstance(args[i], Variable) else args[i]
+                       for i in tensor_pos]
         variables = list(collector.variables.values())
         var_values = [v._read() for v in variables]  # active tapes see the reads now
         n_args = len(tensor_args)
         takes_vars = "variables" in inspect.signature(grad_fn).parameters
+
+        def pick(gin: Any) -> list[Any]:
+            """One gradient per positional argument, or per tensor argument: keep tensors'."""
+            gin = list(gin) if isinstance(gin, (list, tuple)) else [gin]
+            if len(gin) == len(args) and len(args) != n_args:
+                return [gin[i] for i in tensor_pos]
+            if len(gin) != n_args:
+                raise ValueError(f"custom_gradient: grad_fn of {f.__name__} returned "
+                                 f"{len(gin)} gradients for {len(args)} arguments")
+            return gin
 
         def rule(op: Any, dy: Any) -> Any:
             dys = dy if isinstance(dy, list) else [dy]
@@ -75,14 +86,8 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
                     raise TypeError(f"custom_gradient: {f.__name__} reads variables, so its "
                                     "grad_fn must accept a 'variables' keyword argument")
                 gin, gvar = grad_fn(dys_packed, variables=variables)
-                gin = list(gin) if isinstance(gin, (list, tuple)) else [gin]
-                return tuple(gin[:n_args]) + tuple(gvar)
-            gin = grad_fn(dys_packed)
-            gin = list(gin) if isinstance(gin, (list, tuple)) else [gin]
-            if len(gin) != n_args:
-                raise ValueError(f"custom_gradient: grad_fn of {f.__name__} returned "
-                                 f"{len(gin)} gradients for {n_args} tensor arguments")
-            return tuple(gin)
+                return tuple(pick(gin)) + tuple(gvar)
+            return tuple(pick(grad_fn(dys_packed)))
 
         inputs = tuple(tensor_args + var_values)
         for r in recording.active_recorders():

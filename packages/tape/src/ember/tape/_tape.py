@@ -160,7 +160,12 @@ class GradientTape:
                 raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
                                 f"got {type(s).__name__}")
         targets = [_read(t) for t in flatten(target)]
-        ogs = [None] * len(targets) if output_gradients is None else flatten(output_gradients)
+        if output_gradients is None:
+            ogs: list[Any] = [None] * len(targets)
+        elif isinstance(target, (list, tuple, dict)):
+            ogs = flatten(output_gradients)
+        else:
+            ogs = [output_gradients]
         if len(ogs) != len(targets):
             raise ValueError(f"output_gradients has {len(ogs)} entries for {len(targets)} targets")
         token = recording.exclude(self)  # the backward pass is not recorded on this tape

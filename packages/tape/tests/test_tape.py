@@ -1,0 +1,377 @@
+"""GradientTape behaviour and the seeds' automatic-differentiation examples."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import tape
+
+
+def test_seed_w_times_w_gives_2w():
+    w = em.Variable([[1.0]])
+    with tape.GradientTape() as t:
+        loss = w * w
+    np.testing.assert_allclose(t.gradient(loss, w).numpy(), [[2.0]])
+
+
+def test_persistent_tape_gives_several_gradients():
+    x = em.ones((2, 2))
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = em.reduce_sum(x)
+        z = em.multiply(y, y)
+    np.testing.assert_allclose(t.gradient(z, x).numpy(), np.full((2, 2), 8.0))
+    np.testing.assert_allclose(t.gradient(z, y).numpy(), 8.0)
+    np.testing.assert_allclose(t.gradient(y, x).numpy(), np.ones((2, 2)))
+
+
+def test_non_persistent_tape_used_twice_raises():
+    x = em.constant(3.0)
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+    t.gradient(y, x)
+    with pytest.raises(RuntimeError, match="only be called once.*persistent=True"):
+        t.gradient(y, x)
+
+
+def test_nested_tapes_second_derivative():
+    x = em.Variable(1.0)
+    with tape.GradientTape() as t:
+        with tape.GradientTape() as t2:
+            y = x * x
+        dy_dx = t2.gradient(y, x)
+    assert float(dy_dx) == 2.0
+    assert float(t.gradient(dy_dx, x)) == 2.0
+
+
+def test_gradients_function_orders_one_two_three():
+    def square(x):
+        return em.multiply(x, x)
+
+    grad = tape.gradients_function(square)
+    gradgrad = tape.gradients_function(lambda x: grad(x)[0])
+    gradgradgrad = tape.gradients_function(lambda x: gradgrad(x)[0])
+    assert float(square(3.0)) == 9.0
+    assert float(grad(3.0)[0]) == 6.0
+    assert float(gradgrad(3.0)[0]) == 2.0
+    assert gradgradgrad(3.0) == [None]
+
+
+def test_abs_through_python_if():
+    def abs_(x):
+        return x if x > 0.0 else -x
+
+    grad = tape.gradients_function(abs_)
+    assert float(grad(2.0)[0]) == 1.0
+    assert float(grad(-2.0)[0]) == -1.0
+
+
+def test_log1pexp_unstable_then_custom_gradient():
+    def log1pexp(x):
+        return em.log(1 + em.exp(x))
+
+    grad = tape.gradients_function(log1pexp)
+    assert float(grad(0.0)[0]) == 0.5
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert np.isnan(float(grad(100.0)[0]))
+
+    @tape.custom_gradient
+    def log1pexp_fixed(x):
+        e = em.exp(x)
+
+        def grad_fn(dy):
+            return dy * (1 - 1 / (1 + e))
+
+        return em.log(1 + e), grad_fn
+
+    grad2 = tape.gradients_function(log1pexp_fixed)
+    assert float(grad2(0.0)[0]) == 0.5
+    with np.errstate(over="ignore"):
+        assert float(grad2(100.0)[0]) == 1.0
+
+
+def test_clip_gradient_by_norm_custom_gradient():
+    @tape.custom_gradient
+    def clip_gradient_by_norm(x, norm):
+        y = em.identity(x)
+
+        def grad_fn(dresult):
+            return [em.clip_by_norm(dresult, norm), None]
+
+        return y, grad_fn
+
+    x = em.constant([3.0, 4.0])
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = clip_gradient_by_norm(x, 1.0) * 10.0
+    g = t.gradient(y, x).numpy()
+    np.testing.assert_allclose(np.linalg.norm(g), 1.0, rtol=1e-6)
+
+
+def test_custom_gradient_composes_with_second_order():
+    @tape.custom_gradient
+    def cube(x):
+        def grad_fn(dy):
+            return dy * 3 * x * x
+        return x * x * x, grad_fn
+
+    x = em.constant(2.0)
+    with tape.GradientTape() as outer:
+        outer.watch(x)
+        with tape.GradientTape() as inner:
+            inner.watch(x)
+            y = cube(x)
+        dy = inner.gradient(y, x)
+    assert float(dy) == 12.0
+    assert float(outer.gradient(dy, x)) == 12.0  # d/dx 3x^2 = 6x
+
+
+def test_custom_gradient_with_variables():
+    v = em.Variable(2.0)
+
+    @tape.custom_gradient
+    def scaled(x):
+        def grad_fn(dy, variables=None):
+            return [dy * v], [dy * x * 10.0]
+        return x * v, grad_fn
+
+    x = em.constant(3.0)
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = scaled(x)
+    gx, gv = t.gradient(y, [x, v])
+    assert float(gx) == 2.0
+    assert float(gv) == 30.0  # the custom rule, not the true 3.0
+
+
+def test_unconnected_gives_none_or_zeros():
+    x, y = em.constant(1.0), em.constant(2.0)
+    with tape.GradientTape(persistent=True) as t:
+        t.watch([x, y])
+        z = x * 3
+    assert t.gradient(z, y) is None
+    assert float(t.gradient(z, y, unconnected_gradients="zero")) == 0.0
+
+
+def test_unwatched_constants_and_integer_tensors_get_none():
+    x = em.constant(1.0)
+    i = em.constant(2)
+    with tape.GradientTape() as t:
+        t.watch(i)
+        z = x * 3 + em.cast(i, em.float32)
+    assert t.gradient(z, [x, i]) == [None, None]
+
+
+def test_nested_sources_keep_their_structure():
+    a, b = em.Variable(1.0), em.Variable(2.0)
+    with tape.GradientTape() as t:
+        y = a * b
+    g = t.gradient(y, {"a": a, "pair": (b, a)})
+    assert set(g) == {"a", "pair"}
+    assert float(g["a"]) == 2.0
+    assert float(g["pair"][0]) == 1.0 and float(g["pair"][1]) == 2.0
+
+
+def test_output_gradients_and_list_targets():
+    x = em.constant([1.0, 2.0])
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * x
+        z = x * 3
+    np.testing.assert_allclose(t.gradient(y, x, output_gradients=[1.0, 10.0]).numpy(), [2, 40])
+    np.testing.assert_allclose(t.gradient([y, z], x).numpy(), [5, 7])
+
+
+def test_watch_accessed_variables_false_and_trainable_false():
+    v = em.Variable(2.0)
+    frozen = em.Variable(3.0, trainable=False)
+    with tape.GradientTape(watch_accessed_variables=False) as t:
+        y = v * v
+    assert t.gradient(y, v) is None
+    with tape.GradientTape() as t:
+        y = frozen * v
+    assert t.watched_variables() == [v]
+
+
+def test_stop_recording_and_stop_gradient():
+    x = em.constant(2.0)
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(x)
+        with t.stop_recording():
+            a = x * x
+        b = em.stop_gradient(x * x) + x
+    assert t.gradient(a, x) is None
+    assert float(t.gradient(b, x)) == 1.0
+
+
+def test_gradient_inside_the_tapes_own_block():
+    x = em.constant(3.0)
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * x
+        g = t.gradient(y, x)
+        z = y * 2
+    assert float(g) == 6.0
+    assert float(t.gradient(z, x)) == 12.0
+
+
+def test_reset_forgets_recorded_ops():
+    x = em.constant(3.0)
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+        t.reset()
+        t.watch(x)
+        z = x * 2
+    assert float(t.gradient(z, x)) == 2.0
+    del y
+
+
+def test_variable_reads_before_and_after_assign_both_count():
+    v = em.Variable(1.0)
+    with tape.GradientTape() as t:
+        a = v * 2.0
+        v.assign(5.0)
+        b = v * 3.0
+        y = a + b
+    assert float(t.gradient(y, v)) == 5.0
+
+
+def test_broadcasting_gradients_reduce_to_source_shape():
+    x = em.constant(np.ones((3, 1)))
+    b = em.constant(np.ones((4,)))
+    with tape.GradientTape() as t:
+        t.watch([x, b])
+        y = em.reduce_sum(x * b)
+    gx, gb = t.gradient(y, [x, b])
+    assert gx.shape == (3, 1) and gb.shape == (4,)
+    np.testing.assert_allclose(gx.numpy(), np.full((3, 1), 4.0))
+    np.testing.assert_allclose(gb.numpy(), np.full((4,), 3.0))
+
+
+def test_repeated_advanced_indices_accumulate():
+    x = em.constant([1.0, 2.0, 3.0])
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = em.reduce_sum(x[em.constant([0, 0, 2, 0])])
+    np.testing.assert_allclose(t.gradient(y, x).numpy(), [3.0, 0.0, 1.0])
+
+
+def test_jacobian_and_batch_jacobian():
+    x = em.constant([1.0, 2.0, 3.0])
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * x
+    np.testing.assert_allclose(t.jacobian(y, x).numpy(), np.diag([2.0, 4.0, 6.0]))
+    xb = em.constant(np.arange(6.0).reshape(2, 3))
+    w = em.constant(np.arange(12.0).reshape(3, 4))
+    with tape.GradientTape() as t:
+        t.watch(xb)
+        yb = em.matmul(xb, w)
+    bj = t.batch_jacobian(yb, xb).numpy()
+    assert bj.shape == (2, 4, 3)
+    np.testing.assert_allclose(bj[0], w.numpy().T)
+    np.testing.assert_allclose(bj[1], w.numpy().T)
+
+
+def test_implicit_gradients_pairs_over_read_variables():
+    w = em.Variable(2.0)
+    b = em.Variable(1.0)
+    unused = em.Variable(7.0)
+
+    def loss(x):
+        return w * x + b
+
+    pairs = tape.implicit_gradients(loss)(3.0)
+    assert [v is w or v is b for _, v in pairs] == [True, True]
+    assert unused not in [v for _, v in pairs]
+    assert [float(g) for g, _ in pairs] == [3.0, 1.0]
+    value, pairs = tape.implicit_value_and_gradients(loss)(3.0)
+    assert float(value) == 7.0 and len(pairs) == 2
+
+
+def test_value_and_gradients_function_and_params():
+    f = tape.value_and_gradients_function(lambda x, y: x * y * y, params=[1])
+    value, grads = f(2.0, 3.0)
+    assert float(value) == 18.0
+    assert len(grads) == 1 and float(grads[0]) == 12.0
+
+
+def test_tapes_are_per_thread():
+    x = em.constant(2.0)
+    seen = {}
+
+    def other():
+        y = x * x  # runs while the main thread's tape is active
+        seen["y"] = y
+
+    with tape.GradientTape() as t:
+        t.watch(x)
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+        z = x * 3
+    assert t.gradient(seen["y"], x) is None
+    assert float(t.gradient.__self__ is t) == 1.0
+    del z
+
+
+def test_non_persistent_tape_releases_records():
+    x = em.constant(np.ones(1000))
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = em.reduce_sum(em.exp(x))
+    t.gradient(y, x)
+    assert t._records == [] and t._tracked == {}
+
+
+def test_linear_regression_reaches_w3_b2():
+    em.random.set_seed(0)
+    n = 1000
+    xs = em.random.normal([n])
+    noise = em.random.normal([n])
+    ys = xs * 3.0 + 2.0 + noise * 0.1
+    W, B = em.Variable(5.0), em.Variable(10.0)
+    lr = 0.1
+    for _ in range(200):
+        with tape.GradientTape() as t:
+            loss = em.reduce_mean(em.square(ys - (W * xs + B)))
+        dW, dB = t.gradient(loss, [W, B])
+        W.assign_sub(dW * lr)
+        B.assign_sub(dB * lr)
+    assert abs(float(W) - 3.0) < 0.05
+    assert abs(float(B) - 2.0) < 0.05
+
+
+def test_line_search_dynamic_model_with_python_control_flow():
+    # The seeds' dynamic model: a backtracking line search inside the forward pass.
+    def line_search_step(fn, init_x, rate=1.0):
+        with tape.GradientTape() as t:
+            t.watch(init_x)
+            value = fn(init_x)
+        grad = t.gradient(value, init_x)
+        grad_norm = em.reduce_sum(grad * grad)
+        init_value = value
+        while value > init_value - rate * grad_norm:
+            x = init_x - rate * grad
+            value = fn(x)
+            rate /= 2.0
+        return x, value
+
+    x, value = line_search_step(lambda v: em.square(v - 1.0), em.constant(3.0))
+    assert float(value) < 4.0
+    assert abs(float(x) - 1.0) < 2.0
+
+
+def test_check_gradients_reports_a_wrong_rule():
+    @tape.custom_gradient
+    def wrong(x):
+        return x * x, lambda dy: dy * 3.0  # true gradient is 2x
+
+    with pytest.raises(tape.GradientCheckError, match="max \\|analytic - numeric\\|"):
+        tape.check_gradients(wrong, [np.array([1.0, 2.0])], order=1)
