@@ -3,14 +3,14 @@ import os
 import numpy as np
 import pytest
 from ckpt_fakes import Variable
-
 from ember.checkpoint import (
     Checkpoint,
     CheckpointManager,
     CorruptCheckpointError,
+    _atomic,
+    _manager,
     latest_checkpoint,
 )
-from ember.checkpoint import _atomic, _manager
 
 
 def _files(directory):

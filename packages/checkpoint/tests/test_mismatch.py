@@ -1,8 +1,6 @@
 import numpy as np
 import pytest
 from ckpt_fakes import Variable
-from numpy.testing import assert_array_equal
-
 from ember.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -10,6 +8,7 @@ from ember.checkpoint import (
     CheckpointNotFoundError,
     CorruptCheckpointError,
 )
+from numpy.testing import assert_array_equal
 
 
 def _saved(tmp_path):

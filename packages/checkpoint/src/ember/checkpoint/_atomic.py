@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Callable
 
@@ -55,16 +56,41 @@ def fsync_dir(directory: str) -> None:
 
 
 def replace_durably(final: str, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp)`` to fill a temporary file, then atomically make it ``final``."""
+    """Call ``write(tmp)`` to fill a temporary file, then atomically make it ``final``.
+
+    The file replaced, if any, is given a temporary name first (a hard link, so ``final``
+    never disappears) and deleted by a background thread: freeing a large file's blocks
+    takes as long as writing a third of it, and nothing needs to wait for it.
+    """
     tmp = temp_name(final)
     try:
         write(tmp)
         fsync_path(tmp)
+        old = _second_name(final)
         os.replace(tmp, final)
     except BaseException:
         _unlink(tmp)
         raise
     fsync_dir(os.path.dirname(final))
+    if old is not None:
+        discard(old)
+
+
+def _second_name(path: str) -> str | None:
+    """Hard-link ``path`` under a temporary name, so replacing it frees nothing yet."""
+    other = temp_name(path)
+    try:
+        os.link(path, other)
+    except (FileNotFoundError, NotImplementedError):
+        return None
+    except OSError:  # filesystems without hard links: the replace frees the file itself
+        return None
+    return other
+
+
+def discard(path: str) -> None:
+    """Delete ``path`` in a background thread (leftovers are cleaned by later writers)."""
+    threading.Thread(target=_unlink, args=(path,), daemon=True).start()
 
 
 def write_bytes_durably(final: str, data: bytes) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import struct
 import threading
@@ -232,6 +233,23 @@ class CheckpointFile:
         entry = self.entries[key]
         raw = np.empty(entry.end - entry.begin, dtype=np.uint8)
         self._read_into(self._data_start + entry.begin, memoryview(raw))
+        if zlib.crc32(raw) != entry.crc32:
+            raise self._corrupt(f"checksum mismatch in tensor {key!r}")
+        return _dtypes.decode(raw, entry.dtype, entry.shape)
+
+    def map(self) -> mmap.mmap:
+        """Map the whole file read-only, for one pass of checking and copying.
+
+        Only for immediate use: a mapping of a file that someone truncates in place
+        crashes on access, so values kept for later are read with ``read`` instead.
+        """
+        return mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def view(self, mapping: mmap.mmap, key: str) -> np.ndarray:
+        """A read-only view of the tensor ``key`` in ``mapping``, checksum verified."""
+        entry = self.entries[key]
+        raw = np.frombuffer(mapping, dtype=np.uint8, count=entry.end - entry.begin,
+                            offset=self._data_start + entry.begin)
         if zlib.crc32(raw) != entry.crc32:
             raise self._corrupt(f"checksum mismatch in tensor {key!r}")
         return _dtypes.decode(raw, entry.dtype, entry.shape)

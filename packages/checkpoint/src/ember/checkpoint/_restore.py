@@ -54,6 +54,13 @@ class Plan:
     problems: list[str] = field(default_factory=list)
 
 
+def _release(mapping: Any) -> None:
+    try:
+        mapping.close()
+    except BufferError:
+        pass  # a view escaped (it keeps the mapping alive); the GC closes it later
+
+
 class Hub:
     """One per ``Checkpoint``: its active restore and the containers listened to.
 
@@ -146,10 +153,14 @@ class Restorer:
         _graph.walk(self._roots, graph=self.graph)
         plan = self._plan(list(self.graph.values), list(self.graph.objects))
         self._check(plan)
-        matched = {key for key, _ in plan.values}
-        for key in sorted(self.pending_values - matched):
-            self.file.verify(key)  # all-or-nothing covers values restored later, too
-        self._apply(plan, list(self.graph.objects.values()))
+        mapping = self.file.map()
+        try:
+            matched = {key for key, _ in plan.values}
+            for key in sorted(self.pending_values - matched):
+                self.file.view(mapping, key)  # all-or-nothing covers later values, too
+            self._apply(plan, list(self.graph.objects.values()), mapping)
+        finally:
+            _release(mapping)
 
     def _lookup(self, path: str) -> str | None:
         obj = self._object_at(path)
@@ -197,11 +208,18 @@ class Restorer:
                 f"{self.file.path}: {len(plan.problems)} saved value(s) do not fit the "
                 f"objects restoring them; nothing was restored:\n{describe(plan.problems)}")
 
-    def _apply(self, plan: Plan, new_objects: list[Any]) -> None:
-        arrays = [(key, obj, self.file.read(key)) for key, obj in plan.values]
+    def _apply(self, plan: Plan, new_objects: list[Any], mapping: Any = None) -> None:
+        """Assign a checked plan: every tensor is read and verified before the first write."""
+        if mapping is None:
+            arrays = [(key, obj, self.file.read(key)) for key, obj in plan.values]
+        else:
+            arrays = [(key, obj, self.file.view(mapping, key)) for key, obj in plan.values]
         for key, obj, array in arrays:
+            if mapping is not None and not isinstance(obj, np.ndarray):
+                array = np.array(array)  # a variable may keep what it is given: no views
             assign(obj, array)
             self.pending_values.discard(key)
+        del arrays
         for key, obj in plan.states:
             _graph.set_state(obj, self.file.states[key])
             self.pending_states.discard(key)

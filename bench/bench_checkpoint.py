@@ -1,0 +1,173 @@
+"""Checkpoint save/restore throughput: ember.checkpoint vs its peers, side by side.
+
+A model of ~100 MB of float32 parameters (24 dense layers of 1024x1024 plus biases) is
+saved and loaded by each contender in turn, alternating within every round so that disk
+and page-cache conditions are shared; the median of the rounds is reported.
+
+* ember: ``Checkpoint.write`` (atomic: temp file, fsync, rename, fsync dir; CRC-32 per
+  tensor) and ``Checkpoint.restore`` into the existing arrays (all checksums verified).
+* safetensors: ``safetensors.numpy.save_file`` / ``load_file`` (no fsync, no checksums).
+* torch: ``torch.save`` / ``torch.load(weights_only=True)`` when torch imports.
+* TensorFlow: ``tf.train.Checkpoint.write`` / ``read`` when tensorflow imports.
+* numpy: ``np.savez`` / ``np.load`` with every array materialised.
+
+Usage: ``python bench/bench_checkpoint.py [--rounds N] [--out bench/results/checkpoint.md]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "packages", "checkpoint", "src"))
+
+from ember.checkpoint import Checkpoint  # noqa: E402
+
+
+def make_model(layers: int = 24, width: int = 1024) -> dict[str, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    return {f"dense{i}": {"kernel": rng.standard_normal((width, width), dtype=np.float32),
+                          "bias": rng.standard_normal(width, dtype=np.float32)}
+            for i in range(layers)}
+
+
+def flat(model: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {f"{layer}/{name}": v for layer, vs in model.items() for name, v in vs.items()}
+
+
+Pair = tuple[Callable[[], None], Callable[[], None]]
+
+
+def ember_pair(model, directory) -> Pair:
+    path = os.path.join(directory, "ember")
+    ckpt = Checkpoint(model=model)
+    targets = {k: {n: np.empty_like(v) for n, v in vs.items()} for k, vs in model.items()}
+    target = Checkpoint(model=targets)
+    return (lambda: ckpt.write(path)), (lambda: target.restore(path))
+
+
+def safetensors_pair(model, directory) -> Pair:
+    from safetensors.numpy import load_file, save_file
+
+    path = os.path.join(directory, "raw.safetensors")
+    tensors = flat(model)
+    return (lambda: save_file(tensors, path)), (lambda: load_file(path))
+
+
+def numpy_pair(model, directory) -> Pair:
+    path = os.path.join(directory, "np.npz")
+    tensors = {k.replace("/", "."): v for k, v in flat(model).items()}
+
+    def load() -> None:
+        with np.load(path) as f:
+            {k: f[k] for k in f.files}
+
+    return (lambda: np.savez(path, **tensors)), load
+
+
+def torch_pair(model, directory) -> Pair:
+    import torch
+
+    path = os.path.join(directory, "torch.pt")
+    tensors = {k: torch.from_numpy(v) for k, v in flat(model).items()}
+    return (lambda: torch.save(tensors, path)), (
+        lambda: torch.load(path, weights_only=True))
+
+
+def tensorflow_pair(model, directory) -> Pair:
+    import tensorflow as tf
+
+    path = os.path.join(directory, "tf")
+    variables = {k.replace("/", "_"): tf.Variable(v) for k, v in flat(model).items()}
+    ckpt = tf.train.Checkpoint(**variables)
+    return (lambda: ckpt.write(path)), (lambda: ckpt.read(path).assert_consumed())
+
+
+CONTENDERS = {
+    "ember.checkpoint (atomic, fsync, CRC-32)": ember_pair,
+    "safetensors (raw)": safetensors_pair,
+    "torch.save / torch.load": torch_pair,
+    "TensorFlow Checkpoint": tensorflow_pair,
+    "np.savez / np.load": numpy_pair,
+}
+
+
+def timed(fn: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run(rounds: int) -> tuple[float, dict[str, tuple[float, float] | str]]:
+    model = make_model()
+    megabytes = sum(v.nbytes for v in flat(model).values()) / 1e6
+    results: dict[str, tuple[float, float] | str] = {}
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as directory:
+        pairs: dict[str, Pair] = {}
+        for name, make in CONTENDERS.items():
+            try:
+                pairs[name] = make(model, directory)
+            except ImportError:
+                results[name] = "not installed"
+        times: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in pairs}
+        for _ in range(rounds + 1):  # the first round warms up and is dropped
+            for name, (save, load) in pairs.items():
+                times[name][0].append(timed(save))
+                times[name][1].append(timed(load))
+        for name, (saves, loads) in times.items():
+            results[name] = (megabytes / statistics.median(saves[1:]),
+                             megabytes / statistics.median(loads[1:]))
+    return megabytes, results
+
+
+def table(megabytes: float, results: dict[str, tuple[float, float] | str]) -> str:
+    raw = results["safetensors (raw)"]
+    assert isinstance(raw, tuple)
+    lines = [f"Model: {megabytes:.0f} MB of float32 in 48 tensors. Median of the rounds.",
+             "",
+             "| method | save MB/s | load MB/s | save / safetensors | load / safetensors |",
+             "|---|---:|---:|---:|---:|"]
+    for name, value in results.items():
+        if isinstance(value, str):
+            lines.append(f"| {name} | {value} | | | |")
+        else:
+            lines.append(f"| {name} | {value[0]:.0f} | {value[1]:.0f} | "
+                         f"{value[0] / raw[0]:.2f} | {value[1] / raw[1]:.2f} |")
+    ember = results["ember.checkpoint (atomic, fsync, CRC-32)"]
+    torch = results["torch.save / torch.load"]
+    assert isinstance(ember, tuple)
+    lines.append("")
+    if isinstance(torch, tuple):
+        lines.append(f"- ember save / torch.save: **{ember[0] / torch[0]:.2f}** (target >= 1)")
+    lines.append(f"- ember restore / raw safetensors load: **{ember[1] / raw[1]:.2f}** "
+                 "(target >= 0.8)")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "checkpoint.md"))
+    args = parser.parse_args()
+    megabytes, results = run(args.rounds)
+    text = table(megabytes, results)
+    print(text)
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    header = ("# Checkpoint throughput\n\nWritten by `python bench/bench_checkpoint.py` "
+              f"({machine}; files in the system temp dir, page cache warm for loads).\n\n")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(header + text + "\n")
+
+
+if __name__ == "__main__":
+    main()
