@@ -64,9 +64,19 @@ def _buckets(xp: Any, array: Any, k: int) -> np.ndarray:
         out[-1, 2] = x.size
         return out
     width = (hi - lo) / k
-    index = xp.clip(xp.floor((x - lo) / width), 0, k - 1).astype(xp.int64)
+    if 0.0 < width < float("inf"):  # TensorBoard's own arithmetic, for identical buckets
+        position = xp.floor((x - lo) / width)
+        edges = np.linspace(lo, hi, k + 1)
+    else:  # the range is subnormal (width underflows to 0) or overflows to inf
+        if hi - lo == float("inf"):
+            fraction = (x * 0.5 - lo * 0.5) / (hi * 0.5 - lo * 0.5)
+        else:
+            fraction = (x - lo) / (hi - lo)
+        position = xp.floor(fraction * k)
+        t = np.linspace(0.0, 1.0, k + 1)
+        edges = lo * (1.0 - t) + hi * t
+    index = xp.clip(position, 0, k - 1).astype(xp.int64)
     counts = xp.bincount(index, minlength=k)
-    edges = np.linspace(lo, hi, k + 1)
     out[:, 0], out[:, 1] = edges[:-1], edges[1:]
     out[:, 2] = _to_host(counts)
     return out
