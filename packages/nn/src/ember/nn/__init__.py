@@ -1,3 +1,19 @@
-"""ember.nn: Layers, models, losses, optimizers and metrics for ember."""
+"""ember.nn: layers, models, losses, optimizers and metrics for ember.
 
-__all__: list[str] = []
+>>> import ember.core as em
+>>> from ember import nn
+>>> model = nn.Sequential([nn.layers.Dense(10, input_shape=(784,)), nn.layers.Dense(10)])
+>>> model(em.zeros((2, 784))).shape
+(2, 10)
+"""
+
+from . import activations, callbacks, initializers, layers, losses, metrics, optimizers
+from .global_step import get_global_step, get_or_create_global_step, reset_global_step
+from .layers import Layer
+from .model import Model, Sequential
+
+__all__ = [
+    "Layer", "Model", "Sequential", "activations", "callbacks", "get_global_step",
+    "get_or_create_global_step", "initializers", "layers", "losses", "metrics", "optimizers",
+    "reset_global_step",
+]

@@ -1,0 +1,191 @@
+"""Initializers: callables ``(shape, dtype) -> Tensor``, all drawn through ``em.random``.
+
+``em.random.set_seed(n)`` makes every initializer repeatable; ``seed=`` gives one its own
+stream (as TensorFlow's op-level seeds).
+
+>>> import ember.core as em
+>>> from ember import nn
+>>> nn.initializers.get("zeros")((2,), dtype="float32").numpy()
+array([0., 0.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+__all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Initializer",
+           "LecunNormal", "LecunUniform", "Ones", "Orthogonal", "RandomNormal", "RandomUniform",
+           "TruncatedNormal", "VarianceScaling", "Zeros", "get"]
+
+
+def _fans(shape: tuple[int, ...]) -> tuple[float, float]:
+    if len(shape) < 1:
+        return 1.0, 1.0
+    if len(shape) == 1:
+        return float(shape[0]), float(shape[0])
+    if len(shape) == 2:
+        return float(shape[0]), float(shape[1])
+    receptive = float(np.prod(shape[:-2]))  # conv kernels: (..., in, out)
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+class Initializer:
+    """Base class: ``init(shape, dtype=float32)`` returns a Tensor."""
+
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        raise NotImplementedError
+
+    def get_config(self) -> dict[str, Any]:
+        return {}
+
+
+class Zeros(Initializer):
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        return em.zeros(tuple(shape), dtype=dtype)
+
+
+class Ones(Initializer):
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        return em.ones(tuple(shape), dtype=dtype)
+
+
+class Constant(Initializer):
+    def __init__(self, value: Any = 0.0) -> None:
+        self.value = value
+
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        v = np.broadcast_to(np.asarray(self.value, dtype=em.as_dtype(dtype)), tuple(shape))
+        return em.convert_to_tensor(np.array(v))
+
+
+class RandomNormal(Initializer):
+    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: Any = None) -> None:
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        return em.random.normal(tuple(shape), self.mean, self.stddev, dtype=dtype, seed=self.seed)
+
+
+class TruncatedNormal(RandomNormal):
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        return em.random.truncated_normal(tuple(shape), self.mean, self.stddev, dtype=dtype,
+                                          seed=self.seed)
+
+
+class RandomUniform(Initializer):
+    def __init__(self, minval: float = -0.05, maxval: float = 0.05, seed: Any = None) -> None:
+        self.minval, self.maxval, self.seed = minval, maxval, seed
+
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        return em.random.uniform(tuple(shape), self.minval, self.maxval, dtype=dtype,
+                                 seed=self.seed)
+
+
+class VarianceScaling(Initializer):
+    """scale / fan (fan_in, fan_out or their mean), drawn normal, truncated or uniform."""
+
+    def __init__(self, scale: float = 1.0, mode: str = "fan_in",
+                 distribution: str = "truncated_normal", seed: Any = None) -> None:
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(f"VarianceScaling: unknown mode {mode!r}")
+        self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        shape = tuple(shape)
+        fan_in, fan_out = _fans(shape)
+        fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[self.mode]
+        var = self.scale / max(1.0, fan)
+        if self.distribution == "uniform":
+            lim = math.sqrt(3.0 * var)
+            return em.random.uniform(shape, -lim, lim, dtype=dtype, seed=self.seed)
+        if self.distribution == "untruncated_normal":
+            return em.random.normal(shape, 0.0, math.sqrt(var), dtype=dtype, seed=self.seed)
+        # stddev of a unit normal truncated at two standard deviations
+        std = math.sqrt(var) / 0.87962566103423978
+        return em.random.truncated_normal(shape, 0.0, std, dtype=dtype, seed=self.seed)
+
+
+class GlorotUniform(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_avg", "uniform", seed)
+
+
+class GlorotNormal(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+
+
+class HeNormal(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+
+
+class HeUniform(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(2.0, "fan_in", "uniform", seed)
+
+
+class LecunNormal(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+
+
+class LecunUniform(VarianceScaling):
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(1.0, "fan_in", "uniform", seed)
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix from the QR decomposition of a normal draw."""
+
+    def __init__(self, gain: float = 1.0, seed: Any = None) -> None:
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        shape = tuple(shape)
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal: needs a shape of rank >= 2, got {shape}")
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        a = em.random.normal((max(rows, cols), min(rows, cols)), dtype=em.float64,
+                             seed=self.seed).numpy()
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return em.convert_to_tensor((self.gain * q).reshape(shape).astype(em.as_dtype(dtype)))
+
+
+_NAMES: dict[str, Any] = {
+    "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
+    "random_uniform": RandomUniform, "truncated_normal": TruncatedNormal,
+    "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_normal": HeNormal,
+    "he_uniform": HeUniform, "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
+    "orthogonal": Orthogonal, "variance_scaling": VarianceScaling,
+    "xavier_uniform": GlorotUniform, "xavier_normal": GlorotNormal,
+}
+
+
+def get(identifier: Any) -> Any:
+    """An initializer from a name (``"he_normal"``), an instance or a callable."""
+    if isinstance(identifier, str):
+        key = identifier.lower()
+        if key not in _NAMES:
+            raise ValueError(f"unknown initializer {identifier!r}; known: {sorted(_NAMES)}")
+        return _NAMES[key]()
+    if isinstance(identifier, (int, float)):
+        return Constant(identifier)
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"cannot interpret {identifier!r} as an initializer")
+
+
+# lower-case function aliases, as in Keras
+zeros, ones, constant = Zeros, Ones, Constant
+glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
+lecun_normal, lecun_uniform, orthogonal = LecunNormal, LecunUniform, Orthogonal
+random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal

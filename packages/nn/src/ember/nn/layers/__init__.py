@@ -1,0 +1,29 @@
+"""ember.nn.layers: the Layer base class and the built-in layers (channels last)."""
+
+from .attention import MultiHeadAttention
+from .base import InputSpec, Layer, current_training
+from .conv import Conv1D, Conv2D, Conv2DTranspose
+from .core import Activation, Dropout, Flatten, Lambda, Permute, Reshape
+from .dense import Dense
+from .embedding import Embedding
+from .normalization import BatchNormalization, LayerNormalization
+from .pooling import (
+    AveragePooling2D,
+    AvgPool2D,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalMaxPooling2D,
+    MaxPool2D,
+    MaxPooling2D,
+)
+from .recurrent import GRU, LSTM, SimpleRNN
+
+Convolution2D = Conv2D
+
+__all__ = [
+    "GRU", "LSTM", "Activation", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
+    "Conv1D", "Conv2D", "Conv2DTranspose", "Convolution2D", "Dense", "Dropout", "Embedding",
+    "Flatten", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
+    "InputSpec", "Lambda", "Layer", "LayerNormalization", "MaxPool2D", "MaxPooling2D",
+    "MultiHeadAttention", "Permute", "Reshape", "SimpleRNN", "current_training",
+]

@@ -1,0 +1,94 @@
+"""Shape and element-wise layers: Flatten, Reshape, Activation, Dropout, Permute, Lambda."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+from .. import activations
+from .base import Layer
+
+
+class Flatten(Layer):
+    """Collapse every axis but the batch axis: (N, ...) -> (N, prod(...))."""
+
+    def call(self, inputs: Any) -> Any:
+        return em.reshape(inputs, (inputs.shape[0], int(np.prod(inputs.shape[1:]))))
+
+
+class Reshape(Layer):
+    """Reshape each example to ``target_shape`` (without the batch axis; one -1 allowed)."""
+
+    def __init__(self, target_shape: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(s) for s in target_shape)
+
+    def call(self, inputs: Any) -> Any:
+        n = int(np.prod(inputs.shape[1:]))
+        known = int(np.prod([s for s in self.target_shape if s != -1]))
+        ok = n == known if -1 not in self.target_shape else known and n % known == 0
+        if not ok:
+            raise ValueError(f"layer {self.name!r} (Reshape): cannot reshape examples of shape "
+                             f"{tuple(inputs.shape[1:])} ({n} values) to {self.target_shape}")
+        return em.reshape(inputs, (inputs.shape[0],) + self.target_shape)
+
+
+class Permute(Layer):
+    """Permute the non-batch axes; ``dims`` counts from 1 (as Keras)."""
+
+    def __init__(self, dims: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.dims = tuple(int(d) for d in dims)
+
+    def call(self, inputs: Any) -> Any:
+        return em.transpose(inputs, (0,) + self.dims)
+
+
+class Activation(Layer):
+    """Apply an activation function by name or callable."""
+
+    def __init__(self, activation: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs: Any) -> Any:
+        return self.activation(inputs)
+
+
+class Dropout(Layer):
+    """Zero a fraction ``rate`` of inputs in training (scaling the rest); identity otherwise.
+
+    Draws through ``em.random``: ``em.random.set_seed`` or ``seed=`` make it repeatable.
+    """
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not 0 <= rate < 1:
+            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate}")
+        self.rate = float(rate)
+        self.noise_shape = noise_shape
+        self.seed = seed
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        if not training or self.rate == 0:
+            return inputs
+        shape = None
+        if self.noise_shape is not None:
+            shape = tuple(inputs.shape[i] if s is None else s
+                          for i, s in enumerate(self.noise_shape))
+        return em.nn_ops.dropout(inputs, self.rate, noise_shape=shape, seed=self.seed)
+
+
+class Lambda(Layer):
+    """Wrap a function of tensors as a layer (no variables)."""
+
+    def __init__(self, function: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.function = function
+
+    def call(self, inputs: Any) -> Any:
+        return self.function(inputs)

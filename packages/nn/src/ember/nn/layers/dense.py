@@ -1,0 +1,53 @@
+"""Dense: ``activation(inputs @ kernel + bias)`` over the last axis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+
+from .. import activations
+from .base import InputSpec, Layer
+
+
+class Dense(Layer):
+    """A fully connected layer.
+
+    Args:
+        units: output size.
+        activation: a name (``"relu"``) or callable; None is linear.
+        use_bias: add a bias vector.
+        kernel_initializer, bias_initializer: names or initializers
+            (``"glorot_uniform"`` and ``"zeros"`` by default, as Keras).
+
+    >>> import ember.core as em
+    >>> from ember import nn
+    >>> nn.layers.Dense(3)(em.ones((2, 5))).shape
+    (2, 3)
+    """
+
+    def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape: Any) -> None:
+        d = input_shape[-1]
+        self.kernel = self.add_weight("kernel", (d, self.units), initializer=self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer)
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: d})
+
+    def call(self, inputs: Any) -> Any:
+        if inputs.ndim == 2:
+            y = em.matmul(inputs, self.kernel.value())
+        else:
+            y = em.tensordot(inputs, self.kernel.value(), [[inputs.ndim - 1], [0]])
+        if self.use_bias:
+            y = em.add(y, self.bias.value())
+        return self.activation(y)

@@ -1,0 +1,101 @@
+"""BatchNormalization and LayerNormalization."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+
+from .base import InputSpec, Layer
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    ax = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(sorted(a % ndim for a in ax))
+
+
+class BatchNormalization(Layer):
+    """Normalise with batch statistics in training, moving statistics otherwise.
+
+    ``moving_mean`` and ``moving_variance`` are non-trainable variables updated in training
+    calls as ``moving = moving * momentum + batch * (1 - momentum)`` (batch variance is
+    the biased one, as Keras).
+    """
+
+    def __init__(self, axis: Any = -1, momentum: float = 0.99, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
+                 gamma_initializer: Any = "ones", moving_mean_initializer: Any = "zeros",
+                 moving_variance_initializer: Any = "ones", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis = axis
+        self.momentum, self.epsilon = float(momentum), float(epsilon)
+        self.center, self.scale = center, scale
+        self._inits = (beta_initializer, gamma_initializer, moving_mean_initializer,
+                       moving_variance_initializer)
+
+    def build(self, input_shape: Any) -> None:
+        ndim = len(input_shape)
+        self._axes = _axes(self.axis, ndim)
+        self._reduce = tuple(i for i in range(ndim) if i not in self._axes)
+        pshape = tuple(input_shape[a] for a in self._axes)
+        self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
+        beta_i, gamma_i, mm_i, mv_i = self._inits
+        if self.scale:
+            self.gamma = self.add_weight("gamma", pshape, initializer=gamma_i)
+        if self.center:
+            self.beta = self.add_weight("beta", pshape, initializer=beta_i)
+        self.moving_mean = self.add_weight("moving_mean", pshape, initializer=mm_i,
+                                           trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", pshape, initializer=mv_i,
+                                               trainable=False)
+        self.input_spec = InputSpec(ndim=ndim, axes={a: input_shape[a] for a in self._axes})
+
+    def _b(self, v: Any) -> Any:
+        return em.reshape(v, self._bshape) if len(self._axes) != 1 or self._axes[0] != len(
+            self._bshape) - 1 else v
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        gamma = self._b(self.gamma.value()) if self.scale else None
+        beta = self._b(self.beta.value()) if self.center else None
+        if training and self.trainable:
+            mean, var = em.nn_ops.moments(inputs, self._reduce, keepdims=True)
+            self._update_moving(mean, var)
+        else:
+            mean, var = self._b(self.moving_mean.value()), self._b(self.moving_variance.value())
+        return em.nn_ops.batch_normalization(inputs, mean, var, beta, gamma, self.epsilon)
+
+    def _update_moving(self, mean: Any, var: Any) -> None:
+        m = self.momentum
+        with em.recording.paused():
+            for mv, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
+                b = em.reshape(em.stop_gradient(batch), mv.shape)
+                mv.assign(mv.value() * m + b * (1.0 - m))
+
+
+class LayerNormalization(Layer):
+    """Normalise each example over ``axis`` (the last by default), then scale and shift."""
+
+    def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True,
+                 scale: bool = True, beta_initializer: Any = "zeros",
+                 gamma_initializer: Any = "ones", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis, self.epsilon = axis, float(epsilon)
+        self.center, self.scale = center, scale
+        self._inits = (beta_initializer, gamma_initializer)
+
+    def build(self, input_shape: Any) -> None:
+        ndim = len(input_shape)
+        self._axes = _axes(self.axis, ndim)
+        pshape = tuple(input_shape[a] for a in self._axes)
+        self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
+        if self.scale:
+            self.gamma = self.add_weight("gamma", pshape, initializer=self._inits[1])
+        if self.center:
+            self.beta = self.add_weight("beta", pshape, initializer=self._inits[0])
+        self.input_spec = InputSpec(ndim=ndim, axes={a: input_shape[a] for a in self._axes})
+
+    def call(self, inputs: Any) -> Any:
+        mean, var = em.nn_ops.moments(inputs, self._axes, keepdims=True)
+        gamma = em.reshape(self.gamma.value(), self._bshape) if self.scale else None
+        beta = em.reshape(self.beta.value(), self._bshape) if self.center else None
+        return em.nn_ops.batch_normalization(inputs, mean, var, beta, gamma, self.epsilon)

@@ -1,0 +1,183 @@
+"""Losses with ``weights`` and ``reduction`` as TensorFlow's ``tf.losses``.
+
+Each loss computes per-element values, multiplies by ``weights`` (broadcast) and reduces;
+the default reduction, ``SUM_BY_NONZERO_WEIGHTS``, is the plain mean when ``weights=1``.
+Cross entropies work from logits through log-sum-exp, so large logits never overflow.
+
+>>> import ember.core as em
+>>> from ember import nn
+>>> float(nn.losses.mean_squared_error([1., 2.], [1., 4.]))
+2.0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+__all__ = ["Reduction", "absolute_difference", "binary_crossentropy", "compute_weighted_loss",
+           "get", "huber_loss", "mean_absolute_error", "mean_squared_error",
+           "sigmoid_cross_entropy", "softmax_cross_entropy", "sparse_softmax_cross_entropy",
+           "categorical_crossentropy", "sparse_categorical_crossentropy"]
+
+
+class Reduction:
+    """How per-element losses become the returned value."""
+
+    NONE = "none"
+    SUM = "weighted_sum"
+    MEAN = "weighted_mean"
+    SUM_OVER_BATCH_SIZE = "weighted_sum_over_batch_size"
+    SUM_BY_NONZERO_WEIGHTS = "weighted_sum_by_nonzero_weights"
+
+    @classmethod
+    def all(cls) -> tuple[str, ...]:
+        return (cls.NONE, cls.SUM, cls.MEAN, cls.SUM_OVER_BATCH_SIZE, cls.SUM_BY_NONZERO_WEIGHTS)
+
+
+def _float(x: Any, like: Any = None) -> Any:
+    t = em.convert_to_tensor(x)
+    dt = like.dtype if like is not None else (t.dtype if t.dtype.kind == "f" else em.float32)
+    return t if t.dtype == dt else em.cast(t, dt)
+
+
+def compute_weighted_loss(losses: Any, weights: Any = 1.0,
+                          reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Any:
+    """Multiply ``losses`` by ``weights`` (broadcast) and reduce as ``reduction`` says."""
+    if reduction not in Reduction.all():
+        raise ValueError(f"unknown reduction {reduction!r}; use one of {Reduction.all()}")
+    scalar_w = isinstance(weights, (int, float))
+    if scalar_w and weights == 1.0:
+        if reduction == Reduction.NONE:
+            return losses
+        if reduction == Reduction.SUM:
+            return em.reduce_sum(losses)
+        return em.reduce_mean(losses)
+    w = _float(weights, losses)
+    try:
+        np.broadcast_shapes(tuple(w.shape), tuple(losses.shape))
+    except ValueError as e:
+        raise ValueError(f"weights of shape {w.shape} do not broadcast to the losses' shape "
+                         f"{losses.shape}") from e
+    weighted = em.multiply(losses, w)
+    if reduction == Reduction.NONE:
+        return weighted
+    total = em.reduce_sum(weighted)
+    if reduction == Reduction.SUM:
+        return total
+    wb = np.broadcast_to(np.asarray(w.numpy()), losses.shape)
+    if reduction == Reduction.MEAN:
+        denom = float(wb.sum())
+    elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
+        denom = float(max(losses.size, 1))
+    else:
+        denom = float(np.count_nonzero(wb))
+    return em.multiply(total, 0.0 if denom == 0 else 1.0 / denom)
+
+
+def mean_squared_error(labels: Any, predictions: Any, weights: Any = 1.0,
+                       reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Any:
+    """(predictions - labels)^2, weighted and reduced."""
+    p = _float(predictions)
+    y = _float(labels, p)
+    return compute_weighted_loss(em.squared_difference(p, y), weights, reduction)
+
+
+def absolute_difference(labels: Any, predictions: Any, weights: Any = 1.0,
+                        reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Any:
+    """|predictions - labels|, weighted and reduced."""
+    p = _float(predictions)
+    y = _float(labels, p)
+    return compute_weighted_loss(em.abs(em.subtract(p, y)), weights, reduction)
+
+
+mean_absolute_error = absolute_difference
+
+
+def huber_loss(labels: Any, predictions: Any, weights: Any = 1.0, delta: float = 1.0,
+               reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Any:
+    """0.5 e^2 where |e| <= delta, else delta (|e| - 0.5 delta)."""
+    p = _float(predictions)
+    y = _float(labels, p)
+    err = em.abs(em.subtract(p, y))
+    quad = em.minimum(err, delta)
+    lin = em.subtract(err, quad)
+    loss = em.add(em.multiply(em.square(quad), 0.5), em.multiply(lin, delta))
+    return compute_weighted_loss(loss, weights, reduction)
+
+
+def _smooth(labels: Any, smoothing: float, classes: int) -> Any:
+    if not smoothing:
+        return labels
+    return em.add(em.multiply(labels, 1.0 - smoothing), smoothing / classes)
+
+
+def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0,
+                          label_smoothing: float = 0.0,
+                          reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Any:
+    """Cross entropy between one-hot (or soft) labels and ``softmax(logits)``, per example."""
+    x = _float(logits)
+    y = _smooth(_float(onehot_labels, x), label_smoothing, x.shape[-1])
+    losses = em.nn_ops.softmax_cross_entropy_with_logits(labels=y, logits=x)
+    return compute_weighted_loss(losses, weights, reduction)
+
+
+def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0,
+                                 reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Any:
+    """Cross entropy for integer class ``labels`` against ``logits``, per example."""
+    x = _float(logits)
+    y = em.convert_to_tensor(labels)
+    if y.dtype.kind not in "iu":
+        y = em.cast(y, em.int64)
+    losses = em.nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y, logits=x)
+    return compute_weighted_loss(losses, weights, reduction)
+
+
+def sigmoid_cross_entropy(multi_class_labels: Any, logits: Any, weights: Any = 1.0,
+                          label_smoothing: float = 0.0,
+                          reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Any:
+    """Binary cross entropy from logits, element-wise, stable for any logit size."""
+    x = _float(logits)
+    z = _float(multi_class_labels, x)
+    if label_smoothing:
+        z = em.add(em.multiply(z, 1.0 - label_smoothing), 0.5 * label_smoothing)
+    losses = em.nn_ops.sigmoid_cross_entropy_with_logits(labels=z, logits=x)
+    return compute_weighted_loss(losses, weights, reduction)
+
+
+binary_crossentropy = sigmoid_cross_entropy
+
+
+# Keras-style names with (y_true, y_pred) argument order, predictions being logits
+def categorical_crossentropy(y_true: Any, y_pred: Any) -> Any:
+    return softmax_cross_entropy(y_true, y_pred)
+
+
+def sparse_categorical_crossentropy(y_true: Any, y_pred: Any) -> Any:
+    return sparse_softmax_cross_entropy(y_true, y_pred)
+
+
+_NAMES = {
+    "mse": mean_squared_error, "mean_squared_error": mean_squared_error,
+    "mae": absolute_difference, "mean_absolute_error": absolute_difference,
+    "huber": huber_loss, "huber_loss": huber_loss,
+    "categorical_crossentropy": categorical_crossentropy,
+    "softmax_cross_entropy": categorical_crossentropy,
+    "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "sparse_softmax_cross_entropy": sparse_categorical_crossentropy,
+    "binary_crossentropy": sigmoid_cross_entropy, "sigmoid_cross_entropy": sigmoid_cross_entropy,
+}
+
+
+def get(identifier: Any) -> Any:
+    """A loss ``(labels, predictions) -> scalar`` from a name or callable."""
+    if isinstance(identifier, str):
+        if identifier not in _NAMES:
+            raise ValueError(f"unknown loss {identifier!r}; known: {sorted(_NAMES)}")
+        return _NAMES[identifier]
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"cannot interpret {identifier!r} as a loss")

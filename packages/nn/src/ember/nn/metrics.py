@@ -1,0 +1,152 @@
+"""Streaming metrics: ``m(values)`` / ``update_state``, ``result()``, ``reset_states()``.
+
+State lives in variables (``total``, ``count``), so a checkpoint saves a metric as it
+saves a layer.
+
+>>> from ember import nn
+>>> m = nn.metrics.Mean("loss")
+>>> _ = m(0); _ = m(5); float(m.result())
+2.5
+>>> _ = m([8, 9]); float(m.result())
+5.5
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "Metric",
+           "SparseCategoricalAccuracy", "Sum", "get"]
+
+
+def _host(x: Any) -> np.ndarray:
+    if isinstance(x, (em.Tensor, em.Variable)):
+        return x.numpy()
+    return np.asarray(x)
+
+
+class Metric:
+    """Base class: keeps ``total`` and ``count`` variables (float64, non-trainable)."""
+
+    def __init__(self, name: str | None = None, dtype: Any = None) -> None:
+        self.name = name or type(self).__name__.lower()
+        self.dtype = np.dtype(em.as_dtype(dtype or em.float64))
+        self.total = em.Variable(np.zeros((), self.dtype), name=f"{self.name}/total",
+                                 trainable=False)
+        self.count = em.Variable(np.zeros((), self.dtype), name=f"{self.name}/count",
+                                 trainable=False)
+
+    def __checkpoint_children__(self) -> dict[str, Any]:
+        return {"total": self.total, "count": self.count}
+
+    def _accumulate(self, values: np.ndarray, sample_weight: Any = None) -> None:
+        v = values.astype(self.dtype, copy=False)
+        if sample_weight is None:
+            total, count = v.sum(), v.size
+        else:
+            w = np.broadcast_to(_host(sample_weight).astype(self.dtype), v.shape)
+            total, count = (v * w).sum(), w.sum()
+        self.total.assign(self.total.numpy() + total)
+        self.count.assign(self.count.numpy() + count)
+
+    def update_state(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Update with new values and return the running result."""
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def result(self) -> Any:
+        c = float(self.count.numpy())
+        value = float(self.total.numpy()) / c if c else 0.0
+        return em.constant(value, dtype=self.dtype)
+
+    def reset_states(self) -> None:
+        self.total.assign(0.0)
+        self.count.assign(0.0)
+
+    reset_state = reset_states
+
+    @property
+    def variables(self) -> list[Any]:
+        return [self.total, self.count]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} result={float(self.result()):.6g}>"
+
+
+class Mean(Metric):
+    """The (weighted) mean of every value seen."""
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> None:
+        self._accumulate(_host(values), sample_weight)
+
+
+class Sum(Metric):
+    """The (weighted) sum of every value seen."""
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> None:
+        self._accumulate(_host(values), sample_weight)
+
+    def result(self) -> Any:
+        return em.constant(float(self.total.numpy()), dtype=self.dtype)
+
+
+class Accuracy(Metric):
+    """The fraction of ``predictions`` equal to ``labels``."""
+
+    def update_state(self, labels: Any, predictions: Any, sample_weight: Any = None) -> None:
+        y, p = _host(labels), _host(predictions)
+        if y.shape != p.shape:
+            raise ValueError(f"{self.name}: labels {y.shape} and predictions {p.shape} differ "
+                             f"in shape")
+        self._accumulate((y == p).astype(np.float64), sample_weight)
+
+
+class SparseCategoricalAccuracy(Metric):
+    """Integer ``labels`` against ``argmax(predictions, -1)`` (logits or probabilities)."""
+
+    def update_state(self, labels: Any, predictions: Any, sample_weight: Any = None) -> None:
+        y, p = _host(labels), _host(predictions)
+        y = y.reshape(p.shape[:-1]) if y.size == int(np.prod(p.shape[:-1])) else y
+        self._accumulate((p.argmax(-1) == y).astype(np.float64), sample_weight)
+
+
+class CategoricalAccuracy(Metric):
+    """``argmax(labels, -1)`` (one-hot) against ``argmax(predictions, -1)``."""
+
+    def update_state(self, labels: Any, predictions: Any, sample_weight: Any = None) -> None:
+        y, p = _host(labels), _host(predictions)
+        self._accumulate((p.argmax(-1) == y.argmax(-1)).astype(np.float64), sample_weight)
+
+
+class BinaryAccuracy(Metric):
+    """``labels`` against ``predictions > threshold``."""
+
+    def __init__(self, name: str | None = None, dtype: Any = None, threshold: float = 0.5):
+        super().__init__(name, dtype)
+        self.threshold = threshold
+
+    def update_state(self, labels: Any, predictions: Any, sample_weight: Any = None) -> None:
+        y, p = _host(labels), _host(predictions)
+        self._accumulate(((p > self.threshold) == (y > 0.5)).astype(np.float64), sample_weight)
+
+
+_NAMES = {"accuracy": SparseCategoricalAccuracy, "acc": SparseCategoricalAccuracy,
+          "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+          "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy,
+          "mean": Mean, "sum": Sum}
+
+
+def get(identifier: Any) -> Metric:
+    """A metric instance from a name (``"accuracy"`` means sparse categorical) or instance."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, str) and identifier in _NAMES:
+        return _NAMES[identifier](name=identifier)
+    raise ValueError(f"cannot interpret {identifier!r} as a metric; known: {sorted(_NAMES)}")

@@ -1,0 +1,130 @@
+"""Model (a Layer with training conveniences), Sequential, and summary()."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+from . import training as _training
+from .layers import _tracking
+from .layers.base import Layer
+
+
+class Model(Layer):
+    """A layer that groups layers: subclass it and write ``call``.
+
+    Models nest (a model is a layer) and add ``compile``/``fit``/``evaluate``/``predict``
+    and ``summary``.
+
+    >>> import ember.core as em
+    >>> from ember import nn
+    >>> class MNISTModel(nn.Model):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.dense1 = nn.layers.Dense(units=10)
+    ...         self.dense2 = nn.layers.Dense(units=10)
+    ...     def call(self, x):
+    ...         return self.dense2(self.dense2(self.dense1(x)))  # dense2 reused
+    >>> m = MNISTModel()
+    >>> m(em.zeros((1, 784))).shape
+    (1, 10)
+    >>> list(m.variables_by_path())
+    ['dense1/kernel', 'dense1/bias', 'dense2/kernel', 'dense2/bias']
+    """
+
+    def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None) -> None:
+        """Choose the optimizer, loss ``(labels, predictions) -> scalar`` and metrics."""
+        _training.compile_model(self, optimizer, loss, metrics)
+
+    def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
+            verbose: int = 1, callbacks: Any = None, validation_data: Any = None,
+            steps_per_epoch: int | None = None, shuffle: bool = False) -> Any:
+        """Train over an iterable of ``(x, y)`` batches (or arrays with ``batch_size``)."""
+        return _training.fit(self, x, y, batch_size, epochs, verbose, callbacks,
+                             validation_data, steps_per_epoch, shuffle)
+
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
+                 verbose: int = 0, callbacks: Any = None, return_dict: bool = True) -> Any:
+        """Loss and metrics over the batches; a dict (or list with ``return_dict=False``)."""
+        return _training.evaluate(self, x, y, batch_size, verbose, callbacks, return_dict)
+
+    def predict(self, x: Any, batch_size: int | None = None, verbose: int = 0,
+                callbacks: Any = None) -> np.ndarray:
+        """Outputs for every batch, concatenated as a numpy array."""
+        return _training.predict(self, x, batch_size, verbose, callbacks)
+
+    def train_step(self, x: Any, y: Any, sample_weight: Any = None) -> dict[str, float]:
+        """One optimisation step on a batch (used by ``fit``; override to customise)."""
+        return _training.train_step(self, x, y, sample_weight)
+
+    def summary(self, print_fn: Any = print, line_length: int = 72) -> None:
+        """Print each layer's name, type, output shape and parameter count."""
+        print_fn(summary_text(self, line_length))
+
+
+class Sequential(Model):
+    """A linear stack of layers: ``Sequential([Dense(10, input_shape=(784,)), Dense(10)])``.
+
+    With ``input_shape`` on the first layer it builds at once; otherwise on the first call.
+    """
+
+    def __init__(self, layers: Any = None, name: str | None = None, **kwargs: Any) -> None:
+        super().__init__(name=name, **kwargs)
+        stack = _tracking.TrackedList()
+        self._children["layers"] = stack  # checkpoint paths: layers/0/kernel, ...
+        self._stack = stack
+        for layer in layers or ():
+            self.add(layer)
+
+    @property
+    def layers(self) -> list[Layer]:  # type: ignore[override]
+        return list(self._stack)
+
+    def add(self, layer: Layer) -> None:
+        """Append a layer (building the model when the first layer knows its input shape)."""
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add: expected a Layer, got {type(layer).__name__}")
+        self._stack.append(layer)
+        first = self._stack[0]
+        if first._batch_input_shape is not None and (self.built or len(self._stack) == 1):
+            self.build((None,) + tuple(first._batch_input_shape[1:]))
+
+    def build(self, input_shape: Any) -> None:
+        shape = tuple(1 if s is None else int(s) for s in input_shape)
+        with em.recording.paused():
+            self.call(em.zeros(shape, dtype=self.dtype))
+        self._batch_input_shape = (None,) + tuple(shape[1:])
+        self.built = True
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        x = inputs
+        for layer in self._stack:
+            x = layer(x, training=training)
+        return x
+
+
+def _fmt_shape(shape: Any) -> str:
+    if shape is None:
+        return "?"
+    if isinstance(shape, list):
+        return ", ".join(_fmt_shape(s) for s in shape)
+    return str((None,) + tuple(shape[1:]))
+
+
+def summary_text(model: Layer, line_length: int = 72) -> str:
+    cols = (int(line_length * 0.45), int(line_length * 0.33))
+    sep = "=" * line_length
+    lines = [f'Model: "{model.name}"', "_" * line_length,
+             f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}Param #", sep]
+    for layer in model.layers:
+        label = f"{layer.name} ({type(layer).__name__})"
+        lines.append(f"{label:<{cols[0]}}{_fmt_shape(layer._output_shape):<{cols[1]}}"
+                     f"{layer.count_params():,}")
+    n_train = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
+    n_all = model.count_params()
+    lines += [sep, f"Total params: {n_all:,}", f"Trainable params: {n_train:,}",
+              f"Non-trainable params: {n_all - n_train:,}", "_" * line_length]
+    return "\n".join(lines)

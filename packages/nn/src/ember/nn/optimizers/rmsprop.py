@@ -1,0 +1,66 @@
+"""RMSProp and Adagrad."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+
+from .base import Optimizer
+
+
+class RMSProp(Optimizer):
+    """``ms = rho * ms + (1 - rho) g^2; v -= lr * g / (sqrt(ms) + epsilon)``.
+
+    ``centered`` subtracts the squared running mean of ``g``; ``momentum`` accumulates the
+    step (``buf = momentum * buf + step; v -= lr * buf``), as PyTorch.
+    """
+
+    def __init__(self, learning_rate: Any = 0.001, rho: float = 0.9, momentum: float = 0.0,
+                 epsilon: float = 1e-7, centered: bool = False, **kwargs: Any) -> None:
+        super().__init__(learning_rate, **kwargs)
+        self.rho, self.momentum, self.epsilon, self.centered = rho, momentum, epsilon, centered
+
+    def init_slots(self, var: Any) -> None:
+        self.add_slot(var, "rms")
+        if self.momentum:
+            self.add_slot(var, "momentum")
+        if self.centered:
+            self.add_slot(var, "mg")
+
+    def apply_single(self, grad: Any, var: Any, lr: float) -> None:
+        rho = self.rho
+        ms = self.get_slot(var, "rms")
+        ms.assign(em.add(em.multiply(ms.value(), rho), em.multiply(em.square(grad), 1 - rho)))
+        denom_sq = ms.value()
+        if self.centered:
+            mg = self.get_slot(var, "mg")
+            mg.assign(em.add(em.multiply(mg.value(), rho), em.multiply(grad, 1 - rho)))
+            denom_sq = em.subtract(denom_sq, em.square(mg.value()))
+        step = em.divide(grad, em.add(em.sqrt(denom_sq), self.epsilon))
+        if self.momentum:
+            buf = self.get_slot(var, "momentum")
+            buf.assign(em.add(em.multiply(buf.value(), self.momentum), step))
+            step = buf.value()
+        var.assign_sub(em.multiply(step, lr))
+
+
+class Adagrad(Optimizer):
+    """``acc += g^2; v -= lr * g / (sqrt(acc) + epsilon)``."""
+
+    def __init__(self, learning_rate: Any = 0.001, initial_accumulator_value: float = 0.1,
+                 epsilon: float = 1e-7, **kwargs: Any) -> None:
+        super().__init__(learning_rate, **kwargs)
+        self.initial_accumulator_value, self.epsilon = initial_accumulator_value, epsilon
+
+    def init_slots(self, var: Any) -> None:
+        self.add_slot(var, "accumulator", self.initial_accumulator_value)
+
+    def apply_single(self, grad: Any, var: Any, lr: float) -> None:
+        acc = self.get_slot(var, "accumulator")
+        acc.assign(em.add(acc.value(), em.square(grad)))
+        step = em.divide(grad, em.add(em.sqrt(acc.value()), self.epsilon))
+        var.assign_sub(em.multiply(step, lr))
+
+
+RMSprop = RMSProp

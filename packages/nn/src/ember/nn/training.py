@@ -1,0 +1,203 @@
+"""The Keras-style loop behind ``Model.compile/fit/evaluate/predict``.
+
+Data is an iterable of batches: ``(x, y)`` or ``(x, y, sample_weight)`` tuples (an
+``ember.data`` Dataset, a list, a generator function's result), or arrays ``x``, ``y``
+with ``batch_size``. A progress bar (tqdm) shows running loss and metrics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+from . import losses as _losses
+from . import metrics as _metrics
+from . import optimizers as _optimizers
+from .callbacks import CallbackList, History
+
+
+def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any) -> None:
+    object.__setattr__(model, "optimizer", _optimizers.get(optimizer))
+    object.__setattr__(model, "loss_fn", None if loss is None else _losses.get(loss))
+    object.__setattr__(model, "compiled_metrics", [_metrics.get(m) for m in metrics or []])
+    object.__setattr__(model, "_loss_tracker", _metrics.Mean("loss"))
+
+
+def _require_compiled(model: Any) -> None:
+    if getattr(model, "loss_fn", None) is None:
+        raise RuntimeError(f"{model.name}: call compile(optimizer, loss) before fit/evaluate")
+
+
+class _ArrayBatches:
+    """Re-iterable batches of arrays (optionally shuffled each pass)."""
+
+    def __init__(self, x: Any, y: Any, batch_size: int, shuffle: bool) -> None:
+        self.x = np.asarray(x)
+        self.y = None if y is None else np.asarray(y)
+        self.batch_size, self.shuffle = batch_size, shuffle
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.x) / self.batch_size)
+
+    def __iter__(self) -> Any:
+        idx = np.arange(len(self.x))
+        if self.shuffle:
+            idx = em.random.shuffle(em.constant(idx)).numpy()
+        for i in range(0, len(idx), self.batch_size):
+            j = idx[i:i + self.batch_size]
+            yield (self.x[j],) if self.y is None else (self.x[j], self.y[j])
+
+
+def _batches(x: Any, y: Any, batch_size: int | None, shuffle: bool = False) -> Iterable[Any]:
+    if isinstance(x, (np.ndarray, em.Tensor)) or y is not None:
+        return _ArrayBatches(np.asarray(x), y, batch_size or 32, shuffle)
+    if x is None:
+        raise ValueError("no data given")
+    return x
+
+
+def _unpack(batch: Any) -> tuple[Any, Any, Any]:
+    if isinstance(batch, (tuple, list)):
+        if len(batch) == 1:
+            return batch[0], None, None
+        if len(batch) == 2:
+            return batch[0], batch[1], None
+        if len(batch) == 3:
+            return batch[0], batch[1], batch[2]
+    if isinstance(batch, dict) and "x" in batch:
+        return batch["x"], batch.get("y"), batch.get("sample_weight")
+    return batch, None, None
+
+
+def _loss(model: Any, y: Any, pred: Any, sample_weight: Any) -> Any:
+    if sample_weight is None:
+        return model.loss_fn(y, pred)
+    try:
+        return model.loss_fn(y, pred, weights=sample_weight)
+    except TypeError:
+        return model.loss_fn(y, pred)
+
+
+def _update_metrics(model: Any, y: Any, pred: Any, loss: Any) -> dict[str, float]:
+    model._loss_tracker.update_state(loss)
+    logs = {"loss": float(model._loss_tracker.result())}
+    for m in model.compiled_metrics:
+        m.update_state(y, pred)
+        logs[m.name] = float(m.result())
+    return logs
+
+
+def _reset(model: Any) -> None:
+    model._loss_tracker.reset_states()
+    for m in model.compiled_metrics:
+        m.reset_states()
+
+
+def train_step(model: Any, x: Any, y: Any, sample_weight: Any = None) -> dict[str, float]:
+    from ember import tape
+
+    with tape.GradientTape() as t:
+        pred = model(x, training=True)
+        loss = _loss(model, y, pred, sample_weight)
+    variables = model.trainable_variables
+    grads = t.gradient(loss, variables)
+    model.optimizer.apply_gradients(zip(grads, variables))
+    return _update_metrics(model, y, pred, loss)
+
+
+def _bar(iterable: Any, total: Any, verbose: int, desc: str) -> Any:
+    if not verbose:
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # the bar is a convenience; training does not need it
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, leave=True, dynamic_ncols=True)
+
+
+def _total(data: Any, steps: int | None) -> int | None:
+    if steps is not None:
+        return steps
+    try:
+        return len(data)
+    except TypeError:
+        return None
+
+
+def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose: int,
+        callbacks: Any, validation_data: Any, steps_per_epoch: int | None,
+        shuffle: bool) -> History:
+    _require_compiled(model)
+    data = _batches(x, y, batch_size, shuffle)
+    history = History()
+    cbs = CallbackList(list(callbacks or []) + [history], model,
+                       {"epochs": epochs, "steps": _total(data, steps_per_epoch),
+                        "verbose": verbose})
+    object.__setattr__(model, "stop_training", False)
+    cbs.on_train_begin({})
+    for epoch in range(epochs):
+        _reset(model)
+        cbs.on_epoch_begin(epoch, {})
+        logs: dict[str, float] = {}
+        bar = _bar(data, _total(data, steps_per_epoch), verbose, f"epoch {epoch + 1}/{epochs}")
+        for step, batch in enumerate(bar):
+            if steps_per_epoch is not None and step >= steps_per_epoch:
+                break
+            bx, by, sw = _unpack(batch)
+            cbs.on_train_batch_begin(step, {})
+            logs = model.train_step(bx, by, sw)
+            cbs.on_train_batch_end(step, dict(logs))
+            if verbose and hasattr(bar, "set_postfix"):
+                bar.set_postfix({k: f"{v:.4f}" for k, v in logs.items()}, refresh=False)
+            if model.stop_training:
+                break
+        if hasattr(bar, "close"):
+            bar.close()
+        logs = dict(logs)
+        if validation_data is not None:
+            val = evaluate(model, validation_data, None, batch_size, 0, None, True)
+            logs.update({f"val_{k}": v for k, v in val.items()})
+        cbs.on_epoch_end(epoch, logs)
+        if model.stop_training:
+            break
+    cbs.on_train_end({})
+    return history
+
+
+def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, callbacks: Any,
+             return_dict: bool) -> Any:
+    _require_compiled(model)
+    if isinstance(x, tuple) and y is None and len(x) == 2 and isinstance(x[0], np.ndarray):
+        x, y = x
+    data = _batches(x, y, batch_size)
+    cbs = CallbackList(callbacks, model, {"verbose": verbose})
+    _reset(model)
+    cbs.on_test_begin({})
+    logs: dict[str, float] = {"loss": 0.0}
+    for step, batch in enumerate(_bar(data, _total(data, None), verbose, "evaluate")):
+        bx, by, sw = _unpack(batch)
+        cbs.on_test_batch_begin(step, {})
+        pred = model(bx, training=False)
+        logs = _update_metrics(model, by, pred, _loss(model, by, pred, sw))
+        cbs.on_test_batch_end(step, dict(logs))
+    cbs.on_test_end(dict(logs))
+    return logs if return_dict else list(logs.values())
+
+
+def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any) -> Any:
+    data = _batches(x, None, batch_size)
+    cbs = CallbackList(callbacks, model, {"verbose": verbose})
+    cbs.on_predict_begin({})
+    outs = []
+    for step, batch in enumerate(_bar(data, _total(data, None), verbose, "predict")):
+        bx, _, _ = _unpack(batch)
+        cbs.on_predict_batch_begin(step, {})
+        outs.append(np.asarray(model(bx, training=False)))
+        cbs.on_predict_batch_end(step, {"outputs": outs[-1]})
+    cbs.on_predict_end({})
+    return np.concatenate(outs, axis=0)
