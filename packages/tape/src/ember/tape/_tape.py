@@ -17,7 +17,10 @@ from ember.core import Tensor, Variable, recording
 from ember.core._dtypes import is_differentiable
 
 from ._nest import flatten, pack_as
-from ._rules import OpContext, get_rule
+from ember.core._registry import wrap
+
+from ._rules import RULES as _RULES
+from ._rules import OpContext
 
 _ZERO = "zero"
 _NONE = "none"
@@ -38,7 +41,7 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = persistent
         self._watch_accessed = watch_accessed_variables
-        self._records: list[tuple[Any, tuple[Any, ...], Any, tuple[Any, ...]]] = []
+        self._records: list[OpContext] = []
         self._tracked: dict[int, Tensor] = {}  # id -> tensor (the refs keep ids unique)
         self._variables: dict[int, Variable] = {}  # watched variables, in first-read order
         self._var_values: dict[int, dict[int, Tensor]] = {}  # var id -> value tensors read
@@ -82,9 +85,9 @@ class GradientTape:
         else:
             return
         for o in outputs:
-            if is_differentiable(o._data.dtype):
+            if o._data.dtype.kind in "fc" or is_differentiable(o._data.dtype):
                 tracked[id(o)] = o
-        self._records.append((op, inputs, attrs, outputs))
+        self._records.append(OpContext(op, inputs, attrs, outputs))
 
     def variable_read(self, variable: Variable, value: Tensor) -> None:
         vid = id(variable)
@@ -149,7 +152,8 @@ class GradientTape:
 
     def _gradient(self, target: Any, sources: Any, output_gradients: Any,
                   unconnected: str) -> Any:
-        flat_src = flatten(sources)
+        single = isinstance(sources, (Tensor, Variable))
+        flat_src = [sources] if single else flatten(sources)
         src_ids: list[list[int]] = []
         for s in flat_src:
             if isinstance(s, Variable):
@@ -159,7 +163,8 @@ class GradientTape:
             else:
                 raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
                                 f"got {type(s).__name__}")
-        targets = [_read(t) for t in flatten(target)]
+        targets = [_read(target)] if isinstance(target, (Tensor, Variable)) else \
+            [_read(t) for t in flatten(target)]
         if output_gradients is None:
             ogs: list[Any] = [None] * len(targets)
         elif isinstance(target, (list, tuple, dict)):
@@ -183,17 +188,16 @@ class GradientTape:
             if g is None and unconnected == _ZERO:
                 g = em.zeros_like(_read(s))
             out.append(g)
-        return pack_as(sources, out)
+        return out[0] if single else pack_as(sources, out)
 
     def _backward(self, targets: list[Tensor], ogs: list[Any], wanted: set[int]) -> dict[int, Any]:
-        records = self._records
         # Forward reachability: only ops downstream of a wanted source matter.
         reach = set(wanted)
         needed = []
-        for rec in records:
-            for x in rec[1]:
+        for rec in self._records:
+            for x in rec.inputs:
                 if id(x) in reach:
-                    for o in rec[3]:
+                    for o in rec.outputs:
                         reach.add(id(o))
                     needed.append(rec)
                     break
@@ -201,23 +205,32 @@ class GradientTape:
         for t, og in zip(targets, ogs):
             if id(t) not in reach:
                 continue
-            g = em.ones_like(t) if og is None else em.convert_to_tensor(og)
-            _accumulate(grads, t, g)
-        for op, inputs, attrs, outputs in reversed(needed):
-            dys = [grads.get(id(o)) for o in outputs]
-            if all(d is None for d in dys):
-                continue
-            rule = get_rule(op.name) if op.name != "custom_gradient" else attrs["grad_fn"]
-            if rule is None:
-                raise LookupError(f"no gradient rule is registered for op {op.name!r}")
-            if len(outputs) == 1:
-                dy: Any = dys[0]
+            if og is None:  # the seed gradient: ones, made directly (a constant)
+                d = t._device
+                g = wrap(d.xp.ones(t._data.shape, dtype=t._data.dtype), d)
             else:
+                g = em.convert_to_tensor(og, device=t._device)
+            _accumulate(grads, t, g)
+        get = grads.get
+        for rec in reversed(needed):
+            outputs = rec.outputs
+            if len(outputs) == 1:
+                dy: Any = get(id(outputs[0]))
+                if dy is None:
+                    continue
+            else:
+                dys = [get(id(o)) for o in outputs]
+                if all(d is None for d in dys):
+                    continue
                 dy = [em.zeros_like(o) if d is None else d for o, d in zip(outputs, dys)]
-            gin = rule(OpContext(inputs, attrs, outputs), dy)
-            if not isinstance(gin, (tuple, list)):
+            name = rec.op.name
+            rule = _RULES.get(name) if name != "custom_gradient" else rec.attrs["grad_fn"]
+            if rule is None:
+                raise LookupError(f"no gradient rule is registered for op {name!r}")
+            gin = rule(rec, dy)
+            if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
-            for x, g in zip(inputs, gin):
+            for x, g in zip(rec.inputs, gin):
                 if g is not None and id(x) in reach:
                     _accumulate(grads, x, g)
         return grads
@@ -290,13 +303,14 @@ def _accumulate(grads: dict[int, Any], x: Tensor, g: Any) -> None:
     """Add ``g`` into the gradient of ``x``, undoing broadcasting and promotion first."""
     if type(g) is not Tensor:
         g = em.convert_to_tensor(g)
-    shape = x._data.shape
-    if g._data.shape != shape:
-        g = _unbroadcast(g, tuple(shape))
-    if g._data.dtype != x._data.dtype:
-        g = em.cast(g, x._data.dtype)
-    prev = grads.get(id(x))
-    grads[id(x)] = g if prev is None else em.add(prev, g)
+    xd, gd = x._data, g._data
+    if gd.shape != xd.shape:
+        g = _unbroadcast(g, tuple(xd.shape))
+    if gd.dtype != xd.dtype:
+        g = em.cast(g, xd.dtype)
+    k = id(x)
+    prev = grads.get(k)
+    grads[k] = g if prev is None else em.add(prev, g)
 
 
 def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:

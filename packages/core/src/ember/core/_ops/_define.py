@@ -1,8 +1,9 @@
 """Small factories that register an op and build its public function.
 
-Unary and binary element-wise ops get a fast path: with no tape active and tensor operands
-on one device, the public function calls the backend function directly instead of going
-through the generic dispatch (the difference is most of the overhead on small tensors).
+Unary and binary element-wise ops get a fast path: with tensor operands on one device, the
+public function calls the backend function directly instead of going through the generic
+dispatch (the difference is most of the overhead on small tensors), and tells active
+recorders itself.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def unary(name: str, forward: Callable[..., Any] | str, family: str, doc: str,
     cache: dict[Any, Any] = {}
 
     def fn(x: Any, name: str | None = None) -> Any:
-        if type(x) is Tensor and not _active.get():
+        if type(x) is Tensor:
             d = x._device
             f = cache.get(d)
             if f is None:
@@ -56,6 +57,11 @@ def unary(name: str, forward: Callable[..., Any] | str, family: str, doc: str,
             t = _new(Tensor)
             t._data = data
             t._device = d
+            recs = _active.get()
+            if recs:
+                ins, outs = (x,), (t,)
+                for r in recs:
+                    r.record_op(op, ins, None, outs)
             return t
         return execute(op, (x,))
 
@@ -73,8 +79,7 @@ def binary(name: str, forward: Callable[..., Any] | str, family: str, doc: str,
     cache: dict[Any, Any] = {}
 
     def fn(x: Any, y: Any, name: str | None = None) -> Any:
-        if type(x) is Tensor and type(y) is Tensor and x._device is y._device \
-                and not _active.get():
+        if type(x) is Tensor and type(y) is Tensor and x._device is y._device:
             d = x._device
             f = cache.get(d)
             if f is None:
@@ -86,6 +91,11 @@ def binary(name: str, forward: Callable[..., Any] | str, family: str, doc: str,
             t = _new(Tensor)
             t._data = data
             t._device = d
+            recs = _active.get()
+            if recs:
+                ins, outs = (x, y), (t,)
+                for r in recs:
+                    r.record_op(op, ins, None, outs)
             return t
         return execute(op, (x, y))
 

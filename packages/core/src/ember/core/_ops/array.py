@@ -23,7 +23,13 @@ _slice = builtins.slice
 # --- shape ------------------------------------------------------------------------------
 _reshape = register("reshape", lambda be, x, shape: x.reshape(shape), family=F)
 _transpose = register("transpose", lambda be, x, perm: be.xp.transpose(x, perm), family=F)
-_broadcast = register("broadcast_to", lambda be, x, shape: be.xp.broadcast_to(x, shape), family=F)
+def _broadcast_to(be: Any, x: Any, shape: tuple[int, ...]) -> Any:
+    if x.ndim == 0:  # numpy's broadcast_to is slow Python; a scalar fills directly
+        return be.xp.full(shape, x, dtype=x.dtype)
+    return be.xp.broadcast_to(x, shape)
+
+
+_broadcast = register("broadcast_to", _broadcast_to, family=F)
 
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:

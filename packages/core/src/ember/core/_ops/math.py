@@ -55,7 +55,8 @@ round = unary("round", "round", F,
 
 def _sigmoid(be: Any, x: Any) -> Any:
     x = to_float(x)
-    return (be.xp.tanh(x * 0.5) + 1) * 0.5  # stable for large |x|, unlike 1/(1+exp(-x))
+    half = x.dtype.type(0.5)  # a Python 0.5 would promote bfloat16 to float32
+    return (be.xp.tanh(x * half) + 1) * half  # stable for large |x|, unlike 1/(1+exp(-x))
 
 
 def _softplus(be: Any, x: Any) -> Any:

@@ -17,20 +17,29 @@ def _mean(be: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     if x.dtype.kind in "iub":  # integer mean truncates and keeps the dtype (TensorFlow)
         s = be.xp.sum(x, axis=axis, keepdims=keepdims)
         n = x.size // max(s.size, 1) if x.size else 1
-        return (s // n if x.dtype.kind != "b" else s).astype(x.dtype)
+        if x.dtype.kind == "b":
+            return s.astype(x.dtype)
+        return (be.xp.sign(s) * (be.xp.abs(s) // n)).astype(x.dtype)  # toward zero, as TF
     return be.xp.mean(x, axis=axis, keepdims=keepdims)
+
+
+def _keep_int(x: Any) -> Any:
+    """Integer sums and products keep the operand's dtype (TensorFlow), not numpy's int64."""
+    return x.dtype if x.dtype.kind in "iu" else None
 
 
 _ops = {
     "reduce_sum": register("reduce_sum", lambda be, x, axis, keepdims:
-                           be.xp.sum(x, axis=axis, keepdims=keepdims), family=F),
+                           be.xp.sum(x, axis=axis, keepdims=keepdims, dtype=_keep_int(x)),
+                           family=F),
     "reduce_mean": register("reduce_mean", _mean, family=F),
     "reduce_max": register("reduce_max", lambda be, x, axis, keepdims:
                            be.xp.max(x, axis=axis, keepdims=keepdims), family=F),
     "reduce_min": register("reduce_min", lambda be, x, axis, keepdims:
                            be.xp.min(x, axis=axis, keepdims=keepdims), family=F),
     "reduce_prod": register("reduce_prod", lambda be, x, axis, keepdims:
-                            be.xp.prod(x, axis=axis, keepdims=keepdims), family=F),
+                            be.xp.prod(x, axis=axis, keepdims=keepdims, dtype=_keep_int(x)),
+                            family=F),
     "reduce_any": register("reduce_any", lambda be, x, axis, keepdims:
                            be.xp.any(x, axis=axis, keepdims=keepdims), family=F,
                            differentiable=False),

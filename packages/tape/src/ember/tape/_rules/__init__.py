@@ -32,19 +32,20 @@ def get_rule(name: str) -> Callable[..., Any] | None:
 
 
 class OpContext:
-    """What a rule sees of a recorded op."""
+    """A recorded op, as a rule sees it: ``op``, ``inputs``, ``attrs``, ``outputs``, ``output``."""
 
-    __slots__ = ("attrs", "inputs", "outputs")
+    __slots__ = ("attrs", "inputs", "op", "output", "outputs")
 
-    def __init__(self, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
+    def __init__(self, op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
                  outputs: tuple[Any, ...]) -> None:
+        self.op = op
         self.inputs = inputs
-        self.attrs = attrs or {}
+        self.attrs = attrs if attrs is not None else _EMPTY
         self.outputs = outputs
+        self.output = outputs[0] if outputs else None
 
-    @property
-    def output(self) -> Any:
-        return self.outputs[0]
+
+_EMPTY: dict[str, Any] = {}
 
 
 def _load() -> None:

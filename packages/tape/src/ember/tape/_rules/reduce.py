@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import ember.core as em
+from ember.core import REGISTRY
+from ember.core._registry import execute
 
 from . import register_gradient as reg
 
@@ -29,14 +31,23 @@ def _count(op: Any) -> int:
     return n
 
 
+_BROADCAST = REGISTRY["broadcast_to"]
+
+
+def _spread(op: Any, dy: Any) -> Any:
+    """``dy`` broadcast back over the reduced axes (a 0-d dy broadcasts as it is)."""
+    g = dy if dy._data.ndim == 0 else _kept(op, dy)
+    return execute(_BROADCAST, (g,), {"shape": tuple(op.inputs[0]._data.shape)})
+
+
 @reg("reduce_sum")
 def _sum(op: Any, dy: Any) -> Any:
-    return em.broadcast_to(_kept(op, dy), op.inputs[0].shape)
+    return _spread(op, dy)
 
 
 @reg("reduce_mean")
 def _mean(op: Any, dy: Any) -> Any:
-    return em.broadcast_to(em.divide(_kept(op, dy), max(_count(op), 1)), op.inputs[0].shape)
+    return _spread(op, em.divide(dy, max(_count(op), 1)))
 
 
 def _extremum(op: Any, dy: Any) -> Any:
