@@ -9,7 +9,7 @@ import numpy as np
 
 import ember.core as em
 
-from .base import Layer
+from .base import InputSpec, Layer
 from .core import Dropout
 from .dense import Dense
 
@@ -46,6 +46,7 @@ class MultiHeadAttention(Layer):
 
     def build(self, input_shape: Any) -> None:
         out = self._out_dim or input_shape[-1]
+        self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
         self.output_dense = Dense(int(out), name="attention_output", **self._init)
 
     def _heads(self, x: Any, d: int) -> Any:

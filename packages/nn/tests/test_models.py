@@ -1,0 +1,286 @@
+"""Tracking by attribute path, freezing, Sequential, nesting, summary, and the seed models."""
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import nn, tape
+
+L = nn.layers
+
+
+class MNISTModel(nn.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense1 = L.Dense(units=10)
+        self.dense2 = L.Dense(units=10)
+
+    def call(self, input):
+        result = self.dense1(input)
+        result = self.dense2(result)
+        result = self.dense2(result)  # reuse variables from dense2 layer
+        return result
+
+
+class MySimpleLayer(L.Layer):
+    def __init__(self, output_units):
+        super().__init__()
+        self.output_units = output_units
+
+    def build(self, input_shape):
+        self.kernel = self.add_variable("kernel", [input_shape[-1], self.output_units])
+
+    def call(self, input):
+        return em.matmul(input, self.kernel)
+
+
+class MNIST_HighLevel(nn.Model):
+    def __init__(self, hidden_units, n_cls):
+        super().__init__()
+        self.hidden_units = hidden_units
+        self.n_cls = n_cls
+        self.reshape_img = L.Reshape([28, 28, 1], name="input_reshape")
+        self.conv1 = L.Conv2D(32, 5, padding="SAME", name="conv1")
+        self.pool1 = L.MaxPool2D(padding="SAME", name="conv1/pool")
+        self.conv2 = L.Conv2D(64, 5, padding="SAME", name="conv2")
+        self.pool2 = L.MaxPool2D(padding="SAME", name="conv2/pool")
+        self.reshape_conv = L.Reshape([49, 64], name="conv_feat_reshape")
+        self.lstm = L.LSTM(units=self.hidden_units, use_bias=True)
+        self.dense = L.Dense(units=self.n_cls)
+
+    def call(self, imgs):
+        imgs = self.reshape_img(imgs)
+        conv_feat = self.pool1(self.conv1(imgs))
+        conv_feat = self.pool2(self.conv2(conv_feat))
+        conv_feat = self.reshape_conv(conv_feat)
+        conv_feat = em.transpose(conv_feat, perm=[0, 2, 1], name="conv_transpose")
+        lstm_feat = self.lstm(conv_feat)
+        return self.dense(lstm_feat)
+
+
+def test_mnist_model_reuses_dense2():
+    model = MNISTModel()
+    out = model(em.random.normal((3, 784)))
+    assert out.shape == (3, 10)
+    assert list(model.variables_by_path()) == [
+        "dense1/kernel", "dense1/bias", "dense2/kernel", "dense2/bias"]
+    assert model.dense2.kernel.shape == (10, 10)
+    with tape.GradientTape() as t:
+        loss = nn.losses.sparse_softmax_cross_entropy([1, 2, 3], model(em.ones((3, 784))))
+    grads = t.gradient(loss, model.variables)
+    assert all(g is not None for g in grads)
+
+
+def test_my_simple_layer():
+    layer = MySimpleLayer(5)
+    x = em.ones((2, 3))
+    y = layer(x)
+    assert y.shape == (2, 5)
+    assert list(layer.variables_by_path()) == ["kernel"]
+    np.testing.assert_allclose(y.numpy(), np.ones((2, 3)) @ layer.kernel.numpy(), rtol=1e-6)
+
+
+def test_mnist_high_level_runs_and_trains():
+    model = MNIST_HighLevel(hidden_units=16, n_cls=10)
+    x = em.random.uniform((4, 784))
+    labels = em.one_hot(em.constant([1, 2, 3, 4]), 10)
+    assert model(x).shape == (4, 10)
+    paths = list(model.variables_by_path())
+    assert paths[:2] == ["conv1/kernel", "conv1/bias"]
+    assert "lstm/recurrent_kernel" in paths and paths[-1] == "dense/bias"
+    assert model.lstm.kernel.shape == (49, 64)  # transposed (N, 64, 49) features
+    opt = nn.optimizers.Adam(1e-3)
+    step = nn.get_or_create_global_step()
+    start = int(step)
+    losses = []
+    for _ in range(3):
+        with tape.GradientTape() as t:
+            loss = nn.losses.softmax_cross_entropy(labels, model(x))
+        grads = t.gradient(loss, model.variables)
+        opt.apply_gradients(zip(grads, model.variables), global_step=step)
+        losses.append(float(loss))
+    assert losses[-1] < losses[0]
+    assert int(step) == start + 3
+
+
+def test_seed_conv_pool_shapes():
+    conv = L.Conv2D(filters=64, kernel_size=3, padding="SAME")
+    pool = L.MaxPool2D(pool_size=2, strides=2, padding="SAME")
+    imgs = em.random.uniform(shape=(128, 32, 32, 3))
+    conv_feat = conv(imgs)
+    assert conv_feat.shape == (128, 32, 32, 64)
+    assert pool(conv_feat).shape == (128, 16, 16, 64)
+
+
+def test_seed_linear_regression_model():
+    class Model(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.W = em.Variable(5., name="weight")
+            self.B = em.Variable(10., name="bias")
+
+        def call(self, inputs):
+            return inputs * self.W + self.B
+
+    xs = em.random.normal([2000])
+    ys = xs * 3 + 2 + em.random.normal([2000])
+    model = Model()
+    assert list(model.variables_by_path()) == ["W", "B"]
+
+    def loss(model, inputs, targets):
+        return em.reduce_mean(em.square(model(inputs) - targets))
+
+    opt = nn.optimizers.SGD(learning_rate=0.01)
+    first = float(loss(model, xs, ys))
+    for _ in range(300):
+        with tape.GradientTape() as t:
+            value = loss(model, xs, ys)
+        grads = t.gradient(value, [model.W, model.B])
+        opt.apply_gradients(zip(grads, [model.W, model.B]),
+                            global_step=nn.get_or_create_global_step())
+    assert float(loss(model, xs, ys)) < first / 20
+    assert abs(float(model.W) - 3) < 0.2 and abs(float(model.B) - 2) < 0.2
+    # minimize() without var_list: the trainable variables the loss read
+    opt.minimize(lambda: loss(model, xs, ys), global_step=nn.get_or_create_global_step())
+
+
+def test_sequential_with_input_shape_builds_and_summarises(capsys):
+    model = nn.Sequential([L.Dense(10, input_shape=(784,)), L.Dense(10)])
+    assert model.built
+    assert len(model.variables) == 4
+    assert list(model.variables_by_path())[0] == "layers/0/kernel"
+    model.summary()
+    out = capsys.readouterr().out
+    assert "(None, 10)" in out and "7,850" in out and "Total params: 7,960" in out
+    assert model(em.zeros((2, 784))).shape == (2, 10)
+
+
+def test_sequential_add_and_nesting():
+    inner = nn.Sequential()
+    inner.add(L.Dense(4, activation="relu"))
+    inner.add(L.Dense(3))
+    outer = nn.Sequential([L.Dense(5), inner, L.Activation("softmax")])
+    y = outer(em.ones((2, 6)))
+    assert y.shape == (2, 3)
+    np.testing.assert_allclose(y.numpy().sum(-1), 1.0, rtol=1e-6)
+    assert list(outer.variables_by_path()) == [
+        "layers/0/kernel", "layers/0/bias", "layers/1/layers/0/kernel",
+        "layers/1/layers/0/bias", "layers/1/layers/1/kernel", "layers/1/layers/1/bias"]
+
+
+def test_lists_and_dicts_are_tracked_by_path():
+    class Blocks(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [L.Dense(3), L.Dense(3)]
+            self.heads = {"a": L.Dense(1)}
+            self.blocks.append(L.Dense(2))
+
+        def call(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return self.heads["a"](x)
+
+    m = Blocks()
+    m(em.ones((1, 4)))
+    assert list(m.variables_by_path()) == [
+        "blocks/0/kernel", "blocks/0/bias", "blocks/1/kernel", "blocks/1/bias",
+        "blocks/2/kernel", "blocks/2/bias", "heads/a/kernel", "heads/a/bias"]
+
+
+def test_trainable_flag_freezes_and_non_trainable_variables():
+    model = nn.Sequential([L.Dense(4), L.BatchNormalization(), L.Dense(2)])
+    model(em.ones((3, 5)))
+    assert len(model.trainable_variables) == 6
+    assert len(model.non_trainable_variables) == 2  # moving statistics
+    model.layers[0].trainable = False
+    assert len(model.trainable_variables) == 4
+    model.trainable = False
+    assert model.trainable_variables == []
+    assert len(model.variables) == 8
+
+
+def test_shared_layer_counted_once():
+    d = L.Dense(3)
+
+    class Twice(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.a = d
+            self.b = d
+
+        def call(self, x):
+            return self.b(self.a(x))
+
+    m = Twice()
+    m(em.ones((1, 3)))
+    assert len(m.variables) == 2
+
+
+def test_shape_mismatch_error_is_clear():
+    d = L.Dense(3)
+    d(em.ones((2, 4)))
+    with pytest.raises(ValueError, match=r"built for inputs with 4 at axis -1, got shape \(2, 5\)"):
+        d(em.ones((2, 5)))
+    with pytest.raises(ValueError, match="Reshape"):
+        L.Reshape([5, 5])(em.ones((1, 12)))
+
+
+def test_dropout_training_flag_propagates_and_is_seeded():
+    class M(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.drop = L.Dropout(0.5)
+
+        def call(self, x):  # no training argument: the flag flows through the context
+            return self.drop(x)
+
+    m, x = M(), em.ones((100,))
+    np.testing.assert_array_equal(m(x).numpy(), np.ones(100))
+    em.random.set_seed(3)
+    a = m(x, training=True).numpy()
+    em.random.set_seed(3)
+    b = m(x, training=True).numpy()
+    np.testing.assert_array_equal(a, b)
+    assert set(np.unique(a)) <= {0.0, 2.0} and 0 < (a == 0).sum() < 100
+
+
+def test_batchnorm_training_vs_inference():
+    bn = L.BatchNormalization(momentum=0.5)
+    x = em.constant(np.random.default_rng(0).normal(3, 2, (64, 3)).astype(np.float32))
+    y = bn(x, training=True).numpy()
+    np.testing.assert_allclose(y.mean(0), 0, atol=1e-5)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.5 * x.numpy().mean(0), rtol=1e-5)
+    y_inf = bn(x, training=False).numpy()
+    assert not np.allclose(y, y_inf)
+
+
+def test_input_dtype_is_cast_and_numpy_accepted():
+    d = L.Dense(2)
+    assert d(np.ones((1, 3))).dtype == np.float32
+
+
+def test_layer_requires_super_init():
+    class Bad(L.Layer):
+        def __init__(self):
+            self.d = L.Dense(1)
+
+    with pytest.raises(AttributeError, match="super"):
+        Bad()
+
+
+def test_initializers_are_seeded_and_shaped():
+    for name in ["glorot_uniform", "glorot_normal", "he_normal", "lecun_normal", "orthogonal",
+                 "zeros", "ones", "random_normal", "random_uniform", "truncated_normal"]:
+        init = nn.initializers.get(name)
+        em.random.set_seed(5)
+        a = init((6, 4)).numpy()
+        em.random.set_seed(5)
+        b = nn.initializers.get(name)((6, 4)).numpy()
+        np.testing.assert_array_equal(a, b)
+        assert a.shape == (6, 4) and a.dtype == np.float32
+    q = nn.initializers.Orthogonal()((6, 4)).numpy()
+    np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-5)
+    g = nn.initializers.GlorotUniform()((200, 300)).numpy()
+    assert np.abs(g).max() <= np.sqrt(6 / 500) + 1e-6
+    np.testing.assert_allclose(nn.initializers.Constant(2.5)((2,)).numpy(), [2.5, 2.5])
