@@ -1,0 +1,95 @@
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import nn
+
+R = nn.losses.Reduction
+
+
+def _np_log_softmax(x):
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def test_mse_mae_huber_against_numpy():
+    rng = np.random.default_rng(0)
+    y, p = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)
+    np.testing.assert_allclose(float(nn.losses.mean_squared_error(y, p)), ((p - y) ** 2).mean(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(float(nn.losses.mean_absolute_error(y, p)), np.abs(p - y).mean(),
+                               rtol=1e-6)
+    e = np.abs(p - y)
+    h = np.where(e <= 0.5, 0.5 * e ** 2, 0.5 * (e - 0.25))
+    np.testing.assert_allclose(float(nn.losses.huber_loss(y, p, delta=0.5)), h.mean(), rtol=1e-6)
+
+
+def test_weights_and_reductions_like_tf_losses():
+    y = np.zeros((2, 3), np.float32)
+    p = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.array([[1.0], [0.0]], np.float32)
+    se = p ** 2
+    f = nn.losses.mean_squared_error
+    np.testing.assert_allclose(float(f(y, p, weights=w)), (se * w).sum() / 3)  # nonzero weights
+    np.testing.assert_allclose(float(f(y, p, weights=w, reduction=R.SUM)), (se * w).sum())
+    np.testing.assert_allclose(float(f(y, p, weights=w, reduction=R.MEAN)), (se * w).sum() / 3)
+    np.testing.assert_allclose(float(f(y, p, weights=w, reduction=R.SUM_OVER_BATCH_SIZE)),
+                               (se * w).sum() / 6)
+    np.testing.assert_allclose(f(y, p, weights=2.0, reduction=R.NONE).numpy(), 2 * se)
+    assert float(f(y, p, weights=0.0)) == 0.0
+    with pytest.raises(ValueError, match="broadcast"):
+        f(y, p, weights=np.ones(4, np.float32))
+
+
+def test_cross_entropies_against_numpy_and_stable_for_huge_logits():
+    logits = np.array([[1000.0, -1000.0, 0.0], [1.0, 2.0, 3.0]], np.float32)
+    labels = np.array([1, 2])
+    ref = -_np_log_softmax(logits.astype(np.float64))[np.arange(2), labels]
+    sparse = nn.losses.sparse_softmax_cross_entropy(labels, logits, reduction=R.NONE)
+    np.testing.assert_allclose(sparse.numpy(), ref, rtol=1e-6)
+    onehot = np.eye(3, dtype=np.float32)[labels]
+    dense = nn.losses.softmax_cross_entropy(onehot, logits)
+    np.testing.assert_allclose(float(dense), ref.mean(), rtol=1e-6)
+    z = np.array([1.0, 0.0, 1.0], np.float32)
+    x = np.array([500.0, 500.0, -500.0], np.float32)
+    bce = nn.losses.sigmoid_cross_entropy(z, x, reduction=R.NONE).numpy()
+    np.testing.assert_allclose(bce, [0.0, 500.0, 500.0], rtol=1e-6)
+    assert np.all(np.isfinite(bce))
+
+
+def test_label_smoothing():
+    logits = np.array([[2.0, 0.0]], np.float32)
+    smooth = nn.losses.softmax_cross_entropy(np.array([[1.0, 0.0]], np.float32), logits,
+                                             label_smoothing=0.2)
+    y = np.array([[0.9, 0.1]])
+    np.testing.assert_allclose(float(smooth), -(y * _np_log_softmax(logits)).sum(), rtol=1e-6)
+
+
+def test_seed_mean_metric():
+    m = nn.metrics.Mean("loss")
+    m(0)
+    m(5)
+    assert float(m.result()) == 2.5
+    m([8, 9])
+    assert float(m.result()) == 5.5
+    m.reset_states()
+    assert float(m.result()) == 0.0
+    assert set(m.__checkpoint_children__()) == {"total", "count"}
+
+
+def test_sum_and_accuracy_metrics():
+    s = nn.metrics.Sum()
+    s([1, 2])
+    s(3, sample_weight=2)
+    assert float(s.result()) == 9.0
+    acc = nn.metrics.Accuracy()
+    acc(labels=em.constant([1, 2, 3]), predictions=em.constant([1, 0, 3]))
+    np.testing.assert_allclose(float(acc.result()), 2 / 3)
+    sca = nn.metrics.SparseCategoricalAccuracy()
+    sca.update_state([0, 1], np.array([[0.9, 0.1], [0.8, 0.2]]))
+    assert float(sca.result()) == 0.5
+    ca = nn.metrics.CategoricalAccuracy()
+    ca.update_state(np.eye(3)[[0, 2]], np.array([[5.0, 1, 0], [0, 1, 5]]))
+    assert float(ca.result()) == 1.0
+    with pytest.raises(ValueError, match="shape"):
+        acc([1, 2], [1, 2, 3])
