@@ -9,10 +9,9 @@ from __future__ import annotations
 import multiprocessing as mp
 import platform
 
+import ember.core as em
 import numpy as np
 from _harness import compare, table, try_import, write
-
-import ember.core as em
 
 NAN = float("nan")
 
@@ -29,7 +28,7 @@ def _small_ops() -> str:
         if torch is not None:
             torch.set_num_threads(1)
             ta = torch.ones((2, 2))
-            c[f"PyTorch torch.{op}"] = lambda op=op: getattr(torch, op)(ta, ta)
+            c[f"PyTorch torch.{op}"] = lambda op=op, ta=ta: getattr(torch, op)(ta, ta)
         times = compare(c, number=20000)
         if torch is None:
             times[f"PyTorch torch.{op}"] = NAN

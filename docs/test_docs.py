@@ -26,5 +26,5 @@ def test_page_examples_run(page, tmp_path, monkeypatch):
     for i, code in enumerate(blocks):
         try:
             exec(compile(code, f"{page.name}[block {i}]", "exec"), ns)
-        except Exception as e:  # noqa: BLE001  (re-raised with the block that failed)
+        except Exception as e:
             raise AssertionError(f"{page.name}, block {i} failed: {e!r}\n{code}") from e

@@ -5,17 +5,16 @@ from __future__ import annotations
 import glob
 import os
 
+import ember.core as em
 import numpy as np
 import pytest
-
-import ember.core as em
 from ember import checkpoint, data, summary, tape
 
 
 def test_basics_tensors_numpy_and_python_values():
     x = [[2.0]]
     m = em.matmul(x, x)
-    assert "hello, {}".format(m).startswith("hello, ember.Tensor([[4.]]")
+    assert f"hello, {m}".startswith("hello, ember.Tensor([[4.]]")
     a = em.constant([[1, 2], [3, 4]])
     b = em.add(a, 1)
     np.testing.assert_array_equal((a * b).numpy(), [[2, 6], [12, 20]])

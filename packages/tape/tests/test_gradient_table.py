@@ -3,10 +3,9 @@ second order (through nested tapes), and values and gradients against PyTorch au
 
 from __future__ import annotations
 
+import ember.core as em
 import numpy as np
 import pytest
-
-import ember.core as em
 from ember import tape
 from ember.core.testing import OP_SPECS
 

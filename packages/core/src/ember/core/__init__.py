@@ -31,7 +31,9 @@ from ._dtypes import (
     uint64,
 )
 from ._errors import DeviceError, DTypeError, InvalidArgumentError
+from ._operators import bind_ops as _bind_ops
 from ._ops.array import (
+    argsort,
     boolean_mask,
     broadcast_to,
     concat,
@@ -52,7 +54,6 @@ from ._ops.array import (
     size,
     slice,
     sort,
-    argsort,
     split,
     squeeze,
     stack,
@@ -160,10 +161,8 @@ from ._tensor import Tensor
 from ._threads import set_num_threads
 from ._variable import Variable
 
-from ._operators import bind_ops as _bind_ops
-
 _bind_ops()
-bool = bool_  # noqa: A001  (em.bool, as tf.bool)
+bool = bool_
 
 
 def executing_eagerly() -> bool_.type:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 import ember.core as em
+import numpy as np
 
 from ._tape import GradientTape
 
@@ -42,11 +41,12 @@ def _numeric(s: Callable[..., Any], args: list[np.ndarray], eps: float) -> list[
         g = np.zeros_like(a, dtype=np.float64)
         flat = a.reshape(-1)
         for j in range(flat.size):
-            def at(delta: float) -> float:
+            def at(delta: float, i: int = i, j: int = j, flat: np.ndarray = flat,
+                   shape: tuple[int, ...] = a.shape) -> float:
                 b = flat.copy()
                 b[j] += delta
                 vals = list(args)
-                vals[i] = b.reshape(a.shape)
+                vals[i] = b.reshape(shape)
                 return float(s(*[em.constant(v) for v in vals]).numpy())
 
             g.reshape(-1)[j] = (at(eps) - at(-eps)) / (2 * eps)

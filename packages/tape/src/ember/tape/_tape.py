@@ -15,10 +15,9 @@ from typing import Any
 import ember.core as em
 from ember.core import Tensor, Variable, recording
 from ember.core._dtypes import is_differentiable
-
-from ._nest import flatten, pack_as
 from ember.core._registry import wrap
 
+from ._nest import flatten, pack_as
 from ._rules import RULES as _RULES
 from ._rules import OpContext
 

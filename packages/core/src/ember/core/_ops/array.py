@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _registry
 from .._device import Device
 from .._errors import InvalidArgumentError
-from .. import _registry
 from .._registry import execute, register
 from .._tensor import Tensor
 from . import _args
