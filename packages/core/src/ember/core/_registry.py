@@ -166,6 +166,8 @@ def convert_array(value: Any, dtype: np.dtype | None, dev: Device) -> Any:
         return arr if dtype is None or arr.dtype == dtype else arr.astype(dtype)
     host_given = isinstance(value, (np.ndarray, np.generic))
     arr = np.asarray(value, dtype=dtype)
+    if host_given and np.may_share_memory(arr, value):
+        arr = arr.copy()  # tensors are immutable: never alias the caller's array
     if dtype is None and not host_given:
         arr = _python_defaults(value, arr)
     return dev.backend.from_host(arr, dev.index)

@@ -90,7 +90,9 @@ def softmax(logits: Any, axis: int = -1, name: str | None = None) -> Any:
 def log_softmax(logits: Any, axis: int = -1, name: str | None = None) -> Any:
     """x - logsumexp(x) along ``axis``."""
     x = _args.tensor(logits)
-    return m.subtract(x, r.reduce_logsumexp(x, axis, keepdims=True))
+    # Shift first: x - logsumexp(x) cancels catastrophically for large |x| in float32.
+    z = m.subtract(x, m.stop_gradient(r.reduce_max(x, axis, keepdims=True)))
+    return m.subtract(z, m.log(r.reduce_sum(m.exp(z), axis, keepdims=True)))
 
 
 def bias_add(value: Any, bias: Any, data_format: str = "NHWC", name: str | None = None) -> Any:

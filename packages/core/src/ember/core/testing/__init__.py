@@ -1,0 +1,30 @@
+"""Test helpers shipped with ember-core: the op-spec table and device simulation.
+
+Other ember packages (the tape's gradient checks, nn's layer tests) import these so the
+whole framework is tested over one table of ops and one set of backends.
+"""
+
+from ._spec import DEFAULT_TOL, Case, OpSpec, Raw, sample
+from .devices import available_backends, gpu_skip_reason, real_gpu_available, simulated_gpus
+from .op_specs import (
+    OP_SPECS,
+    case_id,
+    check_case_forward,
+    check_spec_forward,
+    ember_args,
+    flatten,
+    get_spec,
+    iter_cases,
+    make_case,
+    numpy_args,
+    run_case,
+    run_torch,
+    torch_args,
+)
+
+__all__ = [
+    "DEFAULT_TOL", "OP_SPECS", "Case", "OpSpec", "Raw", "available_backends", "case_id",
+    "check_case_forward", "check_spec_forward", "ember_args", "flatten", "get_spec",
+    "gpu_skip_reason", "iter_cases", "make_case", "numpy_args", "real_gpu_available",
+    "run_case", "run_torch", "sample", "simulated_gpus", "torch_args",
+]

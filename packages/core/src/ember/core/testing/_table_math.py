@@ -1,0 +1,196 @@
+"""Specs for the element-wise math family (ember.core._ops.math and relu)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._ops import math as m
+from .._ops.define_nn import relu
+from ._spec import (
+    BF16,
+    BOOL,
+    F16,
+    F32,
+    F64,
+    FLOATS,
+    I32,
+    INTS,
+    LOW,
+    NUMERIC,
+    U8,
+    OpSpec,
+    args,
+    arr,
+    binary,
+    case,
+    sample,
+    to_float,
+    unary,
+    vectorize_float,
+    weak,
+)
+
+_f = to_float
+
+
+def _special(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
+    x = sample(rng, (2, 4), dt, "any")
+    x[0, 0], x[0, 1], x[1, 2] = np.nan, np.inf, -np.inf
+    return [x]
+
+
+_SPECIAL = (case("specials", _special), case("empty", args(arr(0, 2))))
+_ALL = NUMERIC + (BOOL,)
+
+
+def _unaries() -> list[OpSpec]:
+    u = unary
+    return [
+        u("negative", m.negative, np.negative, dtypes=NUMERIC + LOW, torch="neg"),
+        u("abs", m.abs, np.abs, dtypes=NUMERIC + LOW, torch="abs"),
+        u("sign", m.sign, np.sign, dtypes=NUMERIC, torch="sign"),
+        u("square", m.square, np.square, dtypes=NUMERIC + LOW, torch="square"),
+        u("sqrt", m.sqrt, lambda x: np.sqrt(_f(x)), domain="positive",
+          dtypes=NUMERIC + LOW, torch="sqrt"),
+        u("rsqrt", m.rsqrt, lambda x: 1 / np.sqrt(_f(x)), domain="positive", torch="rsqrt",
+          dtypes=FLOATS + (I32,)),
+        u("reciprocal", m.reciprocal, lambda x: np.reciprocal(_f(x)), torch="reciprocal",
+          dtypes=FLOATS + (I32,)),
+        u("exp", m.exp, lambda x: np.exp(_f(x)), dtypes=NUMERIC + LOW, torch="exp"),
+        u("expm1", m.expm1, lambda x: np.expm1(_f(x)), torch="expm1"),
+        u("log", m.log, lambda x: np.log(_f(x)), domain="positive", dtypes=NUMERIC + LOW,
+          torch="log"),
+        u("log1p", m.log1p, lambda x: np.log1p(_f(x)), domain="positive", torch="log1p"),
+        u("sin", m.sin, lambda x: np.sin(_f(x)), torch="sin", dtypes=FLOATS + (I32,)),
+        u("cos", m.cos, lambda x: np.cos(_f(x)), torch="cos"),
+        u("tan", m.tan, lambda x: np.tan(_f(x)), domain="unit", torch="tan"),
+        u("tanh", m.tanh, lambda x: np.tanh(_f(x)), dtypes=FLOATS + LOW, torch="tanh"),
+        u("erf", m.erf, vectorize_float(math.erf), torch="erf", tol={F32: (1e-5, 1e-6)}),
+        u("sigmoid", m.sigmoid, lambda x: 1 / (1 + np.exp(-_f(x))), dtypes=FLOATS + LOW,
+          torch="sigmoid", tol={F64: (1e-12, 1e-14)}),
+        u("softplus", m.softplus, lambda x: np.log1p(np.exp(_f(x))),
+          torch="nn.functional.softplus"),
+        u("floor", m.floor, np.floor, dtypes=FLOATS + LOW, torch="floor"),
+        u("ceil", m.ceil, np.ceil, dtypes=FLOATS + LOW, torch="ceil"),
+        u("round", m.round, np.round, dtypes=FLOATS, torch="round"),
+        u("relu", relu, lambda x: np.maximum(x, 0), dtypes=NUMERIC + LOW, torch="relu"),
+        u("identity", m.identity, np.copy, dtypes=_ALL + LOW, torch="clone"),
+        u("stop_gradient", m.stop_gradient, np.copy, dtypes=_ALL, torch="Tensor.detach"),
+        u("logical_not", m.logical_not, np.logical_not, dtypes=(BOOL,),
+          differentiable=False, torch="logical_not"),
+        u("invert", m.invert, np.invert, dtypes=INTS + (U8, BOOL), differentiable=False,
+          torch="bitwise_not"),
+        OpSpec("isnan", m.isnan, np.isnan, _SPECIAL, FLOATS + (F16,), False, (), None),
+        OpSpec("isinf", m.isinf, np.isinf, _SPECIAL, FLOATS, False, (), None),
+        OpSpec("isfinite", m.isfinite, np.isfinite, _SPECIAL, FLOATS, False, (), None),
+    ]
+
+
+def _binaries() -> list[OpSpec]:
+    b = binary
+    lat = ("lattice_a", "lattice_b")
+    cmp = {"domains": ("grid", "grid"), "differentiable": False, "py_scalar": weak(1.0, 1)}
+    logic = {"dtypes": (BOOL,), "differentiable": False, "py_scalar": weak(0.0)}
+    bits = {"dtypes": INTS + (U8, BOOL), "differentiable": False, "py_scalar": weak(0.0, 6)}
+    shift = {"dtypes": INTS + (U8,), "domains": ("small", "shift"), "differentiable": False}
+    return [
+        b("add", m.add, np.add, dtypes=NUMERIC + LOW + (U8,), torch="add",
+          py_scalar=weak(1.5)),
+        b("subtract", m.subtract, np.subtract, dtypes=NUMERIC + LOW, torch="sub",
+          py_scalar=weak(1.5)),
+        b("multiply", m.multiply, np.multiply, dtypes=NUMERIC + LOW + (U8,), torch="mul",
+          py_scalar=weak(2.5)),
+        b("divide", m.divide, np.true_divide, dtypes=NUMERIC + LOW, torch="div",
+          py_scalar=weak(4.0)),
+        b("floordiv", m.floordiv, np.floor_divide, dtypes=NUMERIC, torch="floor_divide",
+          differentiable=False, py_scalar=weak(0.75, 2)),
+        b("floormod", m.floormod, np.mod, dtypes=NUMERIC, torch="remainder",
+          py_scalar=weak(0.75, 2), domains=lat),
+        b("pow", m.pow, np.power, domains=("positive", "real"), torch="pow",
+          py_scalar=weak(2.0)),
+        OpSpec("pow.int", m.pow, np.power, (
+            case("ints", args(arr(3, 4), arr(1, 4, domain="small"))),
+            case("int_scalar", args(arr(3), 3))), INTS, True, ()),
+        b("maximum", m.maximum, np.maximum, domains=lat, dtypes=NUMERIC + (F16,),
+          torch="maximum"),
+        b("minimum", m.minimum, np.minimum, domains=lat, dtypes=NUMERIC, torch="minimum"),
+        b("atan2", m.atan2, lambda y, x: np.arctan2(_f(y), _f(x)), torch="atan2"),
+        b("squared_difference", m.squared_difference, lambda x, y: np.square(x - y),
+          dtypes=NUMERIC, py_scalar=weak(0.5)),
+        b("equal", m.equal, np.equal, dtypes=_ALL, torch="eq", **cmp),
+        b("not_equal", m.not_equal, np.not_equal, dtypes=_ALL, torch="ne", **cmp),
+        b("less", m.less, np.less, dtypes=NUMERIC, torch="lt", **cmp),
+        b("less_equal", m.less_equal, np.less_equal, dtypes=NUMERIC, torch="le", **cmp),
+        b("greater", m.greater, np.greater, dtypes=NUMERIC, torch="gt", **cmp),
+        b("greater_equal", m.greater_equal, np.greater_equal, dtypes=NUMERIC, torch="ge",
+          **cmp),
+        b("logical_and", m.logical_and, np.logical_and, torch="logical_and", **logic),
+        b("logical_or", m.logical_or, np.logical_or, torch="logical_or", **logic),
+        b("logical_xor", m.logical_xor, np.logical_xor, torch="logical_xor", **logic),
+        b("bitwise_and", m.bitwise_and, np.bitwise_and, torch="bitwise_and", **bits),
+        b("bitwise_or", m.bitwise_or, np.bitwise_or, torch="bitwise_or", **bits),
+        b("bitwise_xor", m.bitwise_xor, np.bitwise_xor, torch="bitwise_xor", **bits),
+        b("left_shift", m.left_shift, np.left_shift, torch="bitwise_left_shift", **shift),
+        b("right_shift", m.right_shift, np.right_shift, torch="bitwise_right_shift", **shift),
+    ]
+
+
+def _cast_ref(x: np.ndarray, dtype: Any) -> np.ndarray:
+    return x.astype(dtype)
+
+
+def _where_ref(c: np.ndarray, x: Any = None, y: Any = None) -> np.ndarray:
+    if x is None:
+        return np.stack(np.nonzero(c), axis=-1).astype(np.int64)
+    return np.where(c, x, y)
+
+
+def _clip_ref(t: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    return np.minimum(np.maximum(t, lo), hi)
+
+
+def _bool(*shape: int) -> Any:
+    return lambda rng, dt: sample(rng, shape, BOOL)
+
+
+def _others() -> list[OpSpec]:
+    lat = "lattice_a"
+    return [
+        OpSpec("cast", m.cast, _cast_ref, (
+            case("to_int32", args(arr(3, 4, domain="any")), dtype=I32),
+            case("to_float16", args(arr(5)), dtype=F16),
+            case("to_bfloat16", args(arr(5)), dtype=BF16),
+            case("to_float64", args(arr(2, 3)), dtype=F64),
+            case("to_bool", args(arr(4, domain="grid")), dtype=BOOL),
+            case("empty", args(arr(0, 2)), dtype=I32),
+        ), NUMERIC + (BOOL,), True, (0,), lambda T, x, dtype: x.to(_torch_dtype(T, dtype))),
+        OpSpec("where", m.where, _where_ref, (
+            case("same", args(_bool(3, 4), arr(3, 4), arr(3, 4))),
+            case("broadcast", args(_bool(3, 1), arr(1, 4), arr(3, 4))),
+            case("scalar_branch", lambda rng, dt: [sample(rng, (2, 3), BOOL),
+                                                   sample(rng, (2, 3), dt), weak(0.0, 0)(dt)]),
+            case("empty", args(_bool(0, 2), arr(0, 2), arr(0, 2))),
+        ), NUMERIC + (BOOL,), True, (1, 2), lambda T, c, x, y: T.where(c, x, y)),
+        OpSpec("where_indices", m.where, _where_ref, (
+            case("matrix", args(arr(3, 4))), case("vector", args(arr(6))),
+            case("empty", args(arr(0, 3))),
+        ), (BOOL, I32), False, (), lambda T, c: T.nonzero(c)),
+        OpSpec("clip_by_value", m.clip_by_value, _clip_ref, (
+            case("python_bounds", args(arr(3, 4, domain=lat), -0.5, 0.5)),
+            case("tensor_bounds", args(arr(3, 4, domain=lat), arr(1, 4, domain="lattice_b"),
+                                       lambda rng, dt: sample(rng, (3, 1), dt, "lattice_b") + 2)),
+            case("scalar", args(arr(domain=lat), -1, 1)),
+        ), NUMERIC, True, (0,), lambda T, t, lo, hi: T.clamp(t, lo, hi)),
+    ]
+
+
+def _torch_dtype(T: Any, dtype: Any) -> Any:
+    return {F16: T.float16, BF16: T.bfloat16, F32: T.float32, F64: T.float64, I32: T.int32,
+            BOOL: T.bool}[np.dtype(dtype)]
+
+
+def specs() -> list[OpSpec]:
+    return _unaries() + _binaries() + _others()

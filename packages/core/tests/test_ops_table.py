@@ -1,0 +1,144 @@
+"""The op table: every public op's forward against numpy, on every backend."""
+
+from __future__ import annotations
+
+import inspect
+
+import ember.core as em
+import numpy as np
+import pytest
+from ember.core import nn_ops, random
+from ember.core.testing import (
+    OP_SPECS,
+    case_id,
+    check_case_forward,
+    iter_cases,
+    make_case,
+    numpy_args,
+    run_case,
+    run_torch,
+)
+from numpy.testing import assert_allclose, assert_array_equal
+
+CASES = list(iter_cases())
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize(("spec", "case", "dtype"), CASES,
+                         ids=[case_id(*c) for c in CASES])
+def test_forward_matches_numpy(spec, case, dtype, device):
+    check_case_forward(spec, case, dtype, device)
+
+
+# Public names that are not ops (nothing to compute, or not a function of tensors).
+EXEMPT = {
+    # types, registries, errors
+    "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
+    "InvalidArgumentError", "OpDef", "Tensor", "Variable",
+    # dtypes and dtype lookup
+    "as_dtype", "bfloat16", "bool", "bool_", "complex64", "complex128", "float16", "float32",
+    "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    # devices, submodules, ambient state
+    "current_device", "device", "get_device", "list_devices", "num_gpus", "nn_ops", "random",
+    "recording", "name_scope", "executing_eagerly", "set_num_threads",
+    # random: state, not samplers
+    "Generator", "get_global_generator", "set_seed",
+}
+# Registered ops that the table reaches only through other paths.
+REGISTRY_EXEMPT = {
+    "copy_to_device",  # Tensor.cpu()/gpu()/to(); covered by test_devices and test_recording
+}
+
+
+def _public_ops():
+    for mod, prefix in ((em, ""), (nn_ops, "nn_ops."), (random, "random.")):
+        for name in mod.__all__:
+            if name not in EXEMPT:
+                yield prefix + name, getattr(mod, name)
+
+
+def test_table_covers_public_ops():
+    fns = {id(s.fn) for s in OP_SPECS}
+    names = {s.name for s in OP_SPECS}
+    missing = [n for n, f in _public_ops() if id(f) not in fns and n not in names
+               and n.split(".")[-1] not in names]
+    assert missing == [], f"public ops without an OpSpec: {missing}"
+
+
+def test_exemptions_are_real_names():
+    public = set(em.__all__) | set(nn_ops.__all__) | set(random.__all__)
+    assert EXEMPT - public == set()
+    assert REGISTRY_EXEMPT - set(em.REGISTRY) == set()
+
+
+class _Seen:
+    def __init__(self):
+        self.ops = set()
+
+    def record_op(self, op, inputs, attrs, outputs):
+        self.ops.add(op.name)
+
+    def variable_read(self, variable, value):
+        pass
+
+
+def test_table_exercises_every_registered_op():
+    seen = _Seen()
+    with em.recording.active(seen):
+        for spec, case, dtype in iter_cases():
+            if dtype == np.float32 or dtype == spec.dtypes[0]:
+                run_case(spec, case, dtype)
+    missing = sorted(set(em.REGISTRY) - seen.ops - REGISTRY_EXEMPT)
+    assert missing == [], f"registered ops no spec runs: {missing}"
+
+
+@pytest.mark.parametrize("spec", [s for s in OP_SPECS if s.fn in
+                                  [getattr(em, n, None) for n in em.REGISTRY]],
+                         ids=lambda s: s.name)
+def test_differentiable_flag_matches_registry(spec):
+    assert spec.differentiable == em.REGISTRY[spec.name.split(".")[0]].differentiable
+
+
+def test_specs_are_well_formed():
+    for s in OP_SPECS:
+        assert s.cases and s.dtypes, s.name
+        assert (s.ref is None) == (s.stat is not None), s.name
+        if s.differentiable:
+            n_args = min(len(make_case(s, c, s.dtypes[0])[0]) for c in s.cases)
+            assert all(i < n_args for i in s.grad_args), s.name
+        else:
+            assert s.grad_args == (), s.name
+        assert callable(s.fn) and (s.ref is None or inspect.isroutine(s.ref)
+                                   or callable(s.ref)), s.name
+
+
+def test_results_do_not_alias_inputs():
+    """An op's result never shares memory with a numpy array the user passed in."""
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    t = em.identity(a)
+    a[0, 0] = 100.0
+    assert float(t[0, 0]) == 0.0
+
+
+# --- PyTorch, where it has the same op ----------------------------------------------------
+TORCH_CASES = [(s, c, dt) for s, c, dt in CASES if s.torch is not None
+               and dt in (np.float64, np.int32, np.bool_)]
+
+
+@pytest.mark.parametrize(("spec", "case", "dtype"), TORCH_CASES,
+                         ids=[case_id(*c) for c in TORCH_CASES])
+def test_forward_matches_torch(spec, case, dtype):
+    pytest.importorskip("torch", reason="PyTorch not installed: comparisons against it skip")
+    want = run_torch(spec, case, dtype)
+    if want is None:
+        pytest.skip(f"{spec.name}: PyTorch cannot express case {case.name}")
+    out, _, _ = run_case(spec, case, dtype)
+    got = [o.numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == tuple(w.shape)
+        if g.dtype.kind == "f":
+            assert_allclose(g, w.astype(g.dtype), rtol=1e-6, atol=1e-7)
+        else:
+            assert_array_equal(g, w.astype(g.dtype))
+    assert numpy_args  # the spec's numpy arguments helper stays importable for tape
