@@ -71,6 +71,22 @@ class Tensor(TensorOperators):
             return a.astype(dtype)
         return a.copy() if copy else a
 
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """The CUDA array interface of a GPU tensor (absent on CPU tensors), so libraries
+        that take cupy-style arrays read GPU tensors without a host copy."""
+        cai = getattr(self._data, "__cuda_array_interface__", None)
+        if cai is None:
+            raise AttributeError(f"a tensor on {self._device.name} has no __cuda_array_interface__")
+        return cai
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """Zero-copy exchange with other frameworks (DLPack), on the tensor's device."""
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
     def ref(self) -> Tensor:
         """The tensor itself; kept for TensorFlow users who key dicts by ``t.ref()``."""
         return self
