@@ -1,0 +1,65 @@
+"""Real MNIST: an MLP (784-128-10, Adam) >= 97% and the seed's CNN+LSTM >= 98.5% test accuracy."""
+
+import time
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import nn, tape
+
+from mnist_data import find_dir, load
+from test_models import MNIST_HighLevel
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def mnist():
+    d = find_dir()
+    if d is None:
+        pytest.skip("MNIST not found: set $EMBER_DATA or put it in ../shared/datasets/mnist")
+    return load("train", d), load("test", d)
+
+
+def _train(model, opt, data, epochs, batch_size=128, seed=0):
+    (x, y), _ = data
+    rng = np.random.default_rng(seed)
+    for _ in range(epochs):
+        perm = rng.permutation(len(x))
+        for i in range(0, len(x), batch_size):
+            j = perm[i:i + batch_size]
+            xb, yb = em.constant(x[j]), em.constant(y[j])
+            with tape.GradientTape() as t:
+                loss = nn.losses.sparse_softmax_cross_entropy(yb, model(xb, training=True))
+            vs = model.trainable_variables
+            opt.apply_gradients(zip(t.gradient(loss, vs), vs))
+
+
+def _accuracy(model, data):
+    _, (x, y) = data
+    acc = nn.metrics.SparseCategoricalAccuracy()
+    for i in range(0, len(x), 1000):
+        acc.update_state(y[i:i + 1000], model(em.constant(x[i:i + 1000])))
+    return float(acc.result())
+
+
+def test_mlp_reaches_97_percent(mnist):
+    em.random.set_seed(0)
+    model = nn.Sequential([nn.layers.Dense(128, activation="relu", input_shape=(784,)),
+                           nn.layers.Dense(10)])
+    t0 = time.perf_counter()
+    _train(model, nn.optimizers.Adam(1e-3), mnist, epochs=5)
+    acc = _accuracy(model, mnist)
+    print(f"MLP test accuracy {acc:.4f} in {time.perf_counter() - t0:.0f}s")
+    assert acc >= 0.97
+
+
+def test_seed_cnn_reaches_98_5_percent(mnist):
+    em.random.set_seed(0)
+    model = MNIST_HighLevel(hidden_units=64, n_cls=10)
+    t0 = time.perf_counter()
+    _train(model, nn.optimizers.Adam(2e-3), mnist, epochs=2)
+    acc = _accuracy(model, mnist)
+    print(f"seed CNN+LSTM test accuracy {acc:.4f} in {time.perf_counter() - t0:.0f}s")
+    assert acc >= 0.985
