@@ -126,7 +126,11 @@ def integration(session: nox.Session) -> None:
 def mnist(session: nox.Session) -> None:
     """The main job: the seeds' MNIST walkthrough (pass options after --)."""
     _install_all(session)
-    session.run("python", "-m", "ember.nn.examples.mnist", *session.posargs)
+    args = list(session.posargs)
+    shared = ROOT.parent / "shared" / "datasets" / "mnist"
+    if "--data-dir" not in args and not os.environ.get("EMBER_DATA") and shared.is_dir():
+        args += ["--data-dir", str(shared)]
+    session.run("python", str(ROOT / "examples" / "mnist.py"), *args)
 
 
 @nox.session
