@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ember.core.testing import available_backends, gpu_skip_reason
 
 _BACKENDS = ["/cpu:0", "/gpu:0"]

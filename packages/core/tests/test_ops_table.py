@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import inspect
 
-import ember.core as em
 import numpy as np
 import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import ember.core as em
 from ember.core import nn_ops, random
 from ember.core.testing import (
     OP_SPECS,
@@ -18,7 +20,6 @@ from ember.core.testing import (
     run_case,
     run_torch,
 )
-from numpy.testing import assert_allclose, assert_array_equal
 
 CASES = list(iter_cases())
 

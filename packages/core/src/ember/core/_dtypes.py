@@ -78,6 +78,8 @@ def is_integer(dtype: np.dtype) -> bool:
 def infer_dtype(value: Any) -> np.dtype | None:
     """The ember dtype a Python value converts to, or None to let numpy decide."""
     t = type(value)
+    if t is int and not -(2**31) <= value < 2**31:
+        return int64  # as for lists: ints that do not fit int32 widen instead of overflowing
     if t in _PY_DEFAULT:
         return _PY_DEFAULT[t]
     return None

@@ -44,6 +44,8 @@ class TensorOperators:
     def __rxor__(self, o: Any) -> Any: return _m.bitwise_xor(o, self)
     def __lshift__(self, o: Any) -> Any: return _m.left_shift(self, o)
     def __rshift__(self, o: Any) -> Any: return _m.right_shift(self, o)
+    def __rlshift__(self, o: Any) -> Any: return _m.left_shift(o, self)
+    def __rrshift__(self, o: Any) -> Any: return _m.right_shift(o, self)
     def __lt__(self, o: Any) -> Any: return _m.less(self, o)
     def __le__(self, o: Any) -> Any: return _m.less_equal(self, o)
     def __gt__(self, o: Any) -> Any: return _m.greater(self, o)

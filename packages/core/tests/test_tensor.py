@@ -1,0 +1,256 @@
+"""Tensor behaviour: printing, dtype inference, numpy interop, Python protocols, operators."""
+
+from __future__ import annotations
+
+import operator
+import pickle
+
+import ml_dtypes
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import ember.core as em
+
+
+# --- printing -----------------------------------------------------------------------------
+@pytest.mark.parametrize(("value", "text"), [
+    (5, "ember.Tensor(5, shape=(), dtype=int32)"),
+    ([[4.0]], "ember.Tensor([[4.]], shape=(1, 1), dtype=float32)"),
+    (True, "ember.Tensor(True, shape=(), dtype=bool)"),
+    ([1, 2, 3], "ember.Tensor([1 2 3], shape=(3,), dtype=int32)"),
+    (np.zeros((0, 2), np.float64), "ember.Tensor([], shape=(0, 2), dtype=float64)"),
+])
+def test_repr_and_str(value, text):
+    t = em.constant(value)
+    assert repr(t) == text
+    assert str(t) == text
+
+
+def test_print_large_tensor_is_summarised():
+    text = repr(em.zeros([10000]))
+    assert "..." in text and text.endswith("shape=(10000,), dtype=float32)")
+
+
+# --- dtype inference ------------------------------------------------------------------------
+@pytest.mark.parametrize(("value", "dtype"), [
+    (1, em.int32), (1.0, em.float32), (True, em.bool), (1j, em.complex64),
+    ([1, 2], em.int32), ([1.0, 2], em.float32), ([[True]], em.bool),
+    (2**40, em.int64),
+    (np.float64(1.0), em.float64), (np.arange(3, dtype=np.int16), em.int16),
+    (np.ones(2, np.float16), em.float16), (np.ones(2, ml_dtypes.bfloat16), em.bfloat16),
+    (np.uint8(3), em.uint8),
+])
+def test_dtype_inference(value, dtype):
+    assert em.constant(value).dtype == dtype
+    assert em.convert_to_tensor(value).dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [em.float16, em.bfloat16, em.float64, em.float32])
+def test_weak_python_scalars_take_the_tensor_dtype(dtype):
+    t = em.ones([2], dtype=dtype)
+    for r in (t * 2.0, 2.0 * t, t + 1, t - 3, t / 2, 1 / t, t ** 2, em.maximum(t, 0.5)):
+        assert r.dtype == dtype
+
+
+def test_weak_int_scalars_keep_int_dtypes():
+    for dt in (em.int8, em.uint8, em.int64):
+        assert (em.ones([2], dtype=dt) + 1).dtype == dt
+    with pytest.raises(em.InvalidArgumentError, match="add: Python int 300 does not fit"):
+        em.ones([2], dtype=em.uint8) + 300
+
+
+def test_numpy_scalar_is_not_weak():
+    assert (em.ones([2], dtype=em.float16) * np.float32(2)).dtype == em.float32
+
+
+def test_constant_with_dtype_and_shape():
+    assert_array_equal(em.constant(1, dtype=em.float64, shape=[2, 2]).numpy(), np.ones((2, 2)))
+    assert em.constant([1, 2], dtype="float16").dtype == em.float16
+    assert_array_equal(em.constant([1, 2, 3, 4], shape=(2, 2)).numpy(), [[1, 2], [3, 4]])
+
+
+def test_convert_to_tensor_refuses_silent_cast():
+    with pytest.raises(em.DTypeError, match="convert_to_tensor: tensor has dtype int32, "
+                                            "requested float32"):
+        em.convert_to_tensor(em.constant(1), dtype=em.float32)
+
+
+# --- numpy interop --------------------------------------------------------------------------
+def test_numpy_returns_host_ndarray():
+    a = em.constant([[1.0, 2.0]]).numpy()
+    assert type(a) is np.ndarray
+    assert_array_equal(a, [[1.0, 2.0]])
+
+
+def test_array_protocol_and_numpy_functions():
+    t = em.constant([[1.0, 2.0], [3.0, 4.0]])
+    a = np.ones((2, 2), np.float32) * 2
+    r = np.multiply(t, a)
+    assert type(r) is np.ndarray
+    assert_array_equal(r, [[2.0, 4.0], [6.0, 8.0]])
+    assert_array_equal(np.asarray(t, dtype=np.float64), t.numpy().astype(np.float64))
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    assert_allclose(np.mean(t), 2.5)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv,
+                                operator.pow, operator.lt, operator.ge, operator.eq])
+def test_numpy_never_wins(op):
+    a = np.array([1.0, 2.0], np.float32)
+    t = em.constant([3.0, 4.0])
+    r = op(a, t)
+    assert type(r) is em.Tensor
+    assert_array_equal(r.numpy(), op(a, t.numpy()))
+
+
+def test_numpy_array_operand_keeps_its_dtype():
+    r = em.constant([1.0, 2.0]) + np.array([1.0, 2.0])
+    assert r.dtype == em.float64
+
+
+# --- Python scalar conversions --------------------------------------------------------------
+def test_scalar_conversions():
+    t = em.constant(3)
+    assert int(t) == 3 and float(t) == 3.0 and bool(t) is True and complex(t) == 3
+    assert "%d" % t == "3"
+    assert f"{em.constant(2.5):.2f}" == "2.50"
+    assert list(range(t)) == [0, 1, 2]
+    assert [10, 20, 30, 40][t] == 40
+    assert bool(em.constant(0.0)) is False
+    assert int(em.constant([[7]])) == 7  # one element, any rank
+
+
+@pytest.mark.parametrize("fn", [int, float, bool, complex])
+def test_scalar_conversion_of_non_scalar_raises(fn):
+    with pytest.raises(em.InvalidArgumentError, match=r"needs a tensor with one element, "
+                                                      r"got shape \(2,\)"):
+        fn(em.constant([1, 2]))
+
+
+def test_index_needs_integer_tensor():
+    with pytest.raises(em.DTypeError, match="only integer tensors can be used as an index"):
+        range(em.constant(2.0))
+
+
+def test_if_on_tensor_condition():
+    x = em.constant(2)
+    assert (x > 0) is not True  # a tensor, not a Python bool
+    taken = "yes" if x > 0 else "no"
+    assert taken == "yes"
+
+
+# --- equality, hashing, iteration, length ----------------------------------------------------
+def test_eq_is_elementwise():
+    r = em.constant([1, 2, 3]) == 2
+    assert type(r) is em.Tensor and r.dtype == em.bool
+    assert_array_equal(r.numpy(), [False, True, False])
+    assert_array_equal((em.constant([1, 2]) != em.constant([1, 3])).numpy(), [False, True])
+    assert (em.constant(0) == None) is False  # noqa: E711
+    assert (em.constant(0) != None) is True  # noqa: E711
+
+
+def test_hash_is_identity():
+    a, b = em.constant(1), em.constant(1)
+    d = {a: "a", b: "b"}
+    assert d[a] == "a" and d[b] == "b" and len({a, b, a}) == 2
+    assert a.ref() is a
+
+
+def test_iteration_and_len():
+    t = em.constant([[1, 2], [3, 4], [5, 6]])
+    assert len(t) == 3
+    rows = list(t)
+    assert len(rows) == 3 and all(type(r) is em.Tensor for r in rows)
+    assert_array_equal(rows[2].numpy(), [5, 6])
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(em.constant(1))
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(em.constant(1)).__next__()
+
+
+def test_no_pickling():
+    with pytest.raises(TypeError, match="ember tensors are not pickled"):
+        pickle.dumps(em.constant(1.0))
+
+
+def test_immutable_no_item_assignment():
+    t = em.constant([1, 2])
+    with pytest.raises(TypeError):
+        t[0] = 5
+    with pytest.raises(AttributeError):
+        t.foo = 1
+
+
+def test_inplace_operator_rebinds():
+    t = em.constant([1, 2])
+    before = t
+    t += 5
+    assert t is not before
+    assert_array_equal(before.numpy(), [1, 2])
+    assert_array_equal(t.numpy(), [6, 7])
+
+
+def test_properties():
+    t = em.zeros([2, 3, 4])
+    assert t.shape == (2, 3, 4) and t.ndim == 3 and t.size == 24 and t.dtype == em.float32
+    assert t.device == "/cpu:0"
+    assert t.T.shape == (4, 3, 2)
+
+
+# --- every operator ---------------------------------------------------------------------------
+A = np.array([[1.5, -2.0], [3.0, 4.0]], np.float32)
+B = np.array([[2.0, 0.5], [-1.0, 3.0]], np.float32)
+IA = np.array([[5, -6], [7, 12]], np.int32)
+IB = np.array([[2, 3], [-4, 5]], np.int32)
+
+BINARY = [
+    (operator.add, A, B), (operator.sub, A, B), (operator.mul, A, B),
+    (operator.truediv, A, B), (operator.floordiv, A, B), (operator.mod, A, B),
+    (operator.floordiv, IA, IB), (operator.mod, IA, IB),
+    (operator.pow, np.abs(A), B), (operator.matmul, A, B),
+    (operator.lt, A, B), (operator.le, A, A), (operator.gt, A, B), (operator.ge, A, B),
+    (operator.eq, A, A), (operator.ne, A, B),
+    (operator.and_, IA, IB), (operator.or_, IA, IB), (operator.xor, IA, IB),
+    (operator.and_, A > 0, B > 0), (operator.or_, A > 0, B > 0), (operator.xor, A > 0, B > 0),
+    (operator.lshift, np.abs(IA), np.abs(IB)), (operator.rshift, np.abs(IA), np.abs(IB)),
+]
+
+
+@pytest.mark.parametrize(("op", "x", "y"), BINARY,
+                         ids=[f"{o.__name__}-{x.dtype}" for o, x, _ in BINARY])
+def test_binary_operators(op, x, y, device):
+    with em.device(device):
+        tx, ty = em.constant(x), em.constant(y)
+    want = op(x, y)
+    for got in (op(tx, ty), op(tx, y), op(x, ty)):
+        assert type(got) is em.Tensor and got.dtype == want.dtype
+        assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(("op", "x"), [(operator.neg, A), (operator.pos, A), (abs, A),
+                                       (operator.invert, IA), (operator.invert, A > 0)])
+def test_unary_operators(op, x):
+    got = op(em.constant(x))
+    assert type(got) is em.Tensor
+    assert_array_equal(got.numpy(), op(x))
+
+
+@pytest.mark.parametrize(("op", "scalar", "x"), [
+    (operator.add, 2, IA), (operator.sub, 2, IA), (operator.mul, 3, IA),
+    (operator.truediv, 1.0, A), (operator.floordiv, 20, IB), (operator.mod, 20, IB),
+    (operator.pow, 2.0, A), (operator.and_, 6, IA), (operator.or_, 6, IA),
+    (operator.xor, 6, IA),
+])
+def test_reflected_operators_with_python_scalars(op, scalar, x):
+    got = op(scalar, em.constant(x))
+    assert got.dtype == x.dtype
+    assert_allclose(got.numpy(), op(np.asarray(scalar, x.dtype), x), rtol=1e-6)
+
+
+def test_getitem_operator():
+    t = em.constant(A)
+    assert_array_equal(t[1:, ::-1].numpy(), A[1:, ::-1])
+    assert_array_equal(t[em.constant([1, 0])].numpy(), A[[1, 0]])
+    assert_array_equal(t[t > 0].numpy(), A[A > 0])
+    assert float(t[0, 1]) == -2.0
