@@ -5,9 +5,10 @@ from __future__ import annotations
 import glob
 import os
 
-import ember.core as em
 import numpy as np
 import pytest
+
+import ember.core as em
 from ember import checkpoint, data, summary, tape
 
 
