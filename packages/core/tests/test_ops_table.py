@@ -18,7 +18,7 @@ from ember.core.testing import (
     make_case,
     numpy_args,
     run_case,
-    run_torch,
+    run_torch, simulated_gpus,
 )
 
 CASES = list(iter_cases())
@@ -143,3 +143,15 @@ def test_forward_matches_torch(spec, case, dtype):
         else:
             assert_array_equal(g, w.astype(g.dtype))
     assert numpy_args  # the spec's numpy arguments helper stays importable for tape
+
+
+# --- placement: every op keeps its result on the device of its inputs ------------------------
+FIRST_CASES = [(s, s.cases[0], np.dtype(s.dtypes[0])) for s in OP_SPECS]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize(("spec", "case", "dtype"), FIRST_CASES,
+                         ids=[case_id(*c) for c in FIRST_CASES])
+def test_forward_on_simulated_gpu(spec, case, dtype):
+    with simulated_gpus(2):
+        check_case_forward(spec, case, dtype, "/gpu:1")

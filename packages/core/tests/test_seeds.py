@@ -18,7 +18,7 @@ def test_constant_prints():
 
 def test_multiply_formats_as_int():
     c = em.constant(5)
-    assert "result is %d" % em.multiply(c, c) == "result is 25"
+    assert "result is %d" % em.multiply(c, c) == "result is 25"  # noqa: UP031
 
 
 def test_matmul_example():

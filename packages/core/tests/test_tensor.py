@@ -113,7 +113,7 @@ def test_numpy_array_operand_keeps_its_dtype():
 def test_scalar_conversions():
     t = em.constant(3)
     assert int(t) == 3 and float(t) == 3.0 and bool(t) is True and complex(t) == 3
-    assert "%d" % t == "3"
+    assert "%d" % t == "3"  # noqa: UP031
     assert f"{em.constant(2.5):.2f}" == "2.50"
     assert list(range(t)) == [0, 1, 2]
     assert [10, 20, 30, 40][t] == 40

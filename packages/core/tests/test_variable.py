@@ -82,7 +82,7 @@ def test_conversions_and_protocols():
     assert [r.numpy().tolist() for r in v] == [[1.0, 2.0], [3.0, 4.0]]
     assert_array_equal(np.asarray(v), v.numpy())
     s = em.Variable(2)
-    assert int(s) == 2 and float(s) == 2.0 and bool(s) and "%d" % s == "2"
+    assert int(s) == 2 and float(s) == 2.0 and bool(s) and "%d" % s == "2"  # noqa: UP031
     assert list(range(s)) == [0, 1]
     assert f"{em.Variable(1.25):.1f}" == "1.2"
     with pytest.raises(TypeError, match="not pickled"):

@@ -1,0 +1,154 @@
+"""Errors name the op and the offending shapes, dtypes, values or devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember.core import nn_ops as nn
+
+
+def _raises(exc, pattern, fn, *args, **kwargs):
+    with pytest.raises(exc, match=pattern):
+        fn(*args, **kwargs)
+
+
+def test_error_hierarchy():
+    assert issubclass(em.DTypeError, em.InvalidArgumentError)
+    assert issubclass(em.DTypeError, TypeError)
+    assert issubclass(em.DeviceError, em.InvalidArgumentError)
+    assert issubclass(em.InvalidArgumentError, ValueError)
+    assert issubclass(em.IndexOutOfRangeError, IndexError)
+
+
+def test_matmul_inner_dims():
+    _raises(em.InvalidArgumentError, r"matmul: inner dimensions differ: \(2, 3\) @ \(4, 5\)",
+            em.matmul, em.ones([2, 3]), em.ones([4, 5]))
+    _raises(em.InvalidArgumentError, r"matmul: inner dimensions differ: \(1, 3\) @ \(4, 1\)",
+            em.matmul, em.ones([3]), em.ones([4]))
+    _raises(em.InvalidArgumentError, "matmul: scalars are not matrices",
+            em.matmul, em.ones([]), em.ones([2, 2]))
+    _raises(em.InvalidArgumentError, r"matmul: .*inputs: float32\[2, 3, 4\], float32\[5, 4, 2\]",
+            em.matmul, em.ones([2, 3, 4]), em.ones([5, 4, 2]))
+
+
+def test_broadcast_mismatch_names_op_and_shapes():
+    _raises(em.InvalidArgumentError, r"add: .*inputs: float32\[2, 3\], float32\[4\]",
+            em.add, em.ones([2, 3]), em.ones([4]))
+    _raises(em.InvalidArgumentError, r"where: .*inputs: bool\[2\], float32\[3\], float32\[2\]",
+            em.where, em.constant([True, False]), em.ones([3]), em.ones([2]))
+
+
+def test_concat_and_stack():
+    _raises(em.InvalidArgumentError, r"concat: along axis 0, tensor 1 has shape \(2, 4\) but "
+            r"tensor 0 has \(2, 3\)", em.concat, [em.ones([2, 3]), em.ones([2, 4])], 0)
+    _raises(em.InvalidArgumentError, "concat: needs at least one tensor", em.concat, [], 0)
+    _raises(em.InvalidArgumentError, "concat: axis 2 is out of range for a tensor of rank 2",
+            em.concat, [em.ones([2, 3])], 2)
+    _raises(em.InvalidArgumentError, r"stack: tensor 1 has shape \(3,\) but tensor 0 has \(2,\)",
+            em.stack, [em.ones([2]), em.ones([3])])
+
+
+def test_reshape_size():
+    _raises(em.InvalidArgumentError, r"reshape: cannot reshape a tensor of shape \(2, 3\) "
+            r"\(6 elements\) into \(4, 2\)", em.reshape, em.ones([2, 3]), [4, 2])
+    _raises(em.InvalidArgumentError, r"reshape: cannot reshape \(2, 3\) into \(4, -1\)",
+            em.reshape, em.ones([2, 3]), [4, -1])
+    _raises(em.InvalidArgumentError, "reshape: 'ab' is not a shape", em.reshape, em.ones([2]),
+            "ab")
+
+
+def test_shape_ops():
+    _raises(em.InvalidArgumentError, r"squeeze: axis 0 of shape \(2, 1\) is not 1",
+            em.squeeze, em.ones([2, 1]), 0)
+    _raises(em.InvalidArgumentError, r"transpose: perm \[0, 0\] is not a permutation",
+            em.transpose, em.ones([2, 3]), [0, 0])
+    _raises(em.InvalidArgumentError, r"split: axis 0 of shape \(5,\) does not divide into 2",
+            em.split, em.ones([5]), 2)
+    _raises(em.InvalidArgumentError, r"split: sizes \(2, 2\) do not add up to 5",
+            em.split, em.ones([5]), [2, 2])
+    _raises(em.InvalidArgumentError, r"tile: multiples \(2,\) must have one entry per axis",
+            em.tile, em.ones([2, 2]), [2])
+    _raises(em.InvalidArgumentError, "pad: REFLECT padding .* is too large for axis 0",
+            em.pad, em.ones([2]), [[2, 0]], "REFLECT")
+    _raises(em.InvalidArgumentError, "reduce_sum: axis 3 is out of range for a tensor of rank 2",
+            em.reduce_sum, em.ones([2, 2]), 3)
+    _raises(em.InvalidArgumentError, "reduce_sum: repeated axis", em.reduce_sum,
+            em.ones([2, 2]), [0, -2])
+    _raises(em.InvalidArgumentError, r"broadcast_to: .*float32\[3\]", em.broadcast_to,
+            em.ones([3]), [2, 4])
+
+
+def test_indexing_errors():
+    x = em.ones([3, 4])
+    _raises(em.IndexOutOfRangeError, r"getitem: .*inputs: float32\[3, 4\]", x.__getitem__, 5)
+    _raises(IndexError, "getitem", x.__getitem__, em.constant([0, 7]))
+    _raises(em.InvalidArgumentError, "getitem: indices must be integers or bools, got float64",
+            x.__getitem__, np.array([0.5]))
+    _raises(em.InvalidArgumentError, "indices must be integers, got float32",
+            em.gather, x, em.constant([1.0]))
+    _raises(em.InvalidArgumentError, r"gather_nd: index depth 3 exceeds the rank of params "
+            r"\(3, 4\)", em.gather_nd, x, [[0, 0, 0]])
+    _raises(em.InvalidArgumentError, r"boolean_mask: mask shape \(2,\) does not match shape "
+            r"\(3, 4\) from axis 0", em.boolean_mask, x, [True, False])
+    _raises(em.InvalidArgumentError, r"top_k: k=5 is out of range for last axis of shape "
+            r"\(3, 4\)", em.top_k, x, 5)
+    _raises(em.InvalidArgumentError, "one_hot: indices must be integers, got float32",
+            em.one_hot, em.constant([1.0]), 3)
+
+
+def test_conv_and_pool_errors():
+    _raises(em.InvalidArgumentError, r"conv2d: input has 3 channels but filters \(3, 3, 4, 8\) "
+            "expect 4", nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([3, 3, 4, 8]))
+    _raises(em.InvalidArgumentError, r"conv2d: expected input \(N, H, W, C\) .* got \(5, 5, 3\)",
+            nn.conv2d, em.ones([5, 5, 3]), em.ones([3, 3, 3, 8]))
+    # raised by the primitive under conv2d, so it names that
+    _raises(em.InvalidArgumentError, "extract_patches: padding must be 'SAME' or 'VALID', got "
+            "'FULL'",
+            nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([3, 3, 3, 8]), padding="FULL")
+    _raises(em.InvalidArgumentError, r"extract_patches: window \(7, 7\) .* is larger than the "
+            "padded input", nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([7, 7, 3, 8]))
+    _raises(em.InvalidArgumentError, r"max_pool2d: expected NHWC input of rank 4, got shape "
+            r"\(5, 5\)", nn.max_pool2d, em.ones([5, 5]), 2)
+    _raises(em.InvalidArgumentError, r"conv2d_transpose: output_shape \(1, 5, 5, 2\) convolved "
+            r"gives spatial size \(3, 3\), but input has \(2, 2\)", nn.conv2d_transpose,
+            em.ones([1, 2, 2, 4]), em.ones([3, 3, 2, 4]), [1, 5, 5, 2], strides=2)
+    _raises(em.InvalidArgumentError, r"bias_add: bias of shape \(3,\) does not match the last "
+            r"axis of value \(2, 4\)", nn.bias_add, em.ones([2, 4]), em.ones([3]))
+
+
+def test_loss_errors():
+    _raises(em.InvalidArgumentError, r"sparse_softmax_cross_entropy_with_logits: labels must "
+            r"be in \[0, 3\), got values from 0 to 3",
+            nn.sparse_softmax_cross_entropy_with_logits, em.constant([0, 3]), em.ones([2, 3]))
+    _raises(em.InvalidArgumentError, "labels must be integers, got float32",
+            nn.sparse_softmax_cross_entropy_with_logits, em.constant([0.0]), em.ones([1, 3]))
+    _raises(em.InvalidArgumentError, r"labels \(3,\) must have the shape of logits \(2, 3\) "
+            "without its last axis",
+            nn.sparse_softmax_cross_entropy_with_logits, em.constant([0, 1, 2]), em.ones([2, 3]))
+    _raises(em.InvalidArgumentError, r"softmax_cross_entropy_with_logits: labels \(2, 4\) and "
+            r"logits \(2, 3\) must have the same shape",
+            nn.softmax_cross_entropy_with_logits, em.ones([2, 4]), em.ones([2, 3]))
+
+
+def test_dtype_errors():
+    _raises(em.DTypeError, r"bitwise_and: .*inputs: float32\[2\], float32\[2\]",
+            em.bitwise_and, em.ones([2]), em.ones([2]))
+    _raises(TypeError, "not a dtype: 'floaty'", em.cast, em.ones([2]), "floaty")
+    _raises(em.DTypeError, r"add: .*inputs: float32\[2\], <U3\[\]", em.add, em.ones([2]),
+            "abc")
+
+
+def test_int_overflow_of_python_operand():
+    _raises(em.InvalidArgumentError, "multiply: Python int 70000 does not fit the operand dtype "
+            "int16", em.multiply, em.ones([2], dtype=em.int16), 70000)
+
+
+def test_einsum_errors():
+    _raises(em.InvalidArgumentError, "einsum: give the output explicitly", em.einsum, "ij,jk",
+            em.ones([2, 2]), em.ones([2, 2]))
+    _raises(em.InvalidArgumentError, "einsum: 'ij,jk->ik' names 2 operands, got 1", em.einsum,
+            "ij,jk->ik", em.ones([2, 2]))
+    _raises(em.InvalidArgumentError, r"tensordot: axis 1 of \(2, 3\) does not match axis 0 of "
+            r"\(4, 2\)", em.tensordot, em.ones([2, 3]), em.ones([4, 2]), 1)
