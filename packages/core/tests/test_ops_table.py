@@ -18,7 +18,8 @@ from ember.core.testing import (
     make_case,
     numpy_args,
     run_case,
-    run_torch, simulated_gpus,
+    run_torch,
+    simulated_gpus,
 )
 
 CASES = list(iter_cases())
