@@ -1,7 +1,7 @@
 """TFRecord files: ``uint64 length | uint32 masked_crc32c(length) | data | uint32
 masked_crc32c(data)``, little-endian, as TensorFlow writes them.
 
-CRC32C comes from the C-accelerated ``crc32c`` package; a pure-Python table is the
+CRC32C comes from the C-accelerated ``google-crc32c`` package (as in ember-summary); a pure-Python table is the
 fallback (correct, but slow on large records).
 """
 
@@ -42,12 +42,20 @@ def _crc32c_py(data: bytes) -> int:
     return crc ^ 0xFFFFFFFF
 
 
+_fast = None
+
+
 def crc32c(data: bytes) -> int:
-    try:
-        from crc32c import crc32c as fast
-    except ImportError:
-        return _crc32c_py(data)
-    return fast(data)
+    """CRC-32C of ``data``: google-crc32c's C code (found once), else the pure-Python table."""
+    global _fast
+    if _fast is None:
+        try:
+            import google_crc32c
+        except ImportError:
+            _fast = _crc32c_py
+        else:
+            _fast = google_crc32c.value
+    return _fast(bytes(data))
 
 
 def masked_crc32c(data: bytes) -> int:
