@@ -16,7 +16,6 @@ from ember.core.testing import (
     check_case_forward,
     iter_cases,
     make_case,
-    numpy_args,
     run_case,
     run_torch,
     simulated_gpus,
@@ -84,6 +83,7 @@ class _Seen:
         pass
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_table_exercises_every_registered_op():
     seen = _Seen()
     with em.recording.active(seen):
@@ -143,7 +143,6 @@ def test_forward_matches_torch(spec, case, dtype):
             assert_allclose(g, w.astype(g.dtype), rtol=1e-6, atol=1e-7)
         else:
             assert_array_equal(g, w.astype(g.dtype))
-    assert numpy_args  # the spec's numpy arguments helper stays importable for tape
 
 
 # --- placement: every op keeps its result on the device of its inputs ------------------------

@@ -20,6 +20,7 @@ def simulated_gpus(n: int = 1) -> Iterator[tuple[Device, ...]]:
     context variable: other threads do not see the simulated devices.
 
     >>> import ember.core as em
+    >>> from ember.core.testing import simulated_gpus
     >>> with simulated_gpus(2):
     ...     em.num_gpus(), em.constant(1.0).device
     (2, '/gpu:0')
