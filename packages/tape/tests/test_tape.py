@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 
-import ember.core as em
 import numpy as np
 import pytest
+
+import ember.core as em
 from ember import tape
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ember.core as em
 import numpy as np
+
+import ember.core as em
 
 from ._tape import GradientTape
 

@@ -190,14 +190,17 @@ class GradientTape:
         return out[0] if single else pack_as(sources, out)
 
     def _backward(self, targets: list[Tensor], ogs: list[Any], wanted: set[int]) -> dict[int, Any]:
-        # Forward reachability: only ops downstream of a wanted source matter.
+        # Forward reachability: only ops downstream of a wanted source matter. Integer and
+        # bool outputs carry no gradient (as in record_op), so a target of such a dtype
+        # (say cast(x, int32)) gets none instead of a seed of ones.
         reach = set(wanted)
         needed = []
         for rec in self._records:
             for x in rec.inputs:
                 if id(x) in reach:
                     for o in rec.outputs:
-                        reach.add(id(o))
+                        if is_differentiable(o._data.dtype):
+                            reach.add(id(o))
                     needed.append(rec)
                     break
         grads: dict[int, Any] = {}

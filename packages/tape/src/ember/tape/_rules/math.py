@@ -6,6 +6,7 @@ import math as _pymath
 from typing import Any
 
 import ember.core as em
+from ember.core._dtypes import is_differentiable
 
 from . import register_gradient as reg
 
@@ -108,8 +109,10 @@ reg("erf")(lambda op, dy: em.multiply(
 
 @reg("cast")
 def _cast(op: Any, dy: Any) -> Any:
+    # As TensorFlow: a gradient only between floating dtypes; casting to or from an
+    # integer or bool has none.
     x = op.inputs[0]
-    if x.dtype.kind not in "fc" and x.dtype != em.bfloat16:
+    if not (is_differentiable(x.dtype) and is_differentiable(op.output.dtype)):
         return None
     return em.cast(dy, x.dtype)
 
