@@ -4,12 +4,11 @@ import time
 
 import numpy as np
 import pytest
+from mnist_data import find_dir, load
+from test_models import MNIST_HighLevel
 
 import ember.core as em
 from ember import nn, tape
-
-from mnist_data import find_dir, load
-from test_models import MNIST_HighLevel
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ember.core as em
-from ember import nn, tape
+from ember import nn
 
 O = nn.optimizers
 
