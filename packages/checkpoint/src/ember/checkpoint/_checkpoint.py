@@ -27,7 +27,7 @@ class Checkpoint:
             dicts, RNGs, anything implementing the object-graph protocol. Each keyword is
             the first segment of its objects' paths (``model/dense1/kernel``).
 
-    Example:
+    Examples:
         >>> import numpy as np, tempfile, os
         >>> from ember.checkpoint import Checkpoint, latest_checkpoint
         >>> weights = {"w": np.arange(3.0), "b": np.zeros(2)}

@@ -94,7 +94,7 @@ def latest_checkpoint(directory: str | os.PathLike[str]) -> str | None:
         Should the newest file have been removed by hand, the newest one still present is
         returned, with a warning logged.
 
-    Example:
+    Examples:
         >>> latest_checkpoint("/nonexistent/dir") is None
         True
     """

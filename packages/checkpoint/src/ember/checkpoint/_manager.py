@@ -28,7 +28,7 @@ class CheckpointManager:
     temporaries left by writers that died. The state file is rewritten only after a new
     checkpoint is durable, and old checkpoints are deleted only after that.
 
-    Example:
+    Examples:
         >>> import numpy as np, tempfile
         >>> from ember.checkpoint import Checkpoint, CheckpointManager
         >>> manager = CheckpointManager(Checkpoint(w=np.zeros(2)), tempfile.mkdtemp(), 2)

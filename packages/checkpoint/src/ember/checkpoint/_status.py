@@ -18,7 +18,7 @@ class RestoreStatus:
     they are assigned when created), and live objects the file has nothing for
     (``unmatched``). The assertions make either an error.
 
-    Example:
+    Examples:
         >>> import numpy as np, tempfile, os
         >>> from ember.checkpoint import Checkpoint
         >>> w = np.ones(3, np.float32)

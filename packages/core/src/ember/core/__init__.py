@@ -2,10 +2,11 @@
 
 Always eager: every op runs immediately and returns a concrete Tensor.
 
->>> import ember.core as em
->>> x = em.constant([[2.]])
->>> em.matmul(x, x)
-ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
+Examples:
+    >>> import ember.core as em
+    >>> x = em.constant([[2.]])
+    >>> em.matmul(x, x)
+    ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
 """
 
 from . import nn_ops, random, recording

@@ -18,9 +18,10 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
     read; everything else goes to the current device. Python ints become int32, floats
     float32; numpy arrays keep their dtype.
 
-    >>> import ember.core as em
-    >>> em.convert_to_tensor(3.0)
-    ember.Tensor(3.0, shape=(), dtype=float32)
+    Examples:
+        >>> import ember.core as em
+        >>> em.convert_to_tensor(3.0)
+        ember.Tensor(3.0, shape=(), dtype=float32)
     """
     del name  # accepted for TensorFlow compatibility
     dt = None if dtype is None else _dtypes.as_dtype(dtype)
@@ -40,9 +41,10 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:
     """A tensor holding ``value`` (optionally cast to ``dtype`` and broadcast to ``shape``).
 
-    >>> import ember.core as em
-    >>> em.constant(5)
-    ember.Tensor(5, shape=(), dtype=int32)
+    Examples:
+        >>> import ember.core as em
+        >>> em.constant(5)
+        ember.Tensor(5, shape=(), dtype=int32)
     """
     del name
     if isinstance(value, (Tensor, _registry.Variable)):

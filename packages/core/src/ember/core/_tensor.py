@@ -17,9 +17,10 @@ from .recording import _active
 class Tensor(TensorOperators):
     """An immutable, eagerly computed value. Create one with :func:`ember.core.constant`.
 
-    >>> import ember.core as em
-    >>> em.constant([[4.]])
-    ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
+    Examples:
+        >>> import ember.core as em
+        >>> em.constant([[4.]])
+        ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
     """
 
     __slots__ = ("__weakref__", "_data", "_device")

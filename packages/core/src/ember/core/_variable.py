@@ -25,12 +25,13 @@ class Variable(TensorOperators):
     friends replace that value (earlier reads keep the value they saw, so a tape's
     recorded inputs never change underneath it).
 
-    >>> import ember.core as em
-    >>> v = em.Variable(1.0, name="weight")
-    >>> v.assign_add(2.0)
-    <ember.Variable 'weight:0' shape=() dtype=float32, numpy=3.0>
-    >>> float(v * 2)
-    6.0
+    Examples:
+        >>> import ember.core as em
+        >>> v = em.Variable(1.0, name="weight")
+        >>> v.assign_add(2.0)
+        <ember.Variable 'weight:0' shape=() dtype=float32, numpy=3.0>
+        >>> float(v * 2)
+        6.0
     """
 
     __slots__ = ("__weakref__", "_checkpoint_listeners", "_value", "name", "trainable", "uid")

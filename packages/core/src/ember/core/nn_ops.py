@@ -2,9 +2,10 @@
 
 Convolutions and pools are NHWC (channels last), with TensorFlow's SAME/VALID padding.
 
->>> import ember.core as em
->>> em.nn_ops.relu(em.constant([-1., 2.]))
-ember.Tensor([0. 2.], shape=(2,), dtype=float32)
+Examples:
+    >>> import ember.core as em
+    >>> em.nn_ops.relu(em.constant([-1., 2.]))
+    ember.Tensor([0. 2.], shape=(2,), dtype=float32)
 """
 
 from __future__ import annotations

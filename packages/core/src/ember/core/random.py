@@ -4,12 +4,13 @@
 PCG64 and placed on the current device, so a seed gives the same values on CPU and GPU.
 An op-level ``seed=`` gives a reproducible sequence of its own (as in TensorFlow).
 
->>> import ember.core as em
->>> em.random.set_seed(0)
->>> a = em.random.normal([2])
->>> em.random.set_seed(0)
->>> bool(em.reduce_all(a == em.random.normal([2])))
-True
+Examples:
+    >>> import ember.core as em
+    >>> em.random.set_seed(0)
+    >>> a = em.random.normal([2])
+    >>> em.random.set_seed(0)
+    >>> bool(em.reduce_all(a == em.random.normal([2])))
+    True
 """
 
 from __future__ import annotations

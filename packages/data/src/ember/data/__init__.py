@@ -1,6 +1,6 @@
 """ember.data: Deterministic, resumable input pipelines and dataset readers for numpy arrays.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> from ember import data
     >>> images, labels = np.zeros((100, 784), np.float32), np.arange(100, dtype=np.int32)

@@ -18,7 +18,7 @@ class Dataset:
     Sources are the static methods (``from_tensor_slices``, ``range``, ...); every
     transformation returns a new ``Dataset``. Iterate with a plain ``for`` loop.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from ember import data
         >>> ds = data.Dataset.from_tensor_slices(np.arange(6)).batch(4)

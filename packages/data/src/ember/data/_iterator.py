@@ -43,7 +43,7 @@ class Iterator:
     small JSON value and ``__checkpoint_restore_state__`` makes the iterator continue with
     exactly the elements it would have produced.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from ember import data
         >>> ds = data.Dataset.range(10).shuffle(4, seed=0)

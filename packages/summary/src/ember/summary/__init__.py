@@ -1,6 +1,6 @@
 """ember.summary: TensorBoard summaries written by a background thread, never lost.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from ember import summary
     >>> writer = summary.create_file_writer(tempfile.mkdtemp())

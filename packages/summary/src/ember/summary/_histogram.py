@@ -29,7 +29,7 @@ DEFAULT_BUCKET_COUNT = 30
 def buckets(data: Any, bucket_count: int = DEFAULT_BUCKET_COUNT) -> np.ndarray:
     """The ``[bucket_count, 3]`` histogram of all of ``data``'s elements.
 
-    Example:
+    Examples:
         >>> buckets([0.0, 1.0, 1.0, 2.0], bucket_count=2).tolist()
         [[0.0, 1.0, 1.0], [1.0, 2.0, 3.0]]
     """

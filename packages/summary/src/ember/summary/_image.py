@@ -51,7 +51,7 @@ def prepare(data: Any, max_outputs: int) -> np.ndarray:
 def encode_png(image: np.ndarray) -> bytes:
     """One ``[height, width, channels]`` uint8 image as PNG bytes.
 
-    Example:
+    Examples:
         >>> encode_png(np.zeros((2, 2, 3), np.uint8))[:8]
         b'\\x89PNG\\r\\n\\x1a\\n'
     """

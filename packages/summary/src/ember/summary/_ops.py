@@ -53,7 +53,7 @@ def scalar(name: str, data: Any, step: Any = None, description: str | None = Non
     Returns:
         True if the summary was queued, False if nothing was recorded.
 
-    Example:
+    Examples:
         >>> scalar("loss", 0.25, step=1)   # no default writer here: nothing recorded
         False
     """

@@ -35,7 +35,7 @@ def record_if(condition: bool | Callable[[], Any] | Any) -> _RecordingScope:
         condition: a bool, anything with ``__bool__`` (a scalar tensor), or a
             zero-argument callable evaluated at every summary call.
 
-    Example:
+    Examples:
         >>> with record_if(lambda: False):
         ...     should_record_summaries()
         False
@@ -61,8 +61,9 @@ def record_summaries_every_n_global_steps(n: int, global_step: Any = None) -> _R
         global_step: a step-like object read with ``int()`` at each summary call;
             defaults to the default step (:func:`set_step`) at that time.
 
-    Example:
-        >>> from ember.summary import set_step
+    Examples:
+        >>> from ember.summary import (record_summaries_every_n_global_steps, set_step,
+        ...                            should_record_summaries)
         >>> set_step(200)
         >>> with record_summaries_every_n_global_steps(100):
         ...     should_record_summaries()

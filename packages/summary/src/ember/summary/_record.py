@@ -52,7 +52,7 @@ def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
         path: the file to read.
         strict: raise :class:`RecordError` on a truncated final record too.
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> p = os.path.join(tempfile.mkdtemp(), "r")
         >>> with open(p, "wb") as f:

@@ -18,7 +18,7 @@ def set_step(step: Any) -> None:
     ``int()`` each time a summary is written, so a variable that training increments is
     followed automatically. ``None`` clears it.
 
-    Example:
+    Examples:
         >>> set_step(3); get_step()
         3
         >>> set_step(None)

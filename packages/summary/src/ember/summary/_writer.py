@@ -214,8 +214,9 @@ def create_file_writer(logdir: str | os.PathLike[str], max_queue: int = 10,
         flush_millis: the longest a summary waits in memory before it is written.
         filename_suffix: appended to the event file's name.
 
-    Example:
+    Examples:
         >>> import tempfile
+        >>> from ember.summary import create_file_writer, scalar
         >>> writer = create_file_writer(tempfile.mkdtemp())
         >>> with writer.as_default():
         ...     scalar("loss", 0.5, step=1)

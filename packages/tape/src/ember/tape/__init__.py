@@ -1,13 +1,14 @@
 """ember.tape: automatic differentiation with a gradient tape.
 
->>> import ember.core as em
->>> from ember import tape
->>> x = em.constant(3.0)
->>> with tape.GradientTape() as t:
-...     t.watch(x)
-...     y = x * x
->>> t.gradient(y, x)
-ember.Tensor(6.0, shape=(), dtype=float32)
+Examples:
+    >>> import ember.core as em
+    >>> from ember import tape
+    >>> x = em.constant(3.0)
+    >>> with tape.GradientTape() as t:
+    ...     t.watch(x)
+    ...     y = x * x
+    >>> t.gradient(y, x)
+    ember.Tensor(6.0, shape=(), dtype=float32)
 """
 
 from ._check import GradientCheckError, check_gradients

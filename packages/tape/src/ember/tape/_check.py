@@ -64,9 +64,10 @@ def check_gradients(f: Callable[..., Any], args: Sequence[Any], order: int = 2,
     gradient function itself is checked the same way, through nested tapes. Raises
     :class:`GradientCheckError` with a readable report on the first disagreement.
 
-    >>> import ember.core as em
-    >>> from ember import tape
-    >>> tape.check_gradients(lambda x: em.sin(x) * x, [[0.5, 1.5]])
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import tape
+        >>> tape.check_gradients(lambda x: em.sin(x) * x, [[0.5, 1.5]])
     """
     args = [np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind in "iub"
             else np.asarray(a) for a in args]

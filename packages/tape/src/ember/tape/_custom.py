@@ -39,14 +39,15 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
     ``(input_grads, variable_grads)``. ``grad_fn`` is written in ember ops, so higher-order
     gradients through it work.
 
-    >>> import ember.core as em
-    >>> from ember import tape
-    >>> @tape.custom_gradient
-    ... def log1pexp(x):
-    ...     e = em.exp(x)
-    ...     return em.log(1 + e), lambda dy: dy * (1 - 1 / (1 + e))
-    >>> tape.gradients_function(log1pexp)(100.)
-    [ember.Tensor(1.0, shape=(), dtype=float32)]
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import tape
+        >>> @tape.custom_gradient
+        ... def log1pexp(x):
+        ...     e = em.exp(x)
+        ...     return em.log(1 + e), lambda dy: dy * (1 - 1 / (1 + e))
+        >>> tape.gradients_function(log1pexp)(100.)
+        [ember.Tensor(1.0, shape=(), dtype=float32)]
     """
 
     @functools.wraps(f)

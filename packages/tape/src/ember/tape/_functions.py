@@ -44,12 +44,13 @@ def gradients_function(f: Callable[..., Any], params: Sequence[int] | None = Non
                        ) -> Callable[..., list[Any]]:
     """A function returning the list of gradients of ``f`` with respect to its arguments.
 
-    >>> import ember.core as em
-    >>> from ember import tape
-    >>> def square(x):
-    ...     return em.multiply(x, x)
-    >>> tape.gradients_function(square)(3.)
-    [ember.Tensor(6.0, shape=(), dtype=float32)]
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import tape
+        >>> def square(x):
+        ...     return em.multiply(x, x)
+        >>> tape.gradients_function(square)(3.)
+        [ember.Tensor(6.0, shape=(), dtype=float32)]
     """
     vg = value_and_gradients_function(f, params)
 

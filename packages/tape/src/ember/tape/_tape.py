@@ -28,13 +28,14 @@ _NONE = "none"
 class GradientTape:
     """Record operations for automatic differentiation.
 
-    >>> import ember.core as em
-    >>> from ember import tape
-    >>> w = em.Variable(3.0)
-    >>> with tape.GradientTape() as t:
-    ...     loss = w * w
-    >>> t.gradient(loss, w)
-    ember.Tensor(6.0, shape=(), dtype=float32)
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import tape
+        >>> w = em.Variable(3.0)
+        >>> with tape.GradientTape() as t:
+        ...     loss = w * w
+        >>> t.gradient(loss, w)
+        ember.Tensor(6.0, shape=(), dtype=float32)
     """
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:

@@ -30,9 +30,10 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
            name: str | None = None) -> Any:
     """Matrix product over the last two axes, batching and broadcasting the rest.
 
-    >>> import ember.core as em
-    >>> em.matmul([[2.]], [[2.]])
-    ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
+    Examples:
+        >>> import ember.core as em
+        >>> em.matmul([[2.]], [[2.]])
+        ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
     """
     if type(a) is _T and type(b) is _T and a._device is b._device and not transpose_a \
             and not transpose_b and a._data.ndim >= 2 and b._data.ndim >= 2 \

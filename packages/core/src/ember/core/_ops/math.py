@@ -121,9 +121,10 @@ _cast_op = register("cast", _cast, family=F)
 def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     """``x`` converted to ``dtype`` (floats to ints truncate toward zero, as TensorFlow).
 
-    >>> import ember.core as em
-    >>> em.cast(em.constant([1.7, -1.7]), em.int32)
-    ember.Tensor([ 1 -1], shape=(2,), dtype=int32)
+    Examples:
+        >>> import ember.core as em
+        >>> em.cast(em.constant([1.7, -1.7]), em.int32)
+        ember.Tensor([ 1 -1], shape=(2,), dtype=int32)
     """
     return execute(_cast_op, (x,), {"dtype": _dtypes.as_dtype(dtype)})
 

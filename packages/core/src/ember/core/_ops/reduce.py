@@ -59,9 +59,10 @@ def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Any:
     """Sum over ``axis`` (all axes when None).
 
-    >>> import ember.core as em
-    >>> em.reduce_sum(em.constant([[1, 2], [3, 4]]), axis=0)
-    ember.Tensor([4 6], shape=(2,), dtype=int32)
+    Examples:
+        >>> import ember.core as em
+        >>> em.reduce_sum(em.constant([[1, 2], [3, 4]]), axis=0)
+        ember.Tensor([4 6], shape=(2,), dtype=int32)
     """
     return _reduce("reduce_sum", input_tensor, axis, keepdims)
 

@@ -19,11 +19,12 @@ def simulated_gpus(n: int = 1) -> Iterator[tuple[Device, ...]]:
     and device-mismatch errors behave as with real GPUs. Like every ember scope this is a
     context variable: other threads do not see the simulated devices.
 
-    >>> import ember.core as em
-    >>> from ember.core.testing import simulated_gpus
-    >>> with simulated_gpus(2):
-    ...     em.num_gpus(), em.constant(1.0).device
-    (2, '/gpu:0')
+    Examples:
+        >>> import ember.core as em
+        >>> from ember.core.testing import simulated_gpus
+        >>> with simulated_gpus(2):
+        ...     em.num_gpus(), em.constant(1.0).device
+        (2, '/gpu:0')
     """
     gpus = tuple(Device("gpu", i, NumpyBackend()) for i in range(n))
     token = _simulated.set(gpus)

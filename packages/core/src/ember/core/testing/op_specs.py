@@ -5,8 +5,9 @@ an :class:`OpSpec` in :data:`OP_SPECS`. Other packages run the same table: ember
 checks each differentiable spec's gradients (``grad_args``) against finite differences
 and PyTorch.
 
->>> from ember.core.testing import OP_SPECS, check_spec_forward, get_spec
->>> check_spec_forward(get_spec("add"), "/cpu:0")
+Examples:
+    >>> from ember.core.testing import OP_SPECS, check_spec_forward, get_spec
+    >>> check_spec_forward(get_spec("add"), "/cpu:0")
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ class CsvDataset(Dataset):
         field_delim: the delimiter.
         select_cols: indices of the columns to keep (default: all).
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> from ember import data
         >>> p = os.path.join(tempfile.mkdtemp(), "t.csv")

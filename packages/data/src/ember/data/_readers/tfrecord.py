@@ -74,7 +74,7 @@ def _open(path, mode, compression):
 class TFRecordWriter:
     """Write records (bytes) to a TFRecord file; use as a context manager.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> from ember import data
         >>> path = os.path.join(tempfile.mkdtemp(), "x.tfrecord")
