@@ -228,7 +228,7 @@ class Restorer:
         if not self.pending_values and not self.pending_states:
             self._closer()
 
-    def _adopt(self, path: str, obj: Any, walk: Callable[[], None]) -> None:
+    def _adopt(self, path: str, obj: Any, walk: Callable[[], Any]) -> None:
         """Walk a newly created object and restore whatever of it is pending."""
         g = self.graph
         if path in g.values or path in g.objects or path in g.aliases:

@@ -75,9 +75,10 @@ class Dataset:
         return n
 
     def _next_epoch(self) -> int:
-        if self.__dict__.get("_epochs") is None:
-            self._epochs = itertools.count()
-        return next(self._epochs)
+        epochs = self.__dict__.get("_epochs")
+        if epochs is None:
+            epochs = self._epochs = itertools.count()
+        return next(epochs)
 
     def _note_epoch(self, epoch: int) -> None:
         """After restoring iteration ``epoch``, later ``iter()`` calls continue past it."""

@@ -86,7 +86,9 @@ class ShuffleStream:
         self._pending, self._pend_off = out, 0
 
     def _drain(self) -> None:
-        self._pending = self._slots[self._rng.permutation(len(self._slots))]
+        slots = self._slots
+        assert slots is not None
+        self._pending = slots[self._rng.permutation(len(slots))]
         self._pend_off, self._done = 0, True
 
     def next_chunk(self, k: int) -> np.ndarray:
@@ -133,7 +135,9 @@ class _ShuffleIterator(_It):
         self._start_drain()
 
     def _start_drain(self) -> None:
-        self._perm = self._rng.permutation(len(self._buf)).tolist()
+        buf = self._buf
+        assert buf is not None
+        self._perm = self._rng.permutation(len(buf)).tolist()
         self._k = 0
 
     def __next__(self):

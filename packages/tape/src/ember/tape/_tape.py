@@ -249,7 +249,7 @@ class GradientTape:
             flat_src = flatten(sources)
             rows: list[list[Any]] = [[] for _ in flat_src]
             n = max(t.size, 1)
-            eye = em.reshape(em.eye(n, dtype=t.dtype), (n,) + t.shape) if t.size else None
+            eye = em.reshape(em.eye(n, dtype=t.dtype), (n,) + t.shape) if t.size else em.zeros((0,))
             for i in range(t.size):
                 g = self._gradient(t, flat_src, eye[i], unconnected_gradients)
                 for k, gk in enumerate(g):

@@ -73,7 +73,7 @@ def _pair(op: str, v: Any, name: str) -> tuple[int, int]:
     return (v[0], v[1])
 
 
-def padding_amounts(op: str, padding: Any, in_hw: tuple[int, int], ksize: tuple[int, int],
+def padding_amounts(op: str, padding: Any, in_hw: tuple[int, ...], ksize: tuple[int, int],
                     strides: tuple[int, int], dilations: tuple[int, int]) -> Pads:
     """TensorFlow's SAME/VALID padding as ((top, bottom), (left, right))."""
     if isinstance(padding, str):

@@ -145,7 +145,8 @@ class PaddedBatchDataset(BatchDataset):
             fill = 0 if values[c] is None else values[c]
             out = np.full((len(arrs), *target), fill, dtype=arrs[0].dtype)
             for i, a in enumerate(arrs):
-                out[(i, *(slice(0, s) for s in a.shape))] = a
+                region = (i, *(slice(0, s) for s in a.shape))
+                out[region] = a
             cols.append(out)
         return pack_as(structure, cols)
 
