@@ -1,10 +1,11 @@
 """ember.nn: layers, models, losses, optimizers and metrics for ember.
 
->>> import ember.core as em
->>> from ember import nn
->>> model = nn.Sequential([nn.layers.Dense(10, input_shape=(784,)), nn.layers.Dense(10)])
->>> model(em.zeros((2, 784))).shape
-(2, 10)
+Examples:
+    >>> import ember.core as em
+    >>> from ember import nn
+    >>> model = nn.Sequential([nn.layers.Dense(10, input_shape=(784,)), nn.layers.Dense(10)])
+    >>> model(em.zeros((2, 784))).shape
+    (2, 10)
 """
 
 from . import activations, callbacks, initializers, layers, losses, metrics, optimizers

@@ -16,10 +16,11 @@ _holder: list[Any] = []
 def get_or_create_global_step() -> Any:
     """The process's global step (an int64 ``Variable`` starting at 0), made on first use.
 
-    >>> from ember import nn
-    >>> gs = nn.get_or_create_global_step()
-    >>> gs is nn.get_or_create_global_step()
-    True
+    Examples:
+        >>> from ember import nn
+        >>> gs = nn.get_or_create_global_step()
+        >>> gs is nn.get_or_create_global_step()
+        True
     """
     with _lock:
         if not _holder:

@@ -3,10 +3,11 @@
 ``em.random.set_seed(n)`` makes every initializer repeatable; ``seed=`` gives one its own
 stream (as TensorFlow's op-level seeds).
 
->>> import ember.core as em
->>> from ember import nn
->>> nn.initializers.get("zeros")((2,), dtype="float32").numpy()
-array([0., 0.], dtype=float32)
+Examples:
+    >>> import ember.core as em
+    >>> from ember import nn
+    >>> nn.initializers.get("zeros")((2,), dtype="float32").numpy()
+    array([0., 0.], dtype=float32)
 """
 
 from __future__ import annotations

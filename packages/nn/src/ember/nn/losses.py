@@ -4,10 +4,11 @@ Each loss computes per-element values, multiplies by ``weights`` (broadcast) and
 the default reduction, ``SUM_BY_NONZERO_WEIGHTS``, is the plain mean when ``weights=1``.
 Cross entropies work from logits through log-sum-exp, so large logits never overflow.
 
->>> import ember.core as em
->>> from ember import nn
->>> float(nn.losses.mean_squared_error([1., 2.], [1., 4.]))
-2.0
+Examples:
+    >>> import ember.core as em
+    >>> from ember import nn
+    >>> float(nn.losses.mean_squared_error([1., 2.], [1., 4.]))
+    2.0
 """
 
 from __future__ import annotations

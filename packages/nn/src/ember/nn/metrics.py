@@ -3,12 +3,13 @@
 State lives in variables (``total``, ``count``), so a checkpoint saves a metric as it
 saves a layer.
 
->>> from ember import nn
->>> m = nn.metrics.Mean("loss")
->>> _ = m(0); _ = m(5); float(m.result())
-2.5
->>> _ = m([8, 9]); float(m.result())
-5.5
+Examples:
+    >>> from ember import nn
+    >>> m = nn.metrics.Mean("loss")
+    >>> _ = m(0); _ = m(5); float(m.result())
+    2.5
+    >>> _ = m([8, 9]); float(m.result())
+    5.5
 """
 
 from __future__ import annotations

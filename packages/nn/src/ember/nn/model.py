@@ -19,20 +19,21 @@ class Model(Layer):
     Models nest (a model is a layer) and add ``compile``/``fit``/``evaluate``/``predict``
     and ``summary``.
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> class MNISTModel(nn.Model):
-    ...     def __init__(self):
-    ...         super().__init__()
-    ...         self.dense1 = nn.layers.Dense(units=10)
-    ...         self.dense2 = nn.layers.Dense(units=10)
-    ...     def call(self, x):
-    ...         return self.dense2(self.dense2(self.dense1(x)))  # dense2 reused
-    >>> m = MNISTModel()
-    >>> m(em.zeros((1, 784))).shape
-    (1, 10)
-    >>> list(m.variables_by_path())
-    ['dense1/kernel', 'dense1/bias', 'dense2/kernel', 'dense2/bias']
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> class MNISTModel(nn.Model):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.dense1 = nn.layers.Dense(units=10)
+        ...         self.dense2 = nn.layers.Dense(units=10)
+        ...     def call(self, x):
+        ...         return self.dense2(self.dense2(self.dense1(x)))  # dense2 reused
+        >>> m = MNISTModel()
+        >>> m(em.zeros((1, 784))).shape
+        (1, 10)
+        >>> list(m.variables_by_path())
+        ['dense1/kernel', 'dense1/bias', 'dense2/kernel', 'dense2/bias']
     """
 
     def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None) -> None:

@@ -20,11 +20,12 @@ class MultiHeadAttention(Layer):
     ``query`` (N, Tq, Dq), ``value`` (N, Tv, Dv), ``key`` defaults to ``value``;
     ``attention_mask`` (N, Tq, Tv) is True where attention is allowed.
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> x = em.ones((2, 4, 8))
-    >>> nn.layers.MultiHeadAttention(num_heads=2, key_dim=4)(x, x).shape
-    (2, 4, 8)
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> x = em.ones((2, 4, 8))
+        >>> nn.layers.MultiHeadAttention(num_heads=2, key_dim=4)(x, x).shape
+        (2, 4, 8)
     """
 
     def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None,

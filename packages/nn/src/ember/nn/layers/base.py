@@ -4,15 +4,16 @@ Variables and sub-layers are tracked when assigned to attributes (also inside li
 dicts) and named by attribute path (``dense1/kernel``). ``build(input_shape)`` runs on the
 first call; ``call(inputs, training=None)`` does the work.
 
->>> import ember.core as em
->>> from ember import nn
->>> class Scale(nn.layers.Layer):
-...     def build(self, input_shape):
-...         self.w = self.add_weight("w", [input_shape[-1]], initializer="ones")
-...     def call(self, x):
-...         return x * self.w
->>> Scale()(em.ones((2, 3))).shape
-(2, 3)
+Examples:
+    >>> import ember.core as em
+    >>> from ember import nn
+    >>> class Scale(nn.layers.Layer):
+    ...     def build(self, input_shape):
+    ...         self.w = self.add_weight("w", [input_shape[-1]], initializer="ones")
+    ...     def call(self, x):
+    ...         return x * self.w
+    >>> Scale()(em.ones((2, 3))).shape
+    (2, 3)
 """
 
 from __future__ import annotations

@@ -70,10 +70,11 @@ class _Conv(Layer):
 class Conv2D(_Conv):
     """2-D convolution of NHWC inputs; kernel (KH, KW, C_in, filters).
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> nn.layers.Conv2D(4, 3, padding="same")(em.ones((2, 8, 8, 3))).shape
-    (2, 8, 8, 4)
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.Conv2D(4, 3, padding="same")(em.ones((2, 8, 8, 3))).shape
+        (2, 8, 8, 4)
     """
 
     def call(self, inputs: Any) -> Any:

@@ -20,10 +20,11 @@ class Dense(Layer):
         kernel_initializer, bias_initializer: names or initializers
             (``"glorot_uniform"`` and ``"zeros"`` by default, as Keras).
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> nn.layers.Dense(3)(em.ones((2, 5))).shape
-    (2, 3)
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.Dense(3)(em.ones((2, 5))).shape
+        (2, 3)
     """
 
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,

@@ -12,10 +12,11 @@ from .base import Layer
 class Embedding(Layer):
     """Look up ``embeddings[ids]``; output shape ``ids.shape + (output_dim,)``.
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> nn.layers.Embedding(10, 4)(em.constant([[1, 2, 3]])).shape
-    (1, 3, 4)
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.Embedding(10, 4)(em.constant([[1, 2, 3]])).shape
+        (1, 3, 4)
     """
 
     _autocast = False

@@ -34,10 +34,11 @@ class _Pool2D(Layer):
 class MaxPool2D(_Pool2D):
     """Maximum over each window (default 2x2, stride = pool size, VALID).
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> nn.layers.MaxPool2D(padding="same")(em.ones((1, 5, 5, 2))).shape
-    (1, 3, 3, 2)
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.MaxPool2D(padding="same")(em.ones((1, 5, 5, 2))).shape
+        (1, 3, 3, 2)
     """
 
     def call(self, inputs: Any) -> Any:

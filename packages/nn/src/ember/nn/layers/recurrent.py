@@ -105,10 +105,11 @@ class SimpleRNN(_RNN):
 class LSTM(_RNN):
     """Long short-term memory; states ``[h, c]``; forget-gate bias starts at 1.
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> nn.layers.LSTM(8)(em.ones((2, 5, 3))).shape
-    (2, 8)
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.LSTM(8)(em.ones((2, 5, 3))).shape
+        (2, 8)
     """
 
     gates = 4

@@ -18,8 +18,9 @@ class LearningRateSchedule:
 class ExponentialDecay(LearningRateSchedule):
     """``initial * decay_rate ** (step / decay_steps)`` (floored with ``staircase``).
 
-    >>> ExponentialDecay(0.1, 10, 0.5)(20)
-    0.025
+    Examples:
+        >>> ExponentialDecay(0.1, 10, 0.5)(20)
+        0.025
     """
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
@@ -39,9 +40,10 @@ class ExponentialDecay(LearningRateSchedule):
 class PiecewiseConstantDecay(LearningRateSchedule):
     """``values[i]`` while ``boundaries[i-1] < step <= boundaries[i]``.
 
-    >>> s = PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1])
-    >>> s(10), s(11), s(25)
-    (1.0, 0.5, 0.1)
+    Examples:
+        >>> s = PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1])
+        >>> s(10), s(11), s(25)
+        (1.0, 0.5, 0.1)
     """
 
     def __init__(self, boundaries: Any, values: Any) -> None:
@@ -59,9 +61,10 @@ class PiecewiseConstantDecay(LearningRateSchedule):
 class CosineDecay(LearningRateSchedule):
     """Optional linear warmup to ``warmup_target``, then cosine decay to ``alpha`` times it.
 
-    >>> s = CosineDecay(0.0, decay_steps=10, warmup_target=1.0, warmup_steps=5)
-    >>> s(0), s(5), round(s(15), 6)
-    (0.0, 1.0, 0.0)
+    Examples:
+        >>> s = CosineDecay(0.0, decay_steps=10, warmup_target=1.0, warmup_steps=5)
+        >>> s(0), s(5), round(s(15), 6)
+        (0.0, 1.0, 0.0)
     """
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, alpha: float = 0.0,

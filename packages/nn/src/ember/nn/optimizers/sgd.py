@@ -13,12 +13,13 @@ class SGD(Optimizer):
     """``v -= lr * g``; with momentum ``m = momentum * m + g; v -= lr * m``
     (Nesterov: ``v -= lr * (g + momentum * m)``), as PyTorch (and Keras up to sign).
 
-    >>> import ember.core as em
-    >>> from ember import nn
-    >>> v = em.Variable(1.0)
-    >>> _ = nn.optimizers.SGD(0.1).apply_gradients([(em.constant(2.0), v)])
-    >>> round(float(v), 6)
-    0.8
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> v = em.Variable(1.0)
+        >>> _ = nn.optimizers.SGD(0.1).apply_gradients([(em.constant(2.0), v)])
+        >>> round(float(v), 6)
+        0.8
     """
 
     def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0, nesterov: bool = False,
