@@ -9,9 +9,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import platform
 
-import ember.core as em
 import numpy as np
 from _harness import compare, table, try_import, write
+
+import ember.core as em
 
 NAN = float("nan")
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import ember.core as em
 import numpy as np
 from _harness import compare, table, try_import, write
+
+import ember.core as em
 from ember import tape
 
 NAN = float("nan")

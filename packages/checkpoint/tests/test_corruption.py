@@ -5,9 +5,10 @@ import struct
 
 import numpy as np
 import pytest
-from ember.checkpoint import Checkpoint, CorruptCheckpointError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from ember.checkpoint import Checkpoint, CorruptCheckpointError
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -8,9 +8,10 @@ import sys
 import textwrap
 import time
 
-import ember.checkpoint
 import numpy as np
 import pytest
+
+import ember.checkpoint
 from ember.checkpoint import Checkpoint, CheckpointManager, latest_checkpoint
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 from ckpt_fakes import MLP, Adam, DataPosition, Variable, batch, train_step
-from ember.checkpoint import Checkpoint, CheckpointMismatchError, latest_checkpoint
 from numpy.testing import assert_array_equal
+
+from ember.checkpoint import Checkpoint, CheckpointMismatchError, latest_checkpoint
 
 
 def _run(steps, model=None, opt=None, start=0):

@@ -3,6 +3,7 @@ import os
 import numpy as np
 import pytest
 from ckpt_fakes import Variable
+
 from ember.checkpoint import (
     Checkpoint,
     CheckpointManager,

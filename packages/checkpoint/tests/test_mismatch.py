@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
 from ckpt_fakes import Variable
+from numpy.testing import assert_array_equal
+
 from ember.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -8,7 +10,6 @@ from ember.checkpoint import (
     CheckpointNotFoundError,
     CorruptCheckpointError,
 )
-from numpy.testing import assert_array_equal
 
 
 def _saved(tmp_path):

@@ -5,9 +5,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 from ckpt_fakes import MLP, Adam, DataPosition, Variable, batch, train_step
-from ember.checkpoint import Checkpoint, CheckpointFile, latest_checkpoint
 from numpy.testing import assert_array_equal
 from safetensors import safe_open
+
+from ember.checkpoint import Checkpoint, CheckpointFile, latest_checkpoint
 
 
 def test_save_numbers_and_counter(tmp_path):

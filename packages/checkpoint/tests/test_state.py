@@ -3,9 +3,10 @@ import math
 
 import numpy as np
 import pytest
-from ember.checkpoint import _state
 from hypothesis import given
 from hypothesis import strategies as st
+
+from ember.checkpoint import _state
 
 scalars = (st.none() | st.booleans() | st.integers() | st.floats() | st.text()
            | st.binary(max_size=16)

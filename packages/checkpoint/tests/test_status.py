@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from ckpt_fakes import Variable
+
 from ember.checkpoint import Checkpoint, IncompleteRestoreError
 
 

@@ -4,8 +4,9 @@ import doctest
 import pathlib
 import re
 
-import ember.data
 import pytest
+
+import ember.data
 from ember.data import _iterator, _readers
 
 GUIDE = pathlib.Path(__file__).resolve().parents[3] / "docs" / "guide" / "input-pipelines.md"

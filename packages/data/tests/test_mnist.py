@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 import pytest
+
 from ember.data import DataFormatError, write_idx
 from ember.data.datasets import mnist
 from ember.data.datasets.mnist import FILES

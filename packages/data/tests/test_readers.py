@@ -1,5 +1,9 @@
 import numpy as np
 import pytest
+from ember_data_testutil import as_list
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ember.data import (
     CsvDataset,
     DataFormatError,
@@ -10,9 +14,6 @@ from ember.data import (
     write_idx,
 )
 from ember.data._readers import tfrecord
-from ember_data_testutil import as_list
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32,

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from ember.data import Dataset, TextLineDataset, TFRecordDataset, TFRecordWriter
 from ember_data_testutil import as_list, json_roundtrip, to_py
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from ember.data import Dataset, TextLineDataset, TFRecordDataset, TFRecordWriter
 
 
 def x_data():

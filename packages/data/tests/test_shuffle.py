@@ -1,8 +1,9 @@
 import numpy as np
-from ember.data import Dataset
 from ember_data_testutil import as_list
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from ember.data import Dataset
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
+from ember_data_testutil import as_list
+
 from ember import data
 from ember.data import Dataset, TensorSpec
-from ember_data_testutil import as_list
 
 
 class FakeTensor:

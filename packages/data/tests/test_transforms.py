@@ -4,8 +4,9 @@ import time
 
 import numpy as np
 import pytest
-from ember.data import AUTOTUNE, Dataset
 from ember_data_testutil import as_list
+
+from ember.data import AUTOTUNE, Dataset
 
 
 def test_map_unpacks_tuples():

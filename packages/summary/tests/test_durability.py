@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import pytest
+
 from ember import summary
 
 SRC = str(pathlib.Path(summary.__file__).parents[2])  # the directory holding ember/

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ember.summary import histogram_buckets
-from ember.summary._histogram import _buckets, _on_gpu
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+from ember.summary import histogram_buckets
+from ember.summary._histogram import _buckets, _on_gpu
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, width=64)
 

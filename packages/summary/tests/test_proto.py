@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ember.summary import _proto
 
 

@@ -8,6 +8,7 @@ import zlib
 
 import numpy as np
 import pytest
+
 from ember import summary
 
 pytest.importorskip("tensorboard")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from ember.summary import RecordError
-from ember.summary._record import frame, masked_crc32c, read_records
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from ember.summary import RecordError
+from ember.summary._record import frame, masked_crc32c, read_records
 
 
 @given(st.binary(max_size=300))
@@ -57,8 +58,9 @@ def test_a_flipped_byte_is_caught(tmp_path, offset):
 
 def test_tensorboards_reader_accepts_our_records(tmp_path):
     pytest.importorskip("tensorboard")
-    from ember import summary
     from tensorboard.backend.event_processing import event_file_loader
+
+    from ember import summary
 
     writer = summary.create_file_writer(tmp_path)
     with writer.as_default():

@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
+
 from ember import summary
 
 pytest.importorskip("tensorboard")

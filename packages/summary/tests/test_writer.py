@@ -8,6 +8,7 @@ import time
 import warnings
 
 import pytest
+
 from ember import summary
 
 

@@ -1,8 +1,8 @@
 """TFRecord files: ``uint64 length | uint32 masked_crc32c(length) | data | uint32
 masked_crc32c(data)``, little-endian, as TensorFlow writes them.
 
-CRC32C comes from the C-accelerated ``google-crc32c`` package (as in ember-summary); a pure-Python table is the
-fallback (correct, but slow on large records).
+CRC32C comes from the C-accelerated ``google-crc32c`` package (as in ember-summary); a
+pure-Python table is the fallback (correct, but slow on large records).
 """
 
 from __future__ import annotations
