@@ -230,6 +230,7 @@ class GradientTape:
             rule = _RULES.get(name) if name != "custom_gradient" else rec.attrs["grad_fn"]
             if rule is None:
                 raise LookupError(f"no gradient rule is registered for op {name!r}")
+            rec.needs = tuple([id(x) in reach for x in rec.inputs])
             gin = rule(rec, dy)
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)

@@ -1,7 +1,8 @@
 """The gradient registry: one rule per differentiable core op, in files named like core's.
 
 A rule is ``rule(op, dy) -> grad or tuple of grads`` (one per input, ``None`` where an
-input gets no gradient). ``op`` carries ``inputs``, ``outputs``, ``attrs`` and ``output``;
+input gets no gradient). ``op`` carries ``inputs``, ``outputs``, ``attrs``, ``output`` and
+``needs`` (which inputs lead to a requested source; a rule may skip the others);
 ``dy`` is the output's gradient (a list, with zeros filled in, for multi-output ops).
 Rules use ember ops only, so a tape watching the backward pass records it and higher
 derivatives come free. Broadcasting is undone once in the tape walker, not in rules.
@@ -34,7 +35,7 @@ def get_rule(name: str) -> Callable[..., Any] | None:
 class OpContext:
     """A recorded op, as a rule sees it: ``op``, ``inputs``, ``attrs``, ``outputs``, ``output``."""
 
-    __slots__ = ("attrs", "inputs", "op", "output", "outputs")
+    __slots__ = ("attrs", "inputs", "needs", "op", "output", "outputs")
 
     def __init__(self, op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
                  outputs: tuple[Any, ...]) -> None:
@@ -43,6 +44,9 @@ class OpContext:
         self.attrs = attrs if attrs is not None else _EMPTY
         self.outputs = outputs
         self.output = outputs[0] if outputs else None
+        # Which inputs the walk needs a gradient for (set by the tape before calling the
+        # rule); expensive rules skip the others and return None for them.
+        self.needs: tuple[bool, ...] = (True,) * len(inputs)
 
 
 _EMPTY: dict[str, Any] = {}

@@ -19,7 +19,9 @@ def _swap(x: Any) -> Any:
 @reg("matmul")
 def _matmul(op: Any, dy: Any) -> Any:
     x, y = op.inputs
-    return em.matmul(dy, _swap(y)), em.matmul(_swap(x), dy)
+    nx, ny = op.needs
+    return (em.matmul(dy, _swap(y)) if nx else None,
+            em.matmul(_swap(x), dy) if ny else None)
 
 
 @reg("einsum")
@@ -28,6 +30,9 @@ def _einsum(op: Any, dy: Any) -> Any:
     subs = lhs.split(",")
     grads = []
     for i, (s, x) in enumerate(zip(subs, op.inputs)):
+        if not op.needs[i]:
+            grads.append(None)
+            continue
         if len(set(s)) != len(s) or "." in s:
             raise InvalidArgumentError(
                 f"einsum gradient: repeated indices or ellipsis in operand {i} ({s!r}) are not "
