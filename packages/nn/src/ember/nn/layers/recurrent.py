@@ -84,9 +84,12 @@ class _RNN(Layer):
         xw = self._project(inputs)
         u = self.recurrent_kernel.value()
         steps = range(inputs.shape[1] - 1, -1, -1) if self.go_backwards else range(inputs.shape[1])
+        # unstack once: its gradient is one concat, where xw[t] per step would scatter
+        # into a sequence-sized zero tensor at every step (quadratic in the length).
+        xs = em.unstack(xw, axis=0)
         outputs = []
         for t in steps:
-            states = self._step(xw[t], states, u)
+            states = self._step(xs[t], states, u)
             if self.return_sequences:
                 outputs.append(states[0])
         out = em.stack(outputs, axis=1) if self.return_sequences else states[0]
