@@ -105,6 +105,10 @@ class Layer(_tracking._Listened):
             ``Sequential`` build before the first call.
     """
 
+    # set with object.__setattr__ in __init__ (before tracking starts)
+    _children: dict[str, Any]
+    _weight_names: set[str]
+
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  input_shape: Any = None, batch_input_shape: Any = None,
                  **kwargs: Any) -> None:
@@ -122,7 +126,7 @@ class Layer(_tracking._Listened):
         if input_shape is None and "input_dim" in kwargs:
             input_shape = (kwargs["input_dim"],)
         if batch_input_shape is not None:
-            self._batch_input_shape = tuple(batch_input_shape)
+            self._batch_input_shape: tuple[Any, ...] | None = tuple(batch_input_shape)
         elif input_shape is not None:
             self._batch_input_shape = (None,) + tuple(input_shape)
         else:

@@ -67,6 +67,10 @@ class _RNN(Layer):
             xw = em.add(xw, b)
         return em.reshape(xw, (t, n, self.gates * self.units))
 
+    def _step(self, xw: Any, states: list[Any], u: Any) -> list[Any]:
+        """One time step: the new states from this step's input projection."""
+        raise NotImplementedError
+
     def _initial(self, inputs: Any, initial_state: Any) -> list[Any]:
         if initial_state is None:
             z = em.zeros((inputs.shape[0], self.units), dtype=inputs.dtype)

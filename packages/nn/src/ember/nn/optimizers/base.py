@@ -55,6 +55,7 @@ class Optimizer(_Listened):
     def learning_rate(self) -> float:
         """The learning rate for the next step."""
         if self._lr_fn is None:
+            assert self._lr_var is not None
             return float(self._lr_var.numpy())
         if isinstance(self._lr_fn, LearningRateSchedule):
             return float(self._lr_fn(int(self.iterations.numpy())))

@@ -28,7 +28,7 @@ def _matmul(op: Any, dy: Any) -> Any:
 def _einsum(op: Any, dy: Any) -> Any:
     lhs, out = op.attrs["equation"].split("->")
     subs = lhs.split(",")
-    grads = []
+    grads: list[Any] = []
     for i, (s, x) in enumerate(zip(subs, op.inputs)):
         if not op.needs[i]:
             grads.append(None)
