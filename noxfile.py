@@ -31,7 +31,7 @@ PACKAGES = {
     "data": [],
 }
 # packages whose tests compare against PyTorch CPU when a local wheel is available
-TORCH_PACKAGES = {"tape", "nn"}
+TORCH_PACKAGES = {"core", "tape", "nn"}
 
 nox.options.sessions = [
     "lint",
