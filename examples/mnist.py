@@ -162,7 +162,8 @@ def train(args: argparse.Namespace) -> float:
                 manager.save(checkpoint_number=s)
             if s % steps_per_epoch == 0 or s == total:
                 epoch = math.ceil(s / steps_per_epoch)
-                summary.scalar("train_accuracy", acc.result(), step=step)
+                with summary.always_record_summaries():  # epoch ends are off the every-50 grid
+                    summary.scalar("train_accuracy", acc.result(), step=step)
                 msg = (f"epoch {epoch}: loss {float(loss_avg.result()):.4f}, "
                        f"accuracy {float(acc.result()):.4f}")
                 (bar.write if bar is not None else print)(msg)

@@ -104,4 +104,18 @@ def test_main_job_mlp_one_epoch_over_95_percent(mnist_dir, tmp_path):
     line = [ln for ln in out.splitlines() if ln.startswith("test accuracy")][-1]
     acc = float(line.split()[2])
     assert acc > 0.95, out
-    assert (tmp_path / "w" / "logs").is_dir() and any((tmp_path / "w" / "logs").iterdir())
+    # the run's summaries, read by TensorBoard itself
+    ea_mod = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    ea = ea_mod.EventAccumulator(str(tmp_path / "w" / "logs"))
+    ea.Reload()
+    tags = ea.Tags()
+    assert {"loss", "train_accuracy", "test_accuracy"} <= set(tags["scalars"]), tags
+
+    def values(tag):
+        return [(e.step, e.value) for e in ea.Scalars(tag)]
+
+    loss = values("loss")
+    # the step is counted before the summary: steps 50, 100, ..., 1850 of 1875
+    assert [s for s, _ in loss] == list(range(50, 1875, 50))
+    assert loss[-1][1] < loss[0][1]
+    assert abs(values("test_accuracy")[-1][1] - acc) < 1e-4
