@@ -30,11 +30,14 @@ def _small_ops() -> str:
             torch.set_num_threads(1)
             ta = torch.ones((2, 2))
             c[f"PyTorch torch.{op}"] = lambda op=op, ta=ta: getattr(torch, op)(ta, ta)
+        if tf is not None:
+            tt = tf.ones((2, 2))
+            c[f"TensorFlow tf.{op}"] = lambda op=op, tt=tt: getattr(tf, op)(tt, tt)
         times = compare(c, number=20000)
         if torch is None:
             times[f"PyTorch torch.{op}"] = NAN
         if tf is None:
-            times[f"TensorFlow tf.{op}"] = NAN
+            times[f"TensorFlow tf.{op}"] = NAN  # not installed
         out.append(table(f"{op} on (2, 2) float32, no tape", times, f"numpy np.{op}"))
     return "\n".join(out)
 

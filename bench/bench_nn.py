@@ -34,6 +34,21 @@ def _ember_step(model, opt, x, y):
     return step
 
 
+def _tf_step(tf, model, x, y):
+    """TensorFlow eager (no tf.function): GradientTape + keras SGD, as the seeds train."""
+    opt = tf.keras.optimizers.SGD(0.01)
+    xt, yt = tf.constant(x), tf.constant(y)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def step():
+        with tf.GradientTape() as t:
+            loss = loss_fn(yt, model(xt, training=True))
+        vs = model.trainable_variables
+        opt.apply_gradients(zip(t.gradient(loss, vs), vs))
+    step()  # build the model and the optimizer's state outside the timing
+    return step
+
+
 def _torch_step(torch, model, x, y):
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     xt, yt = torch.tensor(x), torch.tensor(y, dtype=torch.long)
@@ -46,7 +61,7 @@ def _torch_step(torch, model, x, y):
 
 
 # --- MLP 784-256-256-10, batch 128 ------------------------------------------------------
-def mlp(torch):
+def mlp(torch, tf=None):
     x = rng.random((128, 784), dtype=np.float32)
     y = rng.integers(0, 10, 128)
     W = [_glorot(784, 256), _glorot(256, 256), _glorot(256, 10)]
@@ -71,6 +86,10 @@ def mlp(torch):
                                  torch.nn.Linear(256, 256), torch.nn.ReLU(),
                                  torch.nn.Linear(256, 10))
         c["PyTorch eager"] = _torch_step(torch, tm, x, y)
+    if tf is not None:
+        K = tf.keras.layers
+        c["TensorFlow eager"] = _tf_step(tf, tf.keras.Sequential(
+            [K.Dense(256, activation="relu"), K.Dense(256, activation="relu"), K.Dense(10)]), x, y)
     return c, 50
 
 
@@ -107,7 +126,7 @@ def _unpool(d, mask, bshape):
                                                    bshape[5])
 
 
-def cnn(torch):
+def cnn(torch, tf=None):
     x = rng.random((64, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, 64)
     K1, K2 = _glorot(25, 32), _glorot(25 * 32, 64)
@@ -157,11 +176,17 @@ def cnn(torch):
                 return self.f2(F.functional.relu(self.f1(t.flatten(1))))
 
         c["PyTorch eager"] = _torch_step(torch, Net(), x, y)
+    if tf is not None:
+        K = tf.keras.layers
+        c["TensorFlow eager"] = _tf_step(tf, tf.keras.Sequential([
+            K.Conv2D(32, 5, padding="same", activation="relu"), K.MaxPool2D(),
+            K.Conv2D(64, 5, padding="same", activation="relu"), K.MaxPool2D(),
+            K.Flatten(), K.Dense(1024, activation="relu"), K.Dense(10)]), x, y)
     return c, 3
 
 
 # --- LSTM 128 units, 28 steps of 28 features, batch 64 ---------------------------------
-def lstm(torch):
+def lstm(torch, tf=None):
     n, t_, f, u = 64, 28, 28, 128
     x = rng.random((n, t_, f), dtype=np.float32)
     y = rng.integers(0, 10, n)
@@ -219,6 +244,9 @@ def lstm(torch):
                 return self.out(self.lstm(t)[0][:, -1])
 
         c["PyTorch eager"] = _torch_step(torch, Net(), x, y)
+    if tf is not None:
+        K = tf.keras.layers
+        c["TensorFlow eager"] = _tf_step(tf, tf.keras.Sequential([K.LSTM(u), K.Dense(10)]), x, y)
     return c, 5
 
 
@@ -237,15 +265,19 @@ def main() -> None:
     if torch is not None:
         torch.set_num_threads(threads)
     tf = try_import("tensorflow")
+    if tf is not None:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
     rows = []
     for name, make in (("MLP 784-256-256-10, batch 128, SGD", mlp),
                        ("LeNet CNN 28x28x1 (conv32-pool-conv64-pool-1024-10), batch 64, SGD", cnn),
                        ("LSTM 128 units, 28 steps x 28 features, batch 64, SGD", lstm)):
-        contenders, number = make(torch)
+        contenders, number = make(torch, tf)
         times = compare(contenders, number=number, rounds=5)
         if torch is None:
             times["PyTorch eager"] = NAN
-        times["TensorFlow eager"] = NAN if tf is None else NAN  # not benchmarked without TF
+        if tf is None:
+            times["TensorFlow eager"] = NAN
         rows.append((name, times))
     lines = ["# ember-nn: training steps per second", "",
              f"Same process, contenders alternating, best of 5 rounds; BLAS/torch threads: "

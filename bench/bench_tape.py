@@ -39,10 +39,21 @@ def _fwd_bwd() -> str:
             return tx.grad
 
         c["PyTorch autograd"] = torch_autograd
+    tf = try_import("tensorflow")
+    if tf is not None:
+        tc = tf.ones((2, 2))
+
+        def tf_tape() -> object:
+            with tf.GradientTape() as g:
+                g.watch(tc)
+                s = tf.reduce_sum(tc * tc + tc)
+            return g.gradient(s, tc)
+
+        c["TensorFlow GradientTape"] = tf_tape
     times = compare(c, number=3000)
     if torch is None:
         times["PyTorch autograd"] = NAN
-    if try_import("tensorflow") is None:
+    if tf is None:
         times["TensorFlow GradientTape"] = NAN
     return table("forward + backward of reduce_sum(x*x + x), (2, 2) float32", times,
                  "numpy by hand")
