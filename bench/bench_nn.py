@@ -266,8 +266,11 @@ def main() -> None:
         torch.set_num_threads(threads)
     tf = try_import("tensorflow")
     if tf is not None:
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
+        try:
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+        except RuntimeError:  # TF already initialised by an earlier benchmark in this process
+            pass
     rows = []
     for name, make in (("MLP 784-256-256-10, batch 128, SGD", mlp),
                        ("LeNet CNN 28x28x1 (conv32-pool-conv64-pool-1024-10), batch 64, SGD", cnn),

@@ -14,7 +14,9 @@ def main() -> None:
     names = sys.argv[1:] or sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
     for name in names:
         print(f"== bench_{name}", flush=True)
-        runpy.run_path(str(HERE / f"bench_{name}.py"), run_name="__main__")
+        script = HERE / f"bench_{name}.py"
+        sys.argv = [str(script)]  # each benchmark parses its own (empty) arguments
+        runpy.run_path(str(script), run_name="__main__")
 
 
 if __name__ == "__main__":
