@@ -230,12 +230,21 @@ class GradientTape:
             rule = _RULES.get(name) if name != "custom_gradient" else rec.attrs["grad_fn"]
             if rule is None:
                 raise LookupError(f"no gradient rule is registered for op {name!r}")
-            rec.needs = tuple([id(x) in reach for x in rec.inputs])
+            rec._reach = reach
             gin = rule(rec, dy)
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
             for x, g in zip(rec.inputs, gin):
-                if g is not None and id(x) in reach:
+                if g is None:
+                    continue
+                k = id(x)
+                if k not in reach:
+                    continue
+                if type(g) is Tensor and g._data.shape == x._data.shape \
+                        and g._data.dtype == x._data.dtype:  # the common case, inline
+                    prev = get(k)
+                    grads[k] = g if prev is None else em.add(prev, g)
+                else:
                     _accumulate(grads, x, g)
         return grads
 

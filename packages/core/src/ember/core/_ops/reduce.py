@@ -15,12 +15,12 @@ F = "reduce"
 
 def _mean(be: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     if x.dtype.kind in "iub":  # integer mean truncates and keeps the dtype (TensorFlow)
-        s = be.xp.sum(x, axis=axis, keepdims=keepdims)
+        s = x.sum(axis=axis, keepdims=keepdims)
         n = x.size // max(s.size, 1) if x.size else 1
         if x.dtype.kind == "b":
             return s.astype(x.dtype)
         return (be.xp.sign(s) * (be.xp.abs(s) // n)).astype(x.dtype)  # toward zero, as TF
-    return be.xp.mean(x, axis=axis, keepdims=keepdims)
+    return x.mean(axis=axis, keepdims=keepdims)
 
 
 def _keep_int(x: Any) -> Any:
@@ -28,23 +28,24 @@ def _keep_int(x: Any) -> Any:
     return x.dtype if x.dtype.kind in "iu" else None
 
 
+# Array methods (x.sum, ...) skip numpy's Python-level wrappers; cupy has the same methods.
 _ops = {
     "reduce_sum": register("reduce_sum", lambda be, x, axis, keepdims:
-                           be.xp.sum(x, axis=axis, keepdims=keepdims, dtype=_keep_int(x)),
+                           x.sum(axis=axis, keepdims=keepdims, dtype=_keep_int(x)),
                            family=F),
     "reduce_mean": register("reduce_mean", _mean, family=F),
     "reduce_max": register("reduce_max", lambda be, x, axis, keepdims:
-                           be.xp.max(x, axis=axis, keepdims=keepdims), family=F),
+                           x.max(axis=axis, keepdims=keepdims), family=F),
     "reduce_min": register("reduce_min", lambda be, x, axis, keepdims:
-                           be.xp.min(x, axis=axis, keepdims=keepdims), family=F),
+                           x.min(axis=axis, keepdims=keepdims), family=F),
     "reduce_prod": register("reduce_prod", lambda be, x, axis, keepdims:
-                            be.xp.prod(x, axis=axis, keepdims=keepdims, dtype=_keep_int(x)),
+                            x.prod(axis=axis, keepdims=keepdims, dtype=_keep_int(x)),
                             family=F),
     "reduce_any": register("reduce_any", lambda be, x, axis, keepdims:
-                           be.xp.any(x, axis=axis, keepdims=keepdims), family=F,
+                           x.any(axis=axis, keepdims=keepdims), family=F,
                            differentiable=False),
     "reduce_all": register("reduce_all", lambda be, x, axis, keepdims:
-                           be.xp.all(x, axis=axis, keepdims=keepdims), family=F,
+                           x.all(axis=axis, keepdims=keepdims), family=F,
                            differentiable=False),
 }
 

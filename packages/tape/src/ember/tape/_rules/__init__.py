@@ -35,7 +35,7 @@ def get_rule(name: str) -> Callable[..., Any] | None:
 class OpContext:
     """A recorded op, as a rule sees it: ``op``, ``inputs``, ``attrs``, ``outputs``, ``output``."""
 
-    __slots__ = ("attrs", "inputs", "needs", "op", "output", "outputs")
+    __slots__ = ("_reach", "attrs", "inputs", "op", "output", "outputs")
 
     def __init__(self, op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
                  outputs: tuple[Any, ...]) -> None:
@@ -44,9 +44,15 @@ class OpContext:
         self.attrs = attrs if attrs is not None else _EMPTY
         self.outputs = outputs
         self.output = outputs[0] if outputs else None
-        # Which inputs the walk needs a gradient for (set by the tape before calling the
-        # rule); expensive rules skip the others and return None for them.
-        self.needs: tuple[bool, ...] = (True,) * len(inputs)
+        self._reach: Any = None  # set by the tape's walk
+
+    @property
+    def needs(self) -> tuple[bool, ...]:
+        """Which inputs the walk needs a gradient for; expensive rules skip the others."""
+        reach = self._reach
+        if reach is None:
+            return (True,) * len(self.inputs)
+        return tuple([id(x) in reach for x in self.inputs])
 
 
 _EMPTY: dict[str, Any] = {}
