@@ -71,3 +71,28 @@ def test_dropout_active_only_in_fit():
     b = model.predict(x)
     np.testing.assert_array_equal(a, b)
     assert model(em.constant(x), training=True).numpy().std() != a.std()
+
+
+def test_minimize_without_var_list_leaves_a_frozen_layer_alone():
+    import numpy as np
+
+    import ember.core as em
+    from ember import nn
+
+    em.random.set_seed(0)
+    frozen = nn.layers.Dense(4, input_shape=(3,))
+    head = nn.layers.Dense(1)
+    model = nn.Sequential([frozen, head])
+    x, y = em.random.normal([8, 3]), em.random.normal([8, 1])
+    model(x)
+    frozen.trainable = False
+    before = [v.numpy().copy() for v in frozen.variables]
+    head_before = [v.numpy().copy() for v in head.variables]
+    opt = nn.optimizers.SGD(0.1)
+    opt.minimize(lambda: nn.losses.mean_squared_error(y, model(x)))
+    for b, v in zip(before, frozen.variables):
+        np.testing.assert_array_equal(v.numpy(), b)
+    assert any(not np.array_equal(v.numpy(), b) for b, v in zip(head_before, head.variables))
+    frozen.trainable = True
+    opt.minimize(lambda: nn.losses.mean_squared_error(y, model(x)))
+    assert any(not np.array_equal(v.numpy(), b) for b, v in zip(before, frozen.variables))

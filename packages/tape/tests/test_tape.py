@@ -375,3 +375,16 @@ def test_check_gradients_reports_a_wrong_rule():
 
     with pytest.raises(tape.GradientCheckError, match="max \\|analytic - numeric\\|"):
         tape.check_gradients(wrong, [np.array([1.0, 2.0])], order=1)
+
+
+def test_no_auto_watch_skips_variables_read_inside_but_watch_still_works():
+    v, w = em.Variable(2.0), em.Variable(3.0)
+    with tape.GradientTape() as t:
+        with tape.no_auto_watch():
+            a = v * 5.0
+            t.watch(w)
+            b = w * 7.0
+        y = a + b
+    gv, gw = t.gradient(y, [v, w])
+    assert gv is None
+    assert float(gw) == 7.0

@@ -20,7 +20,7 @@ from ._functions import (
     value_and_gradients_function,
 )
 from ._rules import RULES, register_gradient
-from ._tape import GradientTape
+from ._tape import GradientTape, no_auto_watch
 
 __all__ = [
     "RULES",
@@ -31,6 +31,7 @@ __all__ = [
     "gradients_function",
     "implicit_gradients",
     "implicit_value_and_gradients",
+    "no_auto_watch",
     "register_gradient",
     "value_and_gradients_function",
 ]

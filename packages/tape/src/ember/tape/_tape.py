@@ -9,6 +9,7 @@ it after ``gradient``.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +24,21 @@ from ._rules import OpContext
 
 _ZERO = "zero"
 _NONE = "none"
+# False inside no_auto_watch(): variables read there are not watched automatically.
+_auto_watch: contextvars.ContextVar[bool] = contextvars.ContextVar("ember_tape_auto_watch",
+                                                                   default=True)
+
+
+@contextlib.contextmanager
+def no_auto_watch() -> Iterator[None]:
+    """Variables first read inside this block are not watched automatically, as if they
+    were not trainable (frozen layers run their ``call`` inside it). ``watch`` still works.
+    """
+    token = _auto_watch.set(False)
+    try:
+        yield
+    finally:
+        _auto_watch.reset(token)
 
 
 class GradientTape:
@@ -92,7 +108,7 @@ class GradientTape:
     def variable_read(self, variable: Variable, value: Tensor) -> None:
         vid = id(variable)
         if vid not in self._variables:
-            if not (self._watch_accessed and variable.trainable):
+            if not (self._watch_accessed and variable.trainable and _auto_watch.get()):
                 return
             if not is_differentiable(value.dtype):
                 return

@@ -18,6 +18,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import inspect
 import itertools
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as em
+from ember import tape
 
 from .. import initializers as _init
 from . import _tracking
@@ -281,11 +283,15 @@ class Layer(_tracking._Listened):
         if training is None:
             training = _TRAINING.get()
         token = _TRAINING.set(training) if training is not None else None
+        # A frozen layer's variables are not watched by tapes (so minimize() without a
+        # var_list leaves them alone); gradients still flow through them to the inputs.
+        frozen = tape.no_auto_watch() if not self.trainable else contextlib.nullcontext()
         try:
-            if training is not None and accepts_kwarg(type(self), "call", "training"):
-                out = self.call(inputs, *args, training=training, **kwargs)
-            else:
-                out = self.call(inputs, *args, **kwargs)
+            with frozen:
+                if training is not None and accepts_kwarg(type(self), "call", "training"):
+                    out = self.call(inputs, *args, training=training, **kwargs)
+                else:
+                    out = self.call(inputs, *args, **kwargs)
         finally:
             if token is not None:
                 _TRAINING.reset(token)
