@@ -174,3 +174,16 @@ def test_device_fixture_runs_on_backend(device):
         t = em.constant([1.0, 2.0]) * 2
     assert t.device == device
     assert_array_equal(t.numpy(), [2.0, 4.0])
+
+
+def test_shape_rank_size_live_on_the_input_device():
+    import ember.core as em
+    from ember.core.testing import simulated_gpus
+
+    with simulated_gpus(1):
+        with em.device("/cpu:0"):
+            x = em.zeros([2, 3])
+        with em.device("/gpu:0"):
+            s, r, n = em.shape(x), em.rank(x), em.size(x)
+        assert (s.device, r.device, n.device) == ("/cpu:0",) * 3
+        assert s.numpy().tolist() == [2, 3] and int(r) == 2 and int(n) == 6

@@ -152,3 +152,17 @@ def test_einsum_errors():
             "ij,jk->ik", em.ones([2, 2]))
     _raises(em.InvalidArgumentError, r"tensordot: axis 1 of \(2, 3\) does not match axis 0 of "
             r"\(4, 2\)", em.tensordot, em.ones([2, 3]), em.ones([4, 2]), 1)
+
+
+def test_conv_and_pool_padding_errors_name_the_public_op():
+    import pytest
+
+    import ember.core as em
+
+    x = em.zeros([1, 5, 5, 2])
+    with pytest.raises(em.InvalidArgumentError, match=r"^conv2d: padding"):
+        em.nn_ops.conv2d(x, em.zeros([3, 3, 2, 4]), padding="FULL")
+    with pytest.raises(em.InvalidArgumentError, match=r"^max_pool2d: padding"):
+        em.nn_ops.max_pool2d(x, 2, 2, padding="FULL")
+    with pytest.raises(em.InvalidArgumentError, match=r"^avg_pool2d: padding"):
+        em.nn_ops.avg_pool2d(x, 2, 2, padding="FULL")

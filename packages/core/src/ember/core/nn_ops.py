@@ -119,6 +119,8 @@ def conv2d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
         raise InvalidArgumentError(f"conv2d: input has {x.shape[3]} channels but filters "
                                    f"{w.shape} expect {w.shape[2]}")
     kh, kw, c, o = w.shape
+    padding_amounts("conv2d", padding, x.shape[1:3], (kh, kw),  # errors name conv2d
+                    _pair("conv2d", strides, "strides"), _pair("conv2d", dilations, "dilations"))
     p = extract_patches(x, (kh, kw), strides, dilations, padding)
     n, oh, ow = p.shape[:3]
     out = matmul(reshape(p, (n * oh * ow, kh * kw * c)), reshape(w, (kh * kw * c, o)))
@@ -182,6 +184,7 @@ def max_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
     """Maximum over each window of an NHWC batch."""
     x = _args.tensor(input)
     k, s = _pool_args("max_pool2d", x, ksize, strides)
+    padding_amounts("max_pool2d", padding, x.shape[1:3], k, s, (1, 1))  # errors name the op
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     p = extract_patches(x, k, s, 1, padding, pad_value=low)
     return r.reduce_max(p, axis=(3, 4))
@@ -192,8 +195,8 @@ def avg_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
     """Mean over each window of an NHWC batch (SAME padding averages real elements only)."""
     x = _args.tensor(input)
     k, s = _pool_args("avg_pool2d", x, ksize, strides)
-    total = r.reduce_sum(extract_patches(x, k, s, 1, padding), axis=(3, 4))
     pads = padding_amounts("avg_pool2d", padding, x.shape[1:3], k, s, (1, 1))
+    total = r.reduce_sum(extract_patches(x, k, s, 1, padding), axis=(3, 4))
     if pads == ((0, 0), (0, 0)):
         return m.divide(total, k[0] * k[1])
     ones = np.ones((1, x.shape[1], x.shape[2], 1), dtype=x.dtype)

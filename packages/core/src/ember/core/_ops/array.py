@@ -96,22 +96,27 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:
 
 
 def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
-    """The shape as a 1-D integer tensor."""
+    """The shape as a 1-D integer tensor (on the input's device)."""
     from .._convert import convert_to_tensor
 
-    return convert_to_tensor(np.array(_args.tensor(input).shape, dtype=out_type))
+    x = _args.tensor(input)
+    return convert_to_tensor(np.array(x.shape, dtype=out_type), device=x._device)
 
 
 def rank(input: Any, name: str | None = None) -> Any:
+    """The number of axes as an int32 scalar tensor (on the input's device)."""
     from .._convert import convert_to_tensor
 
-    return convert_to_tensor(np.int32(_args.tensor(input).ndim))
+    x = _args.tensor(input)
+    return convert_to_tensor(np.array(x.ndim, dtype=np.int32), device=x._device)
 
 
 def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
+    """The number of elements as a scalar tensor (on the input's device)."""
     from .._convert import convert_to_tensor
 
-    return convert_to_tensor(np.array(_args.tensor(input).size, dtype=out_type))
+    x = _args.tensor(input)
+    return convert_to_tensor(np.array(x.size, dtype=out_type), device=x._device)
 
 
 # --- joining and splitting --------------------------------------------------------------
