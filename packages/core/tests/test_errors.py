@@ -103,8 +103,7 @@ def test_conv_and_pool_errors():
             "expect 4", nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([3, 3, 4, 8]))
     _raises(em.InvalidArgumentError, r"conv2d: expected input \(N, H, W, C\) .* got \(5, 5, 3\)",
             nn.conv2d, em.ones([5, 5, 3]), em.ones([3, 3, 3, 8]))
-    # raised by the primitive under conv2d, so it names that
-    _raises(em.InvalidArgumentError, "extract_patches: padding must be 'SAME' or 'VALID', got "
+    _raises(em.InvalidArgumentError, "conv2d: padding must be 'SAME' or 'VALID', got "
             "'FULL'",
             nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([3, 3, 3, 8]), padding="FULL")
     _raises(em.InvalidArgumentError, r"extract_patches: window \(7, 7\) .* is larger than the "
