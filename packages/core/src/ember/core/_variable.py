@@ -34,7 +34,7 @@ class Variable(TensorOperators):
         6.0
     """
 
-    __slots__ = ("__weakref__", "_checkpoint_listeners", "_value", "name", "trainable", "uid")
+    __slots__ = ("__weakref__", "_value", "name", "trainable", "uid")
 
     def __init__(self, initial_value: Any, name: str | None = None, trainable: bool = True,
                  dtype: Any = None) -> None:
