@@ -91,7 +91,8 @@ def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = N
     else:
         if dev is None:
             dev = current_device()
-        if op.promote is not None and len(inputs) > 1 and not _one_dtype(inputs):
+        if op.promote is not None and len(inputs) > 1 and not _one_dtype(
+                inputs[:2] if op.promote == "into_first" else inputs):
             inputs, dev = _convert_inputs(op, inputs, dev)
     be = dev.backend
     try:
@@ -139,14 +140,17 @@ def _convert_inputs(op: OpDef, inputs: tuple[Any, ...], dev: Device | None
         dev = current_device()
     mode = op.promote
     first = 1 if mode == "values" else 0
+    # "into_first": the updates (input 1) take the tensor's dtype; inputs after them are
+    # index tensors (index_add, index_update), never promoted.
+    stop = 2 if mode == "into_first" else len(vals)
     promoted = mode is not None and len(vals) > 1
     for i, a in enumerate(vals):  # arrays and lists are strongly typed: convert them first
-        if type(a) is not Tensor and not (promoted and i >= first
+        if type(a) is not Tensor and not (promoted and first <= i < stop
                                           and type(a) in _promote.PY_SCALARS):
             vals[i] = wrap(_to_array(op, a, None, dev), dev)
     if promoted:
-        target = _target_dtype(op, vals[first:])
-        for i in range(first, len(vals)):
+        target = _target_dtype(op, vals[first:stop])
+        for i in range(first, stop):
             a = vals[i]
             if type(a) is not Tensor:
                 vals[i] = wrap(_to_array(op, a, target, dev), dev)  # a weak scalar

@@ -11,7 +11,7 @@ from . import _registry
 from ._device import Device, get_device
 from ._errors import DTypeError, InvalidArgumentError
 from ._operators import TensorOperators
-from .recording import _active
+from .recording import _active, notify_host_read
 
 
 class Tensor(TensorOperators):
@@ -64,6 +64,8 @@ class Tensor(TensorOperators):
 
     def numpy(self) -> np.ndarray:
         """The value as a host ``numpy.ndarray`` (a copy when the tensor is on a GPU)."""
+        if _active.get():  # a tracer turns host reads into guards
+            notify_host_read(self)
         return np.asarray(self._device.backend.to_host(self._data))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -175,7 +177,9 @@ def copy_to_device(t: Tensor, dev: Device) -> Tensor:
 
 
 def _copy_forward(be: Any, x: Any, device: str) -> Any:
-    raise RuntimeError("copy_to_device runs through Tensor.to(); not via execute")
+    """The copy itself (``be`` is the source's backend); graph mode replays it."""
+    dev = get_device(device)
+    return dev.backend.from_host(be.to_host(x), dev.index)
 
 
 COPY_TO_DEVICE = _registry.register("copy_to_device", _copy_forward, family="array")

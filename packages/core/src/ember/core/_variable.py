@@ -13,7 +13,7 @@ from ._device import Device, get_device
 from ._errors import InvalidArgumentError
 from ._operators import TensorOperators
 from ._tensor import Tensor, copy_to_device
-from .recording import _active
+from .recording import _active, notify_variable_created, notify_variable_write, tracers
 
 _uid = itertools.count()
 
@@ -52,6 +52,8 @@ class Variable(TensorOperators):
         self.uid = next(_uid)
         self.name = f"{name or 'Variable'}:0"
         self.trainable = bool(trainable)
+        if _active.get():
+            notify_variable_created(self)
 
     # --- reading ---------------------------------------------------------------------
     def _read(self) -> Tensor:
@@ -95,47 +97,65 @@ class Variable(TensorOperators):
         return self._value.size
 
     # --- writing ---------------------------------------------------------------------
+    # Writes compute the new value with core's ops (so graph mode's tracer sees how it was
+    # made) and then tell the active tracers which tensor the variable now holds.
     def _coerce(self, value: Any, what: str) -> Tensor:
         cur = self._value
         if isinstance(value, Variable):
-            value = value._value
+            value = value._current()
         if type(value) is Tensor:
             if value._device is not cur._device:
                 value = copy_to_device(value, cur._device)
-            data = value._data
-            if data.dtype != cur.dtype:
-                if not np.can_cast(data.dtype, cur.dtype, casting="same_kind"):
+            dt = value._data.dtype
+            if dt != cur.dtype:
+                if not np.can_cast(dt, cur.dtype, casting="same_kind"):
                     raise InvalidArgumentError(
                         f"{what}: variable {self.name!r} has dtype {cur.dtype}, "
-                        f"value has dtype {data.dtype}")
-                data = data.astype(cur.dtype)
+                        f"value has dtype {dt}")
+                value = _registry.execute(_registry.REGISTRY["cast"], (value,),
+                                          {"dtype": cur.dtype})
         else:
-            data = _registry.convert_array(value, cur.dtype, cur._device)
-        if tuple(data.shape) != cur.shape:
+            value = _registry.wrap(_registry.convert_array(value, cur.dtype, cur._device),
+                                   cur._device)
+        if tuple(value._data.shape) != cur.shape:
             raise InvalidArgumentError(
                 f"{what}: variable {self.name!r} has shape {cur.shape}, "
-                f"value has shape {tuple(data.shape)}")
-        return _registry.wrap(data, cur._device)
+                f"value has shape {tuple(value._data.shape)}")
+        return value
+
+    def _write(self, value: Tensor) -> None:
+        self._value = value
+        if _active.get():
+            notify_variable_write(self, value)
 
     def assign(self, value: Any, read_value: bool = True) -> Variable | None:
         """Replace the value (same shape; cast within the same dtype kind).
 
         Returns the variable, or None with ``read_value=False`` (as TensorFlow).
         """
-        self._value = self._coerce(value, "assign")
+        self._write(self._coerce(value, "assign"))
         return self if read_value else None
 
     def assign_add(self, delta: Any, read_value: bool = True) -> Variable | None:
         """Add ``delta``; returns the variable, or None with ``read_value=False``."""
         d = self._coerce(delta, "assign_add")
-        self._value = _registry.wrap(self._value._data + d._data, d._device)
+        self._write(_registry.execute(_registry.REGISTRY["add"], (self._current(), d)))
         return self if read_value else None
 
     def assign_sub(self, delta: Any, read_value: bool = True) -> Variable | None:
         """Subtract ``delta``; returns the variable, or None with ``read_value=False``."""
         d = self._coerce(delta, "assign_sub")
-        self._value = _registry.wrap(self._value._data - d._data, d._device)
+        self._write(_registry.execute(_registry.REGISTRY["subtract"], (self._current(), d)))
         return self if read_value else None
+
+    def _current(self) -> Tensor:
+        """The value an update starts from: a read only tracers see (tapes do not watch a
+        variable because it was updated)."""
+        v = self._value
+        if _active.get():
+            for r in tracers():
+                r.variable_read(self, v)
+        return v
 
     # --- conversions and devices -----------------------------------------------------
     def __int__(self) -> int: return int(self._value)

@@ -8,6 +8,6 @@ Examples:
 
 from __future__ import annotations
 
-from ._ops.math import check_numerics
+from ._ops.math import check_indices, check_numerics, check_range
 
-__all__ = ["check_numerics"]
+__all__ = ["check_indices", "check_numerics", "check_range"]

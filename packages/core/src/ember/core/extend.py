@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _registry
+from . import _dtypes, _registry, recording
 from ._device import Device, current_device, get_device
 from ._registry import REGISTRY, OpDef
 from ._tensor import Tensor
@@ -187,6 +187,10 @@ def tensor_from_array(array: Any, device: Device | str | None = None) -> Tensor:
     Tensors are immutable: the caller hands the array over and must not modify it
     afterwards. Use ``em.constant`` to make a tensor from data you keep using.
 
+    Graph mode (ember-graph) cannot replay a computation done outside the op table: a
+    function that makes tensors this way while it is traced runs eagerly instead (with a
+    warning). Register the computation as an op (``register_op``) to make it traceable.
+
     Args:
         array: A numpy array (or numpy scalar) for the CPU, a cupy array for a GPU.
         device: The device it lives on: a ``Device``, a name such as ``"/cpu:0"``, or
@@ -220,9 +224,12 @@ def tensor_from_array(array: Any, device: Device | str | None = None) -> Tensor:
         raise TypeError(f"tensor_from_array: a {type(array).__module__}."
                         f"{type(array).__name__} cannot live on {dev.name}; expected "
                         f"{xp.ndarray.__module__}.{xp.ndarray.__name__}")
-    t = _new(Tensor)  # as _registry.wrap, inline: the tape makes its seed gradients here
+    t = _new(Tensor)  # as _registry.wrap, inline
     t._data = array
     t._device = dev
+    if _active.get():  # graph mode cannot replay how the array was made: say so
+        for r in recording.tracers():
+            r.untraced_tensor(t)  # type: ignore[attr-defined]
     return t
 
 
@@ -279,7 +286,8 @@ def recording_to(*recorders: Recorder) -> Iterator[None]:
     """Run a block with exactly ``recorders`` active (none: nothing records the block).
 
     The recorders active outside the block do not see its ops; they are active again
-    after it.
+    after it. Active tracers (graph mode, see ``ember.core.recording``) stay active: they
+    see every op.
 
     Args:
         *recorders: Objects with ``record_op`` and ``variable_read`` methods
@@ -303,7 +311,7 @@ def recording_to(*recorders: Recorder) -> Iterator[None]:
                 and callable(getattr(r, "variable_read", None))):
             raise TypeError(f"recording_to: {type(r).__name__} is not a Recorder "
                             "(it needs record_op and variable_read methods)")
-    token = _active.set(tuple(recorders))
+    token = recording.only(tuple(recorders))
     try:
         yield
     finally:

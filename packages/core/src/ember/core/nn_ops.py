@@ -350,11 +350,7 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
         raise InvalidArgumentError(f"sparse_softmax_cross_entropy_with_logits: labels {y.shape} "
                                    f"must have the shape of logits {x.shape} without its last axis")
     if y.device == "/cpu:0":  # labels on the host: checking them costs no copy
-        ln = y.numpy()
-        if ln.size and (ln.min() < 0 or ln.max() >= x.shape[-1]):
-            raise InvalidArgumentError(
-                f"sparse_softmax_cross_entropy_with_logits: labels must be in "
-                f"[0, {x.shape[-1]}), got values from {ln.min()} to {ln.max()}")
+        y = m.check_indices(y, x.shape[-1], "sparse_softmax_cross_entropy_with_logits: labels")
         picked = squeeze(take_along_axis(x, expand_dims(y, -1), -1), -1)
         return m.subtract(r.reduce_logsumexp(x, -1), picked)
     # On a GPU, reading the labels back would sync every step: an out-of-range label gives
@@ -424,11 +420,7 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
     if table.ndim < 1:
         raise InvalidArgumentError("embedding_lookup: params must have rank >= 1")
     n = table.shape[0]
-    if idx.size:
-        lo, hi = int(r.reduce_min(idx)), int(r.reduce_max(idx))
-        if lo < 0 or hi >= n:
-            raise InvalidArgumentError(f"embedding_lookup: ids must be in [0, {n}), got "
-                                       f"{lo if lo < 0 else hi}")
+    idx = m.check_indices(idx, n, "embedding_lookup: ids")
     out = gather(table, idx, axis=0)
     if max_norm is not None:
         from ._ops.linalg import clip_by_norm

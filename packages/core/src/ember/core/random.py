@@ -21,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
-from ._convert import convert_to_tensor
+from . import _dtypes, _registry
+from ._device import current_device, device
 from ._errors import InvalidArgumentError
 from ._ops import _args
+from ._ops.array import gather
+from ._ops.math import add, multiply
 
 __all__ = ["Generator", "categorical", "get_global_generator", "get_global_seed", "normal",
            "set_seed", "shuffle", "truncated_normal", "uniform"]
@@ -61,6 +63,9 @@ class Generator:
         self.state = state
 
     # --- sampling --------------------------------------------------------------------
+    # Each sampler is a registered op with no tensor inputs whose forward draws from this
+    # generator: graph mode replays the op, so every call draws new numbers (and a seeded
+    # generator still repeats its sequence).
     def _host(self, fn: Any) -> np.ndarray:
         with self._lock:
             return fn(self._rng)
@@ -68,8 +73,7 @@ class Generator:
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32) -> Any:
         dt = _float("normal", dtype)
         s = _args.shape("normal", shape)
-        a = self._host(lambda g: g.standard_normal(s, dtype=_gen_dtype(dt)))
-        return convert_to_tensor((a * stddev + mean).astype(dt, copy=False))
+        return _scaled(_sample(_NORMAL, self, shape=s, dtype=dt), mean, stddev, 0.0, 1.0)
 
     def uniform(self, shape: Any, minval: Any = 0, maxval: Any = None,
                 dtype: Any = np.float32) -> Any:
@@ -80,48 +84,120 @@ class Generator:
                 raise InvalidArgumentError(f"uniform: maxval is required for integer dtype {dt}")
             if int(maxval) <= int(minval):
                 raise InvalidArgumentError(f"uniform: need minval < maxval, got {minval}, {maxval}")
-            a = self._host(lambda g: g.integers(int(minval), int(maxval), s, dtype=dt))
-            return convert_to_tensor(a)
+            return _sample(_UNIFORM_INT, self, shape=s, dtype=dt, low=int(minval),
+                           high=int(maxval))
         _float("uniform", dt)
         hi = 1.0 if maxval is None else maxval
-        a = self._host(lambda g: g.random(s, dtype=_gen_dtype(dt)))
-        return convert_to_tensor((a * (hi - minval) + minval).astype(dt, copy=False))
+        if _is_number(minval) and _is_number(hi):
+            return _scaled(_sample(_UNIFORM, self, shape=s, dtype=dt), minval, hi - minval,
+                           0.0, 1.0)
+        return _scaled(_sample(_UNIFORM, self, shape=s, dtype=dt), minval, hi - minval)
 
     def truncated_normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
                          dtype: Any = np.float32) -> Any:
         """Normal samples redrawn until they fall within two standard deviations."""
         dt = _float("truncated_normal", dtype)
         s = _args.shape("truncated_normal", shape)
-
-        def draw(g: np.random.Generator) -> np.ndarray:
-            a = g.standard_normal(s)
-            bad = np.abs(a) > 2
-            while bad.any():
-                a[bad] = g.standard_normal(int(bad.sum()))
-                bad = np.abs(a) > 2
-            return a
-
-        return convert_to_tensor((self._host(draw) * stddev + mean).astype(dt))
+        return _scaled(_sample(_TRUNCATED, self, shape=s, dtype=dt), mean, stddev, 0.0, 1.0)
 
     def categorical(self, logits: Any, num_samples: int, dtype: Any = np.int64) -> Any:
         """Samples of class indices from unnormalised log-probabilities (batch, classes)."""
-        lg = np.asarray(logits, dtype=np.float64)
+        lg = _args.tensor(logits)
         if lg.ndim != 2:
             raise InvalidArgumentError(f"categorical: logits must be (batch, classes), "
                                        f"got shape {lg.shape}")
-        p = np.exp(lg - lg.max(axis=1, keepdims=True))
-        cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
-        u = self._host(lambda g: g.random((lg.shape[0], int(num_samples))))
-        idx = np.minimum((u[:, :, None] > cdf[:, None, :]).sum(-1), lg.shape[1] - 1)
-        return convert_to_tensor(idx.astype(dtype))
+        return _registry.execute(_CATEGORICAL, (lg,), {
+            "generator": self, "num_samples": int(num_samples),
+            "dtype": _dtypes.as_dtype(dtype), "index": lg._device.index})
 
     def shuffle(self, value: Any) -> Any:
         """``value`` with its first axis randomly permuted."""
         t = _args.tensor(value)
-        perm = self._host(lambda g: g.permutation(t.shape[0]))
-        from ._ops.array import gather
+        with device(t._device):
+            perm = _sample(_PERMUTATION, self, n=t.shape[0])
+        return gather(t, perm)
 
-        return gather(t, convert_to_tensor(perm, device=t._device))
+
+def _is_number(x: Any) -> bool:
+    return type(x) in (int, float) or isinstance(x, np.number)
+
+
+def _scaled(sample: Any, shift: Any, scale: Any, no_shift: Any = None,
+            no_scale: Any = None) -> Any:
+    """``sample * scale + shift`` with ops (skipping a scale of 1 and a shift of 0), so
+    tensor-valued parameters stay part of the computation."""
+    if not (_is_number(scale) and scale == no_scale):
+        sample = multiply(sample, scale)
+    if not (_is_number(shift) and shift == no_shift):
+        sample = add(sample, shift)
+    return sample
+
+
+def _sample(op: Any, gen: Generator, **attrs: Any) -> Any:
+    attrs["generator"] = gen
+    attrs["index"] = current_device().index
+    return _registry.execute(op, (), attrs)
+
+
+def _put(be: Any, a: np.ndarray, dtype: Any, index: int) -> Any:
+    return be.from_host(np.asarray(a, dtype=dtype), index)
+
+
+def _normal_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any,
+               index: int) -> Any:
+    return _put(be, generator._host(lambda g: g.standard_normal(shape, dtype=_gen_dtype(dtype))),
+                dtype, index)
+
+
+def _uniform_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any,
+               index: int) -> Any:
+    return _put(be, generator._host(lambda g: g.random(shape, dtype=_gen_dtype(dtype))), dtype, index)
+
+
+def _uniform_int_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any, low: int,
+                    high: int, index: int) -> Any:
+    return _put(be, generator._host(lambda g: g.integers(low, high, shape, dtype=dtype)), dtype, index)
+
+
+def _truncated_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any,
+               index: int) -> Any:
+    def draw(g: np.random.Generator) -> np.ndarray:
+        a = g.standard_normal(shape)
+        bad = np.abs(a) > 2
+        while bad.any():
+            a[bad] = g.standard_normal(int(bad.sum()))
+            bad = np.abs(a) > 2
+        return a
+
+    return _put(be, generator._host(draw), dtype, index)
+
+
+def _categorical_fw(be: Any, logits: Any, *, generator: Generator, num_samples: int,
+                    dtype: Any, index: int) -> Any:
+    lg = np.asarray(be.to_host(logits), dtype=np.float64)
+    p = np.exp(lg - lg.max(axis=1, keepdims=True))
+    cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+    u = generator._host(lambda g: g.random((lg.shape[0], num_samples)))
+    idx = np.minimum((u[:, :, None] > cdf[:, None, :]).sum(-1), lg.shape[1] - 1)
+    return _put(be, idx, dtype, index)
+
+
+def _permutation_fw(be: Any, *, generator: Generator, n: int, index: int) -> Any:
+    return _put(be, generator._host(lambda g: g.permutation(n)), np.int64, index)
+
+
+_NORMAL = _registry.register("random_normal", _normal_fw, family="random",
+                             differentiable=False)
+_UNIFORM = _registry.register("random_uniform", _uniform_fw, family="random",
+                              differentiable=False)
+_UNIFORM_INT = _registry.register("random_uniform_int", _uniform_int_fw, family="random",
+                                  differentiable=False)
+_TRUNCATED = _registry.register("random_truncated_normal", _truncated_fw, family="random",
+                                differentiable=False)
+_CATEGORICAL = _registry.register("random_categorical", _categorical_fw, family="random",
+                                  differentiable=False)
+_PERMUTATION = _registry.register("random_permutation", _permutation_fw, family="random",
+                                  differentiable=False)
 
 
 def _float(op: str, dtype: Any) -> np.dtype:
@@ -176,30 +252,64 @@ def _gen(seed: Any) -> Generator:
     return g
 
 
+class _Stream(Generator):
+    """The global stream (``seed`` None) or an op-level seeded stream, looked up each time
+    it draws: a traced function (ember-graph) replays its random ops through this, so
+    ``set_seed`` reseeds it as it reseeds eager code."""
+
+    def __init__(self, seed: Any) -> None:  # no state of its own
+        self.seed = seed
+
+    def _host(self, fn: Any) -> np.ndarray:
+        return _gen(self.seed)._host(fn)
+
+    @property  # type: ignore[override]
+    def state(self) -> dict[str, Any]:
+        return _gen(self.seed).state
+
+    @state.setter
+    def state(self, value: dict[str, Any]) -> None:
+        _gen(self.seed).state = value
+
+    def __checkpoint_state__(self) -> dict[str, Any]:
+        raise TypeError("the global random stream is not a checkpointable object; save "
+                        "em.random.get_global_generator() instead")
+
+
+_STREAMS: dict[Any, _Stream] = {}
+
+
+def _stream(seed: Any) -> _Stream:
+    s = _STREAMS.get(seed)
+    if s is None:
+        s = _STREAMS[seed] = _Stream(seed)
+    return s
+
+
 def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32,
            seed: Any = None, name: str | None = None) -> Any:
     """Samples from a normal distribution."""
-    return _gen(seed).normal(shape, mean, stddev, dtype)
+    return _stream(seed).normal(shape, mean, stddev, dtype)
 
 
 def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = np.float32,
             seed: Any = None, name: str | None = None) -> Any:
     """Uniform samples in [minval, maxval) (maxval defaults to 1 for floats)."""
-    return _gen(seed).uniform(shape, minval, maxval, dtype)
+    return _stream(seed).uniform(shape, minval, maxval, dtype)
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32,
                      seed: Any = None, name: str | None = None) -> Any:
     """Normal samples within two standard deviations of the mean."""
-    return _gen(seed).truncated_normal(shape, mean, stddev, dtype)
+    return _stream(seed).truncated_normal(shape, mean, stddev, dtype)
 
 
 def categorical(logits: Any, num_samples: int, dtype: Any = np.int64, seed: Any = None,
                 name: str | None = None) -> Any:
     """Class indices sampled from ``logits`` of shape (batch, classes)."""
-    return _gen(seed).categorical(logits, num_samples, dtype)
+    return _stream(seed).categorical(logits, num_samples, dtype)
 
 
 def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Any:
     """``value`` randomly permuted along its first axis."""
-    return _gen(seed).shuffle(value)
+    return _stream(seed).shuffle(value)

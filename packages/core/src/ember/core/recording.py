@@ -9,6 +9,16 @@ calls, for every op it executes while at least one recorder is active::
 
 With no recorder active the cost is one ``ContextVar.get()`` per op. Recorders are held in
 a context variable, so a tape in one thread or task never sees another's ops.
+
+A recorder with a true ``traces_all`` attribute is a *tracer* (graph mode's, in
+ember-graph): it sees every op, including those run inside ``paused()``, ``exclude`` or
+``extend.recording_to`` (a tape's backward pass, an optimizer's update), and core also
+tells it of the things a replay must reproduce::
+
+    tracer.variable_write(variable, value)   # ``variable`` now holds the Tensor ``value``
+    tracer.variable_created(variable)        # a Variable was made while tracing
+    tracer.host_read(tensor)                 # ``tensor``'s value was read on the host
+    tracer.untraced_tensor(tensor)           # made from an array outside the op table
 """
 
 from __future__ import annotations
@@ -55,6 +65,38 @@ def exclude(recorder: Recorder) -> contextvars.Token[tuple[Recorder, ...]]:
     return _active.set(tuple(r for r in _active.get() if r is not recorder))
 
 
+def only(recorders: tuple[Recorder, ...]) -> contextvars.Token[tuple[Recorder, ...]]:
+    """Make exactly ``recorders`` active, plus the active tracers (which see everything),
+    until ``pop``."""
+    return _active.set(tracers() + tuple(recorders))
+
+
+def tracers() -> tuple[Recorder, ...]:
+    """The active tracers (recorders with a true ``traces_all``), outermost first."""
+    recs = _active.get()
+    if not recs:
+        return ()
+    return tuple(r for r in recs if getattr(r, "traces_all", False))
+
+
+def notify_variable_write(variable: Any, value: Any) -> None:
+    """Tell the active tracers that ``variable`` now holds the Tensor ``value``."""
+    for r in tracers():
+        r.variable_write(variable, value)  # type: ignore[attr-defined]
+
+
+def notify_variable_created(variable: Any) -> None:
+    """Tell the active tracers that ``variable`` was just created."""
+    for r in tracers():
+        r.variable_created(variable)  # type: ignore[attr-defined]
+
+
+def notify_host_read(tensor: Any) -> None:
+    """Tell the active tracers that ``tensor``'s value is being read on the host."""
+    for r in tracers():
+        r.host_read(tensor)  # type: ignore[attr-defined]
+
+
 @contextlib.contextmanager
 def active(recorder: Recorder) -> Iterator[Recorder]:
     token = push(recorder)
@@ -66,8 +108,8 @@ def active(recorder: Recorder) -> Iterator[Recorder]:
 
 @contextlib.contextmanager
 def paused() -> Iterator[None]:
-    """No recorder sees the ops run inside the block."""
-    token = _active.set(())
+    """No recorder sees the ops run inside the block (tracers still do)."""
+    token = only(())
     try:
         yield
     finally:

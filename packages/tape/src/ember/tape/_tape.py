@@ -21,7 +21,7 @@ from ember.core.extend import (
     device_of,
     is_differentiable,
     read_without_recording,
-    tensor_from_array,
+    recording_to,
 )
 
 from ._nest import flatten, pack_as
@@ -268,10 +268,9 @@ class GradientTape:
         for t, og in zip(targets, ogs):
             if id(t) not in reach and id(t) not in direct:
                 continue
-            if og is None:  # the seed gradient: ones, made directly (a constant)
-                d = device_of(t)
-                ta = array_of(t)
-                g = tensor_from_array(d.xp.ones(ta.shape, dtype=ta.dtype), d)
+            if og is None:  # the seed gradient: ones, recorded by no tape
+                with recording_to():
+                    g = em.ones_like(t)
             else:
                 g = og
             _accumulate(grads, t, g)

@@ -280,22 +280,66 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
 
 
 # --- indexing ---------------------------------------------------------------------------
-def _getitem(be: Any, x: Any, key: tuple[Any, ...], basic: bool) -> Any:
-    return x[key]
+# Index arrays that come from tensors are the op's inputs (after the tensor, and after the
+# updates for index_add/index_update), never attributes: graph mode replays an op on its
+# inputs, so an index computed in the traced function must be one. The key attribute holds
+# the static parts (ints, slices, None, Ellipsis) and a ``KeyInput`` where an input goes.
+class KeyInput:
+    """The place of index input ``i`` in an indexing key: used as indices (``"index"``),
+    as a boolean mask (``"mask"``: its nonzero positions), or as coordinates along the last
+    axis (``"columns"``: one index array per column, as gather_nd and scatter_nd take)."""
+
+    __slots__ = ("check", "i", "kind")
+
+    def __init__(self, i: int, kind: str = "index", check: str | None = None) -> None:
+        self.i = i
+        self.kind = kind
+        self.check = check  # an op name: negative indices raise (TensorFlow's gather ops)
+
+    def __repr__(self) -> str:
+        return f"KeyInput({self.i}, {self.kind!r})"
 
 
-def _index_add(be: Any, x: Any, u: Any, key: tuple[Any, ...], basic: bool) -> Any:
+def resolve_key(be: Any, key: tuple[Any, ...], idx: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``key`` with each ``KeyInput`` replaced by the index arrays it stands for."""
+    if not idx:
+        return key
+    out: list[Any] = []
+    for k in key:
+        if type(k) is not KeyInput:
+            out.append(k)
+            continue
+        a = idx[k.i]
+        if k.check is not None and a.dtype.kind == "i" and a.size and int(a.min()) < 0:
+            raise IndexOutOfRangeError(f"{k.check}: indices must not be negative, got "
+                                       f"{int(a.min())}")
+        if k.kind == "index":
+            out.append(a)
+        elif k.kind == "mask":
+            out.extend(be.xp.nonzero(a))
+        else:
+            out.extend(a[..., j] for j in range(a.shape[-1]))
+    return tuple(out)
+
+
+def _getitem(be: Any, x: Any, *idx: Any, key: tuple[Any, ...], basic: bool) -> Any:
+    return x[resolve_key(be, key, idx)]
+
+
+def _index_add(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...], basic: bool) -> Any:
     out = x.copy()
+    k = resolve_key(be, key, idx)
     if basic:
-        out[key] += u
+        out[k] += u
     else:
-        be.scatter_add(out, key, u)
+        be.scatter_add(out, k, u)
     return out
 
 
-def _index_update(be: Any, x: Any, u: Any, key: tuple[Any, ...], basic: bool) -> Any:
+def _index_update(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...],
+                  basic: bool) -> Any:
     out = x.copy()
-    out[key] = u
+    out[resolve_key(be, key, idx)] = u
     return out
 
 
@@ -304,15 +348,18 @@ _index_add_op = register("index_add", _index_add, family=F)
 _index_update_op = register("index_update", _index_update, family=F)
 
 
-def normalize_key(op: str, key: Any, device: Device) -> tuple[tuple[Any, ...], bool]:
-    """An indexing key with tensors turned into backend arrays; bool masks into indices.
+def normalize_key(op: str, key: Any, device: Device
+                  ) -> tuple[tuple[Any, ...], bool, tuple[Tensor, ...]]:
+    """An indexing key split into its static parts and its index tensors.
 
-    Returns ``(key, basic)``; ``basic`` is True when the key has only ints, slices, None
-    and Ellipsis (so every element is selected at most once).
+    Returns ``(key, basic, indices)``: ``key`` holds ints, slices, None, Ellipsis and a
+    ``KeyInput`` for each tensor in ``indices`` (tensors, and arrays or lists made
+    tensors); ``basic`` is True when every element is selected at most once.
     """
     if not isinstance(key, tuple):
         key = (key,)
     out: list[Any] = []
+    inputs: list[Tensor] = []
     basic = True
     for k in key:
         if k is None or k is Ellipsis or type(k) is int:
@@ -323,30 +370,29 @@ def normalize_key(op: str, key: Any, device: Device) -> tuple[tuple[Any, ...], b
             out.append(int(k))
         else:
             if isinstance(k, _registry.Variable):
-                k = k._value
+                k = k._read()
             if type(k) is Tensor:
                 if k._device is not device:
                     raise InvalidArgumentError(
                         f"{op}: index tensor on {k.device} but the tensor is on {device.name}")
-                arr = k._data
             else:
                 arr = np.asarray(k)
                 if arr.dtype.kind == "f":
                     raise InvalidArgumentError(f"{op}: indices must be integers or bools, "
                                                f"got {arr.dtype}")
-                arr = device.backend.from_host(arr, device.index)
-            if arr.dtype.kind == "b":
-                out.extend(device.xp.nonzero(arr))
+                k = _registry.wrap(device.backend.from_host(arr, device.index), device)
+            dt = k._data.dtype
+            if dt.kind == "b":
+                out.append(KeyInput(len(inputs), "mask"))
                 basic = False
-            elif arr.dtype.kind in "iu":
-                if arr.ndim == 0 and device.kind == "cpu":
-                    out.append(int(arr))
-                else:
-                    out.append(arr)
+            elif dt.kind in "iu":
+                out.append(KeyInput(len(inputs)))
+                if k._data.ndim != 0:
                     basic = False
             else:
-                raise InvalidArgumentError(f"{op}: cannot index with a value of dtype {arr.dtype}")
-    return tuple(out), basic
+                raise InvalidArgumentError(f"{op}: cannot index with a value of dtype {dt}")
+            inputs.append(k)
+    return tuple(out), basic, tuple(inputs)
 
 
 def _int(v: Any) -> int | None:
@@ -356,22 +402,22 @@ def _int(v: Any) -> int | None:
 def getitem(tensor: Any, key: Any) -> Any:
     """numpy-style basic and advanced indexing (``t[1:, ::2]``, ``t[idx]``, ``t[mask]``)."""
     x = _args.tensor(tensor)
-    k, basic = normalize_key("getitem", key, x._device)
-    return execute(_getitem_op, (x,), {"key": k, "basic": basic})
+    k, basic, idx = normalize_key("getitem", key, x._device)
+    return execute(_getitem_op, (x, *idx), {"key": k, "basic": basic})
 
 
 def index_add(tensor: Any, key: Any, updates: Any) -> Any:
     """A copy of ``tensor`` with ``updates`` added at ``key`` (repeated indices accumulate)."""
     x = _args.tensor(tensor)
-    k, basic = normalize_key("index_add", key, x._device)
-    return execute(_index_add_op, (x, updates), {"key": k, "basic": basic})
+    k, basic, idx = normalize_key("index_add", key, x._device)
+    return execute(_index_add_op, (x, updates, *idx), {"key": k, "basic": basic})
 
 
 def index_update(tensor: Any, key: Any, updates: Any) -> Any:
     """A copy of ``tensor`` with the elements at ``key`` replaced by ``updates``."""
     x = _args.tensor(tensor)
-    k, basic = normalize_key("index_update", key, x._device)
-    return execute(_index_update_op, (x, updates), {"key": k, "basic": basic})
+    k, basic, idx = normalize_key("index_update", key, x._device)
+    return execute(_index_update_op, (x, updates, *idx), {"key": k, "basic": basic})
 
 
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:
@@ -381,18 +427,14 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:
     return getitem(input_, tuple(_slice(i, None if n == -1 else i + n) for i, n in zip(b, s)))
 
 
-def _index_arrays(x: Tensor, indices: Any, op: str | None = None) -> Any:
-    """The backend array of ``indices``; with ``op``, negative indices raise (TensorFlow's
-    gather and scatter ops reject them; numpy would silently count from the end)."""
+def _index_tensor(x: Tensor, indices: Any, op: str) -> Tensor:
+    """``indices`` as an integer tensor on ``x``'s device."""
     idx = _args.tensor(indices)
     if idx.dtype.kind not in "iu":
-        raise InvalidArgumentError(f"{op or 'indexing'}: indices must be integers, got {idx.dtype}")
+        raise InvalidArgumentError(f"{op}: indices must be integers, got {idx.dtype}")
     if idx._device is not x._device:
-        raise InvalidArgumentError(f"indices on {idx.device} but params on {x.device}")
-    if op is not None and idx.dtype.kind == "i" and idx.size and int(idx._data.min()) < 0:
-        raise IndexOutOfRangeError(f"{op}: indices must not be negative, got "
-                                   f"{int(idx._data.min())} (params of shape {x.shape})")
-    return idx._data
+        raise InvalidArgumentError(f"{op}: indices on {idx.device} but params on {x.device}")
+    return idx
 
 
 def gather(params: Any, indices: Any, axis: Any = None, batch_dims: int = 0,
@@ -401,15 +443,17 @@ def gather(params: Any, indices: Any, axis: Any = None, batch_dims: int = 0,
     x = _args.tensor(params)
     axis = batch_dims if axis is None else axis
     a = _args.axis1("gather", axis, x.ndim)
-    idx = _index_arrays(x, indices, "gather")
+    idx = _index_tensor(x, indices, "gather")
+    here = KeyInput(0, check="gather")
     if batch_dims:
         if a != batch_dims:
             raise InvalidArgumentError("gather: with batch_dims, axis must equal batch_dims")
         xp = x._device.xp
         key = tuple(xp.arange(x.shape[i]).reshape((-1,) + (1,) * (idx.ndim - 1 - i))
-                    for i in range(batch_dims)) + (idx,)
-        return execute(_getitem_op, (x,), {"key": key, "basic": False})
-    return execute(_getitem_op, (x,), {"key": (_slice(None),) * a + (idx,), "basic": False})
+                    for i in range(batch_dims)) + (here,)
+        return execute(_getitem_op, (x, idx), {"key": key, "basic": False})
+    return execute(_getitem_op, (x, idx), {"key": (_slice(None),) * a + (here,),
+                                           "basic": False})
 
 
 def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Any:
@@ -417,17 +461,16 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     if batch_dims:
         raise InvalidArgumentError("gather_nd: batch_dims > 0 is not supported yet")
     x = _args.tensor(params)
-    idx = _index_arrays(x, indices, "gather_nd")
+    idx = _index_tensor(x, indices, "gather_nd")
     if idx.shape[-1] > x.ndim:
         raise InvalidArgumentError(f"gather_nd: index depth {idx.shape[-1]} exceeds the rank "
                                    f"of params {x.shape}")
-    key = tuple(idx[..., i] for i in range(idx.shape[-1]))
-    return execute(_getitem_op, (x,), {"key": key, "basic": False})
+    return execute(_getitem_op, (x, idx), {"key": (KeyInput(0, "columns", "gather_nd"),),
+                                           "basic": False})
 
 
-def _nd_key(x: Tensor, indices: Any, op: str = "scatter") -> tuple[Any, ...]:
-    idx = _index_arrays(x, indices, op)
-    return tuple(idx[..., i] for i in range(idx.shape[-1]))
+def _nd_key(op: str) -> dict[str, Any]:
+    return {"key": (KeyInput(0, "columns", op),), "basic": False}
 
 
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
@@ -436,23 +479,23 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     from .creation import zeros
 
     z = zeros(_args.shape("scatter_nd", shape), dtype=u.dtype)
-    key = _nd_key(z, indices, "scatter_nd")
-    return execute(_index_add_op, (z, u), {"key": key, "basic": False})
+    return execute(_index_add_op, (z, u, _index_tensor(z, indices, "scatter_nd")),
+                   _nd_key("scatter_nd"))
 
 
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
                              name: str | None = None) -> Any:
     """A copy of ``tensor`` with the elements at ``indices`` replaced by ``updates``."""
     x = _args.tensor(tensor)
-    return execute(_index_update_op, (x, updates),
-                   {"key": _nd_key(x, indices, "tensor_scatter_nd_update"), "basic": False})
+    op = "tensor_scatter_nd_update"
+    return execute(_index_update_op, (x, updates, _index_tensor(x, indices, op)), _nd_key(op))
 
 
 def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
     """A copy of ``tensor`` with ``updates`` added at ``indices`` (duplicates add)."""
     x = _args.tensor(tensor)
-    return execute(_index_add_op, (x, updates),
-                   {"key": _nd_key(x, indices, "tensor_scatter_nd_add"), "basic": False})
+    op = "tensor_scatter_nd_add"
+    return execute(_index_add_op, (x, updates, _index_tensor(x, indices, op)), _nd_key(op))
 
 
 def boolean_mask(tensor: Any, mask: Any, axis: int = 0, name: str | None = None) -> Any:
@@ -469,18 +512,18 @@ def boolean_mask(tensor: Any, mask: Any, axis: int = 0, name: str | None = None)
 def take_along_axis(arr: Any, indices: Any, axis: int) -> Any:
     """Pick values along ``axis`` at ``indices`` of the same rank (like numpy's)."""
     x = _args.tensor(arr)
-    idx = _index_arrays(x, indices)
+    idx = _index_tensor(x, indices, "take_along_axis")
     a = _args.axis1("take_along_axis", axis, x.ndim)
     xp = x._device.xp
-    key = []
+    key: list[Any] = []
     for i in range(x.ndim):
         if i == a:
-            key.append(idx)
+            key.append(KeyInput(0))
         else:
             shp = [1] * x.ndim
             shp[i] = x.shape[i]
             key.append(xp.arange(x.shape[i]).reshape(shp))
-    return execute(_getitem_op, (x,), {"key": tuple(key), "basic": False})
+    return execute(_getitem_op, (x, idx), {"key": tuple(key), "basic": False})
 
 
 # --- sorting ----------------------------------------------------------------------------

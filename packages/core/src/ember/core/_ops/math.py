@@ -180,6 +180,98 @@ def _check_numerics(be: Any, x: Any, message: str) -> Any:
 _check_op = register("check_numerics", _check_numerics, family=F)
 
 
+# --- check_indices, check_range --------------------------------------------------------
+def _check_range(be: Any, x: Any, low: Any, high: Any, open_high: bool, message: str) -> Any:
+    if x.size:
+        lo, hi = x.min(), x.max()
+        if bool(lo < low) or bool(hi > high if not open_high else hi >= high) or \
+                bool(be.xp.isnan(lo)) or bool(be.xp.isnan(hi)):
+            end = ")" if open_high else "]"
+            raise InvalidArgumentError(f"{message} must be in [{low}, {high}{end}, got values "
+                                       f"from {lo.item()} to {hi.item()} (shape "
+                                       f"{tuple(x.shape)})")
+    return x
+
+
+_check_range_op = register("check_range", _check_range, family=F)
+
+
+def check_indices(indices: Any, limit: int, message: str, name: str | None = None) -> Any:
+    """``indices`` unchanged, or an error starting with ``message`` when one lies outside
+    ``[0, limit)``.
+
+    The check is an op: graph mode (ember-graph) runs it on every replay, where a check
+    written in Python with ``int(reduce_max(...))`` would run only while tracing. On a GPU
+    it reads two numbers back (a sync).
+
+    Args:
+        indices: an integer tensor (class labels, token ids, gather indices).
+        limit: one past the largest valid index.
+        message: what the indices are, as the error starts with it (``"labels"``,
+            ``"embedding_lookup: ids"``).
+        name: unused (TensorFlow compatibility).
+
+    Returns:
+        ``indices``' value as a new tensor.
+
+    Raises:
+        InvalidArgumentError: an index is out of range, or ``message`` is not a str.
+        DTypeError: ``indices`` is not an integer tensor.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.debugging.check_indices(em.constant([0, 2]), 3, "labels")
+        ember.Tensor([0 2], shape=(2,), dtype=int32)
+    """
+    if not isinstance(message, str):
+        raise InvalidArgumentError(f"check_indices: message must be a str, got "
+                                   f"{type(message).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)):
+        raise InvalidArgumentError(f"check_indices: limit must be an int, got "
+                                   f"{type(limit).__name__}")
+    t = _args.tensor(indices)
+    if t.dtype.kind not in "iu":
+        raise DTypeError(f"check_indices: expects an integer tensor, got {t.dtype}")
+    return execute(_check_range_op, (t,), {"low": 0, "high": int(limit), "open_high": True,
+                                           "message": message})
+
+
+def check_range(tensor: Any, minval: float, maxval: float, message: str,
+                name: str | None = None) -> Any:
+    """``tensor`` unchanged, or an error starting with ``message`` when a value lies
+    outside ``[minval, maxval]`` (or is NaN).
+
+    An op, as ``check_indices``: graph mode runs it on every replay. Gradients pass
+    through unchanged.
+
+    Args:
+        tensor: a real tensor.
+        minval: the smallest allowed value.
+        maxval: the largest allowed value.
+        message: what the values are, as the error starts with it.
+        name: unused (TensorFlow compatibility).
+
+    Returns:
+        ``tensor``'s value as a new tensor.
+
+    Raises:
+        InvalidArgumentError: a value is out of range or NaN, or ``message`` is not a str.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.debugging.check_range(em.constant([0.2, 1.0]), 0.0, 1.0, "probabilities")
+        ember.Tensor([0.2 1. ], shape=(2,), dtype=float32)
+    """
+    if not isinstance(message, str):
+        raise InvalidArgumentError(f"check_range: message must be a str, got "
+                                   f"{type(message).__name__}")
+    t = _args.tensor(tensor)
+    if t.dtype.kind not in "iuf" and t.dtype != _dtypes.bfloat16:
+        raise DTypeError(f"check_range: expects a real tensor, got {t.dtype}")
+    return execute(_check_range_op, (t,), {"low": float(minval), "high": float(maxval),
+                                           "open_high": False, "message": message})
+
+
 def check_numerics(tensor: Any, message: str, name: str | None = None) -> Any:
     """``tensor`` unchanged, or an error naming ``message`` when it holds a NaN or an Inf.
 

@@ -56,18 +56,22 @@ def _pad(op: OpContext, dy: Tensor) -> Gradients:
     return em.getitem(dy, key)
 
 
+# Inputs after the tensor (and after the updates) are index tensors: no gradient.
 @reg("getitem")
 def _getitem(op: OpContext, dy: Tensor) -> Gradients:
-    return run_op(_INDEX_ADD, (em.zeros_like(op.inputs[0]), dy), op.attrs)
+    idx = op.inputs[1:]
+    dx = run_op(_INDEX_ADD, (em.zeros_like(op.inputs[0]), dy, *idx), op.attrs)
+    return (dx,) + (None,) * len(idx)
 
 
 @reg("index_add")
 def _index_add(op: OpContext, dy: Tensor) -> Gradients:
-    return dy, run_op(_GETITEM, (dy,), op.attrs)
+    idx = op.inputs[2:]
+    return (dy, run_op(_GETITEM, (dy, *idx), op.attrs)) + (None,) * len(idx)
 
 
 @reg("index_update")
 def _index_update(op: OpContext, dy: Tensor) -> Gradients:
-    u = op.inputs[1]
-    dx = run_op(_INDEX_UPDATE, (dy, em.zeros_like(u)), op.attrs)
-    return dx, run_op(_GETITEM, (dy,), op.attrs)
+    u, idx = op.inputs[1], op.inputs[2:]
+    dx = run_op(_INDEX_UPDATE, (dy, em.zeros_like(u), *idx), op.attrs)
+    return (dx, run_op(_GETITEM, (dy, *idx), op.attrs)) + (None,) * len(idx)
