@@ -49,11 +49,11 @@ def match_ranks(fn: str, y: Any, p: Any) -> Any:
 
 
 def _probabilities(fn: str, p: Any) -> Any:
-    lo, hi = float(em.reduce_min(p)), float(em.reduce_max(p))
-    if lo < 0.0 or hi > 1.0:
-        raise ValueError(f"{fn}: y_pred has values in [{lo:.4g}, {hi:.4g}], outside [0, 1], "
-                         f"but from_logits=False says it holds probabilities; pass "
-                         f"from_logits=True for logits")
+    # The check is an op (graph mode replays it); it raises InvalidArgumentError, a
+    # ValueError.
+    p = em.debugging.check_range(
+        p, 0.0, 1.0, f"{fn}: y_pred holds probabilities (from_logits=False; pass "
+        "from_logits=True for logits), so it")
     return em.clip_by_value(p, _EPS, 1.0 - _EPS)
 
 

@@ -88,14 +88,18 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0,
     total = em.reduce_sum(weighted)
     if reduction == Reduction.SUM:
         return total
-    wb = np.broadcast_to(np.asarray(w.numpy()), losses.shape)
+    if reduction == Reduction.SUM_OVER_BATCH_SIZE:
+        return em.multiply(total, 1.0 / max(losses.size, 1))
+    # The denominator is computed with ops from the weights (never read on the host), so a
+    # GPU step needs no sync and graph mode replays it with each batch's weights.
+    wb = em.broadcast_to(w, losses.shape)
     if reduction == Reduction.MEAN:
-        denom = float(wb.sum())
-    elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
-        denom = float(max(losses.size, 1))
+        denom = em.reduce_sum(wb)
     else:
-        denom = float(np.count_nonzero(wb))
-    return em.multiply(total, 0.0 if denom == 0 else 1.0 / denom)
+        denom = em.cast(em.count_nonzero(wb), total.dtype)
+    zero = em.equal(denom, 0)
+    return em.where(zero, em.zeros_like(total),
+                    em.divide(total, em.where(zero, em.ones_like(denom), denom)))
 
 
 def mean_squared_error(labels: Any, predictions: Any, weights: Any = 1.0,

@@ -36,12 +36,31 @@ class Model(Layer):
         ['dense1/kernel', 'dense1/bias', 'dense2/kernel', 'dense2/bias']
     """
 
-    def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None) -> None:
+    def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None,
+                run_eagerly: bool | None = None) -> None:
         """Choose the optimizer, the loss ``(labels, predictions)`` and the metrics.
 
         With no ``loss``, ``fit`` minimises what ``add_loss`` contributed (as Keras).
+        ``fit``, ``evaluate`` and ``predict`` trace their step with ``graph.function``
+        (ember-graph) and replay it, as Keras does with ``tf.function``;
+        ``run_eagerly=True`` runs every step eagerly instead (for debugging, or for a
+        step with Python side effects). None keeps the current setting (False at first).
         """
         _training.compile_model(self, optimizer, loss, metrics)
+        if run_eagerly is not None:
+            self.run_eagerly = run_eagerly
+
+    @property
+    def run_eagerly(self) -> bool:
+        """Whether ``fit``/``evaluate``/``predict`` run their steps eagerly (not traced)."""
+        return bool(self._ember.extra.get("run_eagerly", False))
+
+    @run_eagerly.setter
+    def run_eagerly(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"{self.name}: run_eagerly must be a bool, "
+                            f"got {type(value).__name__}")
+        self._ember.extra["run_eagerly"] = value
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
             verbose: Any = 1, callbacks: Any = None, validation_data: Any = None,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as em
+from ember import graph
 
 from . import losses as _losses
 from . import metrics as _metrics
@@ -31,6 +32,7 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any) -> None:
     extra["loss_tracker"] = _metrics.Mean("loss")
     extra["compiled_loss"] = CompiledLoss(model)
     extra["compiled_metrics"] = CompiledMetrics(_metrics.get(m) for m in metrics or [])
+    extra.pop("traced_steps", None)  # a new optimizer, loss or metrics: trace again
 
 
 class CompiledLoss:
@@ -245,9 +247,33 @@ def _takes_data(method: Any) -> bool:
 
 def _step(model: Any, name: str, batch: Any) -> dict[str, Any]:
     method = getattr(model, name)
-    if _takes_data(method):
-        return dict(method(batch))
-    return dict(method(*_unpack(batch)))
+    args = (batch,) if _takes_data(method) else _unpack(batch)
+    if model.run_eagerly:
+        return dict(method(*args))
+    return dict(_traced(model, name, method)(_fingerprint(model), *args))
+
+
+def _traced(model: Any, name: str, method: Any) -> Any:
+    """``method`` as a ``graph.function``, made once per model and step method (as Keras
+    makes its train function); its first argument is ``_fingerprint``, so a trace is used
+    only for the optimizer and trainable variables it was made for."""
+    cache = model._ember.extra.setdefault("traced_steps", {})
+    func = getattr(method, "__func__", method)
+    hit = cache.get(name)
+    if hit is None or hit[0] is not func:
+        def step(fingerprint: Any, *args: Any) -> Any:
+            return method(*args)
+
+        step.__qualname__ = f"{type(model).__name__}.{name}"
+        hit = cache[name] = (func, graph.function(step))
+    return hit[1]
+
+
+def _fingerprint(model: Any) -> tuple[Any, ...]:
+    """What a traced step bakes in beyond its arguments: which optimizer, and which
+    variables are trainable (freezing a layer between fits retraces, never trains it)."""
+    return (id(getattr(model, "optimizer", None)),
+            tuple(v.uid for v in model.trainable_variables))
 
 
 def _bar(iterable: Any, total: Any, verbose: int, desc: str) -> Any:
@@ -380,6 +406,20 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, c
     return values[0] if len(values) == 1 else values  # Keras: a scalar when only the loss
 
 
+def _predict_step(model: Any) -> Any:
+    if model.run_eagerly:
+        return functools.partial(model, training=False)
+    cache = model._ember.extra.setdefault("traced_steps", {})
+    hit = cache.get("predict")
+    if hit is None:
+        def predict_step(x: Any) -> Any:
+            return model(x, training=False)
+
+        predict_step.__qualname__ = f"{type(model).__name__}.predict_step"
+        hit = cache["predict"] = (None, graph.function(predict_step))
+    return hit[1]
+
+
 def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any) -> Any:
     data = _batches(x, None, batch_size)
     cbs = CallbackList(callbacks, model, {"verbose": verbose})
@@ -388,7 +428,7 @@ def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks:
     for step, batch in enumerate(_bar(data, _total(data, None), verbose, "predict")):
         bx, _, _ = _unpack(batch)
         cbs.on_predict_batch_begin(step, {})
-        outs.append(np.asarray(model(bx, training=False)))
+        outs.append(np.asarray(_predict_step(model)(bx)))
         cbs.on_predict_batch_end(step, {"outputs": outs[-1]})
     cbs.on_predict_end({})
     return np.concatenate(outs, axis=0)

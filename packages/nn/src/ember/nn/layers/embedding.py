@@ -70,11 +70,9 @@ class Embedding(Layer):
                              f"{self.input_length}, got ids of shape {tuple(inputs.shape)}")
         if inputs.dtype.kind not in "iu":
             inputs = em.cast(inputs, em.int32)
-        ids = inputs.numpy()
-        if ids.size and (ids.min() < 0 or ids.max() >= self.input_dim):
-            raise ValueError(f"layer {self.name!r} (Embedding): ids must be in "
-                             f"[0, {self.input_dim}), got values from {ids.min()} to {ids.max()}")
-        out = em.gather(self.embeddings.value(), inputs, axis=0)
+        ids = em.debugging.check_indices(inputs, self.input_dim,
+                                         f"layer {self.name!r} (Embedding): ids")
+        out = em.gather(self.embeddings.value(), ids, axis=0)
         if self.mask_zero:
             set_mask(out, self.compute_mask(inputs))
         return out

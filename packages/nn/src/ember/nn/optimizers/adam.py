@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import ember.core as em
@@ -43,9 +42,20 @@ class Adam(Optimizer):
             vh = self.get_slot(var, "vhat")
             vh.assign(em.maximum(vh.value(), vv))
             vv = vh.value()
-        c1, c2 = 1 - b1 ** t, 1 - b2 ** t
-        denom = em.add(em.multiply(em.sqrt(vv), 1 / math.sqrt(c2)), self._hyper("epsilon"))
-        var.assign_sub(em.multiply(em.divide(m.value(), denom), lr / c1))
+        c1, c2 = self._corrections(b1, b2, t)
+        denom = em.add(em.multiply(em.sqrt(vv), c2), self._hyper("epsilon"))
+        var.assign_sub(em.multiply(em.divide(m.value(), denom), em.divide(lr, c1)))
+
+    def _corrections(self, b1: Any, b2: Any, t: Any) -> tuple[Any, Any]:
+        """``1 - b1**t`` and ``1 / sqrt(1 - b2**t)`` as tensors, once per step."""
+        now = self.__dict__.get("_now")
+        hit = None if now is None else now.get("_corrections")
+        if hit is None:
+            hit = (em.subtract(1.0, em.pow(b1, t)),
+                   em.divide(1.0, em.sqrt(em.subtract(1.0, em.pow(b2, t)))))
+            if now is not None:
+                now["_corrections"] = hit
+        return hit
 
 
 class AdamW(Adam):
@@ -64,7 +74,7 @@ class AdamW(Adam):
 
     def apply_single(self, grad: Any, var: Any, lr: float) -> None:
         wd = self._hyper("weight_decay")
-        if wd:
+        if self._host_hyper("weight_decay"):
             var.assign(em.multiply(var.value(), 1 - lr * wd))
         super().apply_single(grad, var, lr)
 

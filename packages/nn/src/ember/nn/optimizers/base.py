@@ -83,7 +83,8 @@ class Optimizer(_Listened):
         self._slots: dict[int, dict[str, Any]] = {}
         self._primaries: dict[int, Any] = {}
         self._warned: set[int] = set()
-        self._step = 0
+        self._step: Any = None
+        self._known_step: int | None = None
         self._now: dict[str, Any] | None = None
 
     # --- hyperparameters -------------------------------------------------------------
@@ -106,10 +107,12 @@ class Optimizer(_Listened):
         self._hypers[name] = value
 
     def _hyper(self, name: str) -> Any:
-        """The value of hyperparameter ``name`` for this step, a float (None when unset).
+        """The value of hyperparameter ``name`` for this step's arithmetic: a float, or a
+        Tensor when its source is a variable or tensor (None when unset).
 
         Inside ``apply_gradients`` every source is read once per step (a callable is
-        called once, however many variables are updated).
+        called once, however many variables are updated). A variable's value stays a
+        tensor, so graph mode replays it as it changes and a GPU step needs no sync.
         """
         now = self.__dict__.get("_now")
         if now is not None and name in now:
@@ -120,21 +123,34 @@ class Optimizer(_Listened):
         src = self._hypers.get(name)
         if src is None or isinstance(src, float):
             return src
+        if isinstance(src, em.Variable):
+            return src.value()
+        if isinstance(src, em.Tensor):
+            return src
+        if isinstance(src, LearningRateSchedule):
+            step = int(self._host_value(self.iterations))
+            self._known_step = step + 1
+            return float(src(step))
+        return float(src())
+
+    def _host_hyper(self, name: str) -> Any:
+        """Hyperparameter ``name`` as a float, for decisions made in Python (is momentum
+        zero?) and for ``get_config``."""
+        src = self._hypers.get(name)
         if isinstance(src, (em.Variable, em.Tensor)):
             return self._host_value(src)
-        if isinstance(src, LearningRateSchedule):
-            return float(src(int(self._host_value(self.iterations))))
-        return float(src())
+        return self._hyper(name)
 
     def _host_value(self, src: Any) -> float:
         """``float(src)``, copied from the device only when its value changed: tensors are
         immutable, so a variable holding the same value tensor holds the same value (no
-        host copy, hence no GPU sync, per step)."""
+        host copy, hence no GPU sync, per step). While graph mode traces, the value is
+        always read, so the trace guards it."""
         t = src.value() if isinstance(src, em.Variable) else src
         cache = self.__dict__.setdefault("_host_values", {})
         key = src.uid if isinstance(src, em.Variable) else id(src)
         hit = cache.get(key)
-        if hit is not None and hit[0] is t:
+        if hit is not None and hit[0] is t and not em.recording.tracers():
             return float(hit[1])
         value = float(t.numpy())
         cache[key] = (t, value)
@@ -239,9 +255,10 @@ class Optimizer(_Listened):
             finally:
                 self._now = None
             self.iterations.assign_add(1)
-            self.__dict__.setdefault("_host_values", {})[self.iterations.uid] = (
-                self.iterations.value(),
-                float(self._step))
+            if self._known_step is not None:  # a schedule read the step: keep it on the host
+                self.__dict__.setdefault("_host_values", {})[self.iterations.uid] = (
+                    self.iterations.value(), float(self._known_step))
+                self._known_step = None
             if global_step is not None:
                 global_step.assign_add(1)
         return self.iterations
@@ -249,7 +266,9 @@ class Optimizer(_Listened):
     def _apply(self, grads: list[Any], pairs: list[tuple[Any, Any]]) -> None:
         grads = self._clip(grads)
         lr = self._hyper("learning_rate")
-        self._step = int(self._host_value(self.iterations)) + 1
+        # The step number as a float32 tensor (1 on the first step): step-dependent terms
+        # such as Adam's bias correction are computed with ops, never frozen on the host.
+        self._step = em.add(em.cast(self.iterations.value(), em.float32), 1.0)
         for g, (_, v) in zip(grads, pairs):
             if v.uid not in self._slots:
                 self._slots[v.uid] = {}
@@ -288,9 +307,10 @@ class Optimizer(_Listened):
         return self._last_loss
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "learning_rate": self._hyper("learning_rate"),
-                "clipnorm": self._hyper("clipnorm"), "clipvalue": self._hyper("clipvalue"),
-                "global_clipnorm": self._hyper("global_clipnorm")}
+        return {"name": self.name, "learning_rate": self._host_hyper("learning_rate"),
+                "clipnorm": self._host_hyper("clipnorm"),
+                "clipvalue": self._host_hyper("clipvalue"),
+                "global_clipnorm": self._host_hyper("global_clipnorm")}
 
 
 _OWNED: set[int] = set()

@@ -29,7 +29,7 @@ class RMSProp(Optimizer):
 
     def init_slots(self, var: Any) -> None:
         self.add_slot(var, "rms")
-        if self._hyper("momentum"):
+        if self._host_hyper("momentum"):
             self.add_slot(var, "momentum")
         if self.centered:
             self.add_slot(var, "mg")
@@ -45,7 +45,7 @@ class RMSProp(Optimizer):
             denom_sq = em.subtract(denom_sq, em.square(mg.value()))
         step = em.divide(grad, em.add(em.sqrt(denom_sq), self._hyper("epsilon")))
         mom = self._hyper("momentum")
-        if mom or "momentum" in self._slots.get(var.uid, {}):
+        if self._host_hyper("momentum") or "momentum" in self._slots.get(var.uid, {}):
             buf = self.add_slot(var, "momentum")
             buf.assign(em.add(em.multiply(buf.value(), mom), step))
             step = buf.value()

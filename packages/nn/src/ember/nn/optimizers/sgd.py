@@ -31,21 +31,21 @@ class SGD(Optimizer):
                  **kwargs: Any) -> None:
         super().__init__(learning_rate, **kwargs)
         self.momentum = momentum
-        if self._hyper("momentum") < 0:
+        if self._host_hyper("momentum") < 0:
             raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
         self.nesterov = bool(nesterov)
-        if self.nesterov and not self._hyper("momentum") and not isinstance(
+        if self.nesterov and not self._host_hyper("momentum") and not isinstance(
                 self._hypers.get("momentum"), (em.Variable, em.Tensor)) and not callable(
                 self._hypers.get("momentum")):
             raise ValueError("SGD: nesterov=True needs a momentum (momentum is 0)")
 
     def init_slots(self, var: Any) -> None:
-        if self._hyper("momentum"):
+        if self._host_hyper("momentum"):
             self.add_slot(var, "momentum")
 
     def apply_single(self, grad: Any, var: Any, lr: float) -> None:
         mom = self._hyper("momentum")
-        if not mom and "momentum" not in self._slots.get(var.uid, {}):
+        if not self._host_hyper("momentum") and "momentum" not in self._slots.get(var.uid, {}):
             var.assign_sub(em.multiply(grad, lr))
             return
         m = self.add_slot(var, "momentum")
