@@ -31,11 +31,12 @@ nox.options.error_on_missing_interpreters = CI
 PACKAGES = {
     "core": [],
     "tape": ["core"],
-    "nn": ["core", "tape"],
+    "nn": ["core", "tape", "graph"],
     "checkpoint": [],
     "summary": [],
     "data": [],
     "distribute": ["core"],
+    "graph": ["core"],
 }
 # packages whose tests compare against PyTorch CPU when a local wheel is available
 TORCH_PACKAGES = {"core", "tape", "nn"}
@@ -170,9 +171,10 @@ def gpu(session: nox.Session) -> None:
     if shutil.which("nvidia-smi") is None:
         session.skip("no NVIDIA GPU on this machine (nvidia-smi not found): GPU suite not run")
     _install_packages(session, ["core"], "[gpu,test]")
-    _install_packages(session, ["tape", "nn"], "[test]")
+    _install_packages(session, ["tape", "nn", "graph"], "[test]")
     session.env["EMBER_TEST_BACKENDS"] = "cpu,gpu"
-    _pytest(session, "packages/core/tests", "packages/tape/tests", "packages/nn/tests")
+    _pytest(session, "packages/core/tests", "packages/tape/tests", "packages/nn/tests",
+            "packages/graph/tests")
 
 
 @nox.session

@@ -1,0 +1,238 @@
+"""``graph.function``: trace on the first call with a new signature, replay afterwards."""
+
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+from collections import OrderedDict
+from typing import Any
+
+import ember.core as em
+from ember.core import recording
+
+from ._plan import Plan
+from ._signature import Signature, changed_argument, signature
+from ._trace import GuardFailed, Tracer
+
+_Tensor = em.Tensor
+_EAGERLY = [False]
+RETRACE_WARNING_AFTER = 5  # traces of one function before a retrace warning
+_UNTRACEABLE_LIMIT = 2  # consecutive untraceable traces of a key before it runs eagerly
+_GUARD_FAILURE_LIMIT = 4  # guard failures of a key before it runs eagerly
+
+
+def run_functions_eagerly(run_eagerly: bool) -> None:
+    """Make every ``graph.function`` run its Python function eagerly (for debugging), or
+    go back to tracing and replaying.
+
+    Args:
+        run_eagerly: True to run eagerly.
+
+    Raises:
+        TypeError: ``run_eagerly`` is not a bool.
+    """
+    if not isinstance(run_eagerly, bool):
+        raise TypeError(f"run_functions_eagerly: run_eagerly must be a bool, "
+                        f"got {type(run_eagerly).__name__}")
+    _EAGERLY[0] = run_eagerly
+
+
+def functions_run_eagerly() -> bool:
+    """Whether ``run_functions_eagerly(True)`` is in effect."""
+    return _EAGERLY[0]
+
+
+class _Entry:
+    __slots__ = ("plan", "structure")
+
+    def __init__(self, plan: Plan, structure: Any) -> None:
+        self.plan = plan
+        self.structure = structure
+
+
+class _Key:
+    """What the cache holds for one signature."""
+
+    __slots__ = ("eager_reason", "entries", "guard_failures", "untraceable")
+
+    def __init__(self) -> None:
+        self.entries: list[_Entry] = []
+        self.untraceable = 0
+        self.guard_failures = 0
+        self.eager_reason: str | None = None
+
+
+class Function:
+    """A Python function that ember traces once per input signature and then replays.
+
+    Made by ``graph.function``; calling it calls the function. See ``graph.function``.
+    """
+
+    def __init__(self, fn: Any, reduce_retracing: bool, max_traces: int) -> None:
+        self._fn = fn
+        self._name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+        self.reduce_retracing = reduce_retracing
+        self.max_traces = max_traces
+        self._cache: OrderedDict[tuple[Any, ...], _Key] = OrderedDict()
+        self._traces = 0
+        self._last_parts: dict[str, Any] | None = None
+        self._retrace_warned = False
+        self._shapes_seen: dict[tuple[Any, ...], int] = {}
+        functools.update_wrapper(self, fn)
+
+    @property
+    def python_function(self) -> Any:
+        """The function as written (calling it runs eagerly)."""
+        return self._fn
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def experimental_get_tracing_count(self) -> int:
+        """How many times the function has been traced (as ``tf.function``'s)."""
+        return self._traces
+
+    def cache_size(self) -> int:
+        """How many traces are kept (at most ``max_traces``)."""
+        return sum(len(k.entries) for k in self._cache.values())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _EAGERLY[0] or recording.active_recorders():
+            # Under a tape (or inside another traced function) every op must be seen one
+            # by one, so the function runs eagerly.
+            return self._fn(*args, **kwargs)
+        sig = signature(self._name, args, kwargs)
+        key = self._cache.get(sig.key)
+        if key is not None:
+            self._cache.move_to_end(sig.key)
+            if key.eager_reason is not None:
+                return self._fn(*sig.args, **sig.kwargs)
+            failed: str | None = None
+            for entry in key.entries:
+                try:
+                    outs = entry.plan.run(sig.leaves)
+                except GuardFailed as e:
+                    failed = str(e)
+                    continue
+                return _rebuild(entry.structure, outs)
+            if failed is not None:
+                key.guard_failures += 1
+                if key.guard_failures >= _GUARD_FAILURE_LIMIT:
+                    key.eager_reason = (f"the value it reads on the host at {failed} changes "
+                                        "from call to call")
+                    warnings.warn(f"graph.function {self._name}: {key.eager_reason}, so "
+                                  "replays keep failing their guard; this signature now runs "
+                                  "eagerly. Compute with ops instead of reading values on "
+                                  "the host (float(), bool(), .numpy(), if on a tensor)",
+                                  stacklevel=2)
+                    return self._fn(*sig.args, **sig.kwargs)
+        elif self.reduce_retracing and self._shape_only_change(sig):
+            return self._fn(*sig.args, **sig.kwargs)
+        return self._trace(sig, key, None if key is None else failed)
+
+    # --- tracing ---------------------------------------------------------------------
+    def _trace(self, sig: Signature, key: _Key | None, guard: str | None = None) -> Any:
+        tracer = Tracer(sig.leaves)
+        token = recording.push(tracer)
+        try:
+            result = self._fn(*sig.args, **sig.kwargs)
+        finally:
+            recording.pop(token)
+        self._traces += 1
+        if key is None:
+            key = self._cache[sig.key] = _Key()
+        trace = tracer.trace
+        if trace.untraceable is not None:
+            key.untraceable += 1
+            if key.untraceable >= _UNTRACEABLE_LIMIT:
+                key.eager_reason = trace.untraceable
+                warnings.warn(f"graph.function {self._name} cannot be replayed because "
+                              f"{trace.untraceable}; it runs eagerly for these arguments",
+                              stacklevel=3)
+            return result
+        key.untraceable = 0
+        slots: list[int] = []
+        structure = _structure(result, tracer, slots)
+        key.entries.insert(0, _Entry(Plan(trace, slots), structure))
+        self._evict()
+        self._warn_retrace(sig, guard)
+        return result
+
+    def _evict(self) -> None:
+        while self.cache_size() > self.max_traces:
+            oldest_key, oldest = next(iter(self._cache.items()))
+            if oldest.entries:
+                oldest.entries.pop()
+            if not oldest.entries and oldest.eager_reason is None:
+                del self._cache[oldest_key]
+
+    def _warn_retrace(self, sig: Signature, guard: str | None) -> None:
+        last, self._last_parts = self._last_parts, sig.parts
+        if self._retrace_warned or last is None or self._traces < RETRACE_WARNING_AFTER:
+            return
+        self._retrace_warned = True
+        if guard is not None:
+            why = (f"the value read on the host at {guard} differed from every traced "
+                   "call's. Each new value read with float(), bool(), int() or .numpy() "
+                   "(or an if on a tensor) traces again: compute with ops instead")
+        else:
+            why = (f"a new value of {changed_argument(last, sig.parts)}. Each new tensor "
+                   "shape or Python value traces again: pass tensors rather than Python "
+                   "numbers, or use reduce_retracing=True")
+        warnings.warn(f"graph.function {self._name} has been traced {self._traces} times; "
+                      f"the last retrace was for {why}", stacklevel=4)
+
+    def _shape_only_change(self, sig: Signature) -> bool:
+        """With ``reduce_retracing``: True when calls have already been traced for two
+        shapes of otherwise equal arguments, so this new shape runs eagerly."""
+        relaxed = tuple(_without_shapes(p) for p in sig.key)
+        n = self._shapes_seen.get(relaxed, 0)
+        self._shapes_seen[relaxed] = n + 1
+        return n >= 2
+
+
+def _without_shapes(part: Any) -> Any:
+    if type(part) is tuple:
+        if part and part[0] == "T":
+            return ("T", len(part[1]), *part[2:])
+        return tuple(_without_shapes(p) for p in part)
+    return part
+
+
+# --- outputs -------------------------------------------------------------------------
+class _Out:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _structure(x: Any, tracer: Tracer, slots: list[int]) -> Any:
+    """``x`` with each Tensor replaced by an ``_Out`` naming its output slot."""
+    t = type(x)
+    if t is _Tensor:
+        slots.append(tracer.slot_of(x))
+        return _Out(len(slots) - 1)
+    if t is list or t is tuple:
+        return t(_structure(v, tracer, slots) for v in x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
+        return t(*[_structure(v, tracer, slots) for v in x])
+    if t is dict:
+        return {k: _structure(v, tracer, slots) for k, v in x.items()}
+    return x
+
+
+def _rebuild(structure: Any, outs: list[Any]) -> Any:
+    t = type(structure)
+    if t is _Out:
+        return outs[structure.index]
+    if t is list or t is tuple:
+        return t(_rebuild(v, outs) for v in structure)
+    if isinstance(structure, tuple) and hasattr(structure, "_fields"):
+        return t(*[_rebuild(v, outs) for v in structure])
+    if t is dict:
+        return {k: _rebuild(v, outs) for k, v in structure.items()}
+    return structure
