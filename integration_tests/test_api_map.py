@@ -44,6 +44,7 @@ NAMES = {
                          "allgather", "broadcast", "broadcast_variables",
                          "DistributedOptimizer", "DistributedGradientTape"],
     "ember.core.testing": ["simulated_gpus"],
+    "ember.graph": ["function", "run_functions_eagerly"],
 }
 METHODS = {
     ("ember.core", "Tensor"): ["numpy", "__array__", "gpu", "cpu", "device"],

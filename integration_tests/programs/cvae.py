@@ -6,7 +6,7 @@ Upstream: https://github.com/tensorflow/docs/blob/master/site/en/tutorials/gener
 Changed: names only (tf.keras.Model/Sequential/layers -> nn.Model/nn.Sequential/nn.layers,
 tf.* ops -> em.*, tf.math.log -> np.log of a constant, tf.nn.sigmoid_cross_entropy_with_logits
 -> em.nn_ops.sigmoid_cross_entropy_with_logits, tf.keras.optimizers.Adam -> nn.optimizers.Adam,
-tf.keras.metrics.Mean -> nn.metrics.Mean, @tf.function dropped). ember has no InputLayer, so
+tf.keras.metrics.Mean -> nn.metrics.Mean, @tf.function -> @graph.function). ember has no InputLayer, so
 `InputLayer(input_shape=s)` becomes input_shape=s on the first layer of each Sequential.
 Plotting and the GIF are dropped; tf.keras.datasets.mnist.load_data() ->
 ember.data.datasets.mnist(data_dir=...). Reduced (EMBER_PROGRAMS_FULL=1 restores it): 1,024
@@ -24,7 +24,7 @@ import unittest
 import numpy as np
 
 import ember.core as em
-from ember import data, nn, tape
+from ember import data, graph, nn, tape
 
 FULL = os.environ.get("EMBER_PROGRAMS_FULL") == "1"
 DATA_DIR = os.environ.get("EMBER_DATA") or os.path.expanduser("~/.cache/ember/datasets/mnist")
@@ -139,6 +139,7 @@ def compute_loss(model, x):
   return -em.reduce_mean(logpx_z + logpz - logqz_x)
 
 
+@graph.function
 def train_step(model, x, optimizer):
   """Executes one training step and returns the loss.
 

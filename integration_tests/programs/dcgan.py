@@ -7,7 +7,7 @@ ember.nn.layers, tf.random.normal -> em.random.normal, tf.ones_like/zeros_like -
 tf.keras.losses.BinaryCrossentropy -> nn.losses.BinaryCrossentropy,
 tf.keras.optimizers.Adam -> nn.optimizers.Adam,
 tf.train.Checkpoint -> checkpoint.Checkpoint, tf.train.latest_checkpoint ->
-checkpoint.latest_checkpoint, @tf.function dropped); image plotting and the GIF cells are
+checkpoint.latest_checkpoint, @tf.function -> @graph.function); image plotting and the GIF cells are
 dropped; tf.keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...).
 Reduced (EMBER_PROGRAMS_FULL=1 restores it): 128 images, batch 32, 2 epochs, a checkpoint
 every epoch (upstream: 60,000 images, batch 256, 50 epochs, every 15). Added: the model
@@ -27,7 +27,7 @@ import numpy as np
 
 import ember.core as em
 from ember import checkpoint as ckpt_lib
-from ember import data, nn, tape
+from ember import data, graph, nn, tape
 from ember.nn import layers
 
 FULL = os.environ.get("EMBER_PROGRAMS_FULL") == "1"
@@ -141,6 +141,7 @@ disc_losses = []
 
 # Notice the use of `tf.function`
 # This annotation causes the function to be "compiled".
+@graph.function
 def train_step(images):
     noise = em.random.normal([BATCH_SIZE, noise_dim])
 
@@ -158,7 +159,7 @@ def train_step(images):
 
     generator_optimizer.apply_gradients(zip(gradients_of_generator, generator.trainable_variables))
     discriminator_optimizer.apply_gradients(zip(gradients_of_discriminator, discriminator.trainable_variables))  # noqa: E501
-    disc_losses.append(float(disc_loss))
+    return disc_loss  # added: the losses are checked below
 
 
 def train(dataset, epochs):
@@ -166,7 +167,7 @@ def train(dataset, epochs):
     start = time.time()
 
     for image_batch in dataset:
-      train_step(image_batch)
+      disc_losses.append(float(train_step(image_batch)))  # added: the losses
 
     # Produce images for the GIF as you go
     generate_and_save_images(generator,

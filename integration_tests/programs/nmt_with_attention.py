@@ -8,7 +8,7 @@ Changed: names only (tf.keras.Model/layers -> nn.Model/nn.layers, tf.* ops -> em
 tf.nn.tanh/softmax -> em.tanh/em.nn_ops.softmax, tf.math.logical_not/equal -> em.*,
 tf.keras.losses.SparseCategoricalCrossentropy -> nn.losses.SparseCategoricalCrossentropy,
 tf.train.Checkpoint ->
-checkpoint.Checkpoint, @tf.function dropped). ember has no text utilities, so the Spanish-English
+checkpoint.Checkpoint, @tf.function -> @graph.function). ember has no text utilities, so the Spanish-English
 download, tf.keras.preprocessing.text.Tokenizer, pad_sequences and sklearn's train_test_split
 become a synthetic English -> Spanish number-word corpus, a ten-line Tokenizer and numpy.
 Reduced (EMBER_PROGRAMS_FULL=1 restores it): 600 pairs, batch 16, embedding 32, 64 units,
@@ -26,7 +26,7 @@ import numpy as np
 
 import ember.core as em
 from ember import checkpoint as ckpt_lib
-from ember import data, nn, tape
+from ember import data, graph, nn, tape
 
 FULL = os.environ.get("EMBER_PROGRAMS_FULL") == "1"
 em.random.set_seed(0)
@@ -294,6 +294,7 @@ checkpoint = ckpt_lib.Checkpoint(optimizer=optimizer,
                                  decoder=decoder)
 
 
+@graph.function
 def train_step(inp, targ, enc_hidden):
   loss = 0
 

@@ -5,8 +5,8 @@ Upstream: https://github.com/tensorflow/docs/blob/master/site/en/tutorials/quick
 Changed: names only (tf.keras.layers -> nn.layers, tf.keras.Model -> nn.Model, tf.data ->
 ember.data, tf.GradientTape -> tape.GradientTape, tf.keras.optimizers.Adam ->
 nn.optimizers.Adam, tf.keras.metrics -> nn.metrics, tf.keras.losses -> nn.losses,
-tf.newaxis -> np.newaxis, @tf.function dropped: ember
-is eager); tf.keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...).
+tf.newaxis -> np.newaxis, @tf.function -> @graph.function);
+tf.keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...).
 Reduced (EMBER_PROGRAMS_FULL=1 restores it): 3,000 training and 1,000 test images, 1 epoch
 instead of 60,000/10,000 and 5. Added: the test accuracy must pass 84%.
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
@@ -20,7 +20,7 @@ import unittest
 import numpy as np
 
 import ember.core as em
-from ember import data, nn, tape
+from ember import data, graph, nn, tape
 from ember.nn import Model
 from ember.nn.layers import Conv2D, Dense, Flatten
 
@@ -81,6 +81,7 @@ test_loss = nn.metrics.Mean(name='test_loss')
 test_accuracy = nn.metrics.SparseCategoricalAccuracy(name='test_accuracy')
 
 
+@graph.function
 def train_step(images, labels):
   with tape.GradientTape() as t:
     # training=True is only needed if there are layers with different
@@ -94,6 +95,7 @@ def train_step(images, labels):
   train_accuracy(labels, predictions)
 
 
+@graph.function
 def test_step(images, labels):
   # training=False is only needed if there are layers with different
   # behavior during training versus inference (e.g. Dropout).

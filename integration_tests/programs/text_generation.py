@@ -8,7 +8,7 @@ Changed: names only (tf.keras.layers -> nn.layers, tf.keras.Model -> nn.Model, t
 ember.data, tf.random.categorical -> em.random.categorical, tf.squeeze/tf.exp -> em.*,
 tf.losses.SparseCategoricalCrossentropy -> nn.losses.SparseCategoricalCrossentropy,
 tf.keras.callbacks.ModelCheckpoint(save_weights_only=True) -> a LambdaCallback that writes a
-checkpoint.Checkpoint, @tf.function dropped). ember has no string tensors, so
+checkpoint.Checkpoint, @tf.function dropped: see generate_one_step). ember has no string tensors, so
 StringLookup/tf.strings.unicode_split/reduce_join become a Python dict over the vocabulary
 and "".join. The Shakespeare download is replaced by a repeated pangram.
 Reduced (EMBER_PROGRAMS_FULL=1 restores it): seq_length 40, batch 16, embedding 16, 64 GRU
@@ -185,6 +185,8 @@ class OneStep(nn.Model):
     mask[self.ids_from_chars(['[UNK]'])] = -float('inf')
     self.prediction_mask = em.constant(mask)
 
+  # upstream: @tf.function. Its inputs are Python strings here (ember has no string
+  # tensors), and graph.function traces once per Python value, so it stays eager.
   def generate_one_step(self, inputs, states=None):
     # Convert strings to token IDs.
     input_ids = em.constant(np.stack([self.ids_from_chars(list(s)) for s in inputs]))

@@ -6,7 +6,7 @@ Upstream: https://github.com/keras-team/keras-io/blob/02743a2aafd542d9bad4b4a54b
 Changed: names only (keras.layers -> nn.layers, keras.optimizers.SGD -> nn.optimizers.SGD,
 keras.losses.SparseCategoricalCrossentropy -> nn.losses.SparseCategoricalCrossentropy,
 keras.metrics -> nn.metrics, tf.data -> ember.data, tf.GradientTape -> tape.GradientTape,
-@tf.function dropped). ember has no functional API, so each
+@tf.function -> @graph.function). ember has no functional API, so each
 `keras.Input(shape=(784,)); ...; keras.Model(inputs, outputs)` chain becomes the same layers
 in an nn.Sequential with input_shape on the first. keras.datasets.mnist.load_data() ->
 ember.data.datasets.mnist(data_dir=...) scaled back to 0..255 (the guide does not normalise).
@@ -27,7 +27,7 @@ import unittest
 import numpy as np
 
 import ember.core as em
-from ember import data, nn, tape
+from ember import data, graph, nn, tape
 from ember.nn import layers
 
 FULL = os.environ.get("EMBER_PROGRAMS_FULL") == "1"
@@ -136,6 +136,7 @@ val_dataset = data.Dataset.from_tensor_slices((x_val, y_val))
 val_dataset = val_dataset.batch(64)
 
 
+@graph.function
 def train_step(x, y):
     with tape.GradientTape() as t:
         logits = model(x, training=True)
@@ -146,6 +147,7 @@ def train_step(x, y):
     return loss_value
 
 
+@graph.function
 def test_step(x, y):
     val_logits = model(x, training=False)
     val_acc_metric.update_state(y, val_logits)
@@ -204,6 +206,7 @@ model = nn.Sequential([
 ])
 
 
+@graph.function
 def train_step(x, y):
     with tape.GradientTape() as t:
         logits = model(x, training=True)
