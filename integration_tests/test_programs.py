@@ -2,16 +2,16 @@
 
 Each file in ``programs/`` names its upstream source in its header. It runs top to bottom
 in a reduced configuration (set ``EMBER_PROGRAMS_FULL=1`` for upstream sizes where the
-program offers them; the slowest ones also have a short version, ``EMBER_PROGRAMS_SHORT=1``,
-that the GPU backends run: a few steps, no threshold on what training reached)
-and asserts something that can fail. A program that needs a feature
+program offers them) and asserts something that can fail. A program that needs a feature
 being built right now is marked ``xfail(strict=True)`` with the feature it waits for, so
 the mark must come off the moment the feature works.
 
 Every program runs on each test backend (``EMBER_TEST_BACKENDS``, default ``cpu`` and the
 strict cupy-like GPU double ``strict-gpu``): the runner makes that backend's device the
 default one, as a GPU is on a machine that has one, so an implicit host conversion anywhere
-in a program raises as it would on cupy.
+in a program raises as it would on cupy. The slowest programs have a short version
+(``EMBER_PROGRAMS_SHORT=1``: fewer examples and epochs, no threshold on what training
+reached) that the GPU backends run; the CPU run keeps the thresholds.
 """
 
 from __future__ import annotations
