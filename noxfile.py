@@ -50,6 +50,7 @@ nox.options.sessions = [
     "distributed",
     "docs",
     "gpu",
+    "skips",  # last: reads what the sessions before it recorded
 ]
 
 
@@ -89,15 +90,38 @@ def _install_packages(session: nox.Session, names: list[str], extra: str = "") -
         session.install(*args)
 
 
+# where each pytest run of a default session records which test modules ran or skipped
+# (tools/ember_skip_record.py); `nox -s skips` fails on a module that never runs
+SKIP_RECORDS = ROOT / ".nox" / "skip-records"
+_pytest_runs: dict[str, int] = {}
+
+
+def _skip_record_env(session: nox.Session) -> tuple[list[str], dict[str, str]]:
+    """pytest arguments and environment that record this run for ``nox -s skips``."""
+    if session.name not in nox.options.sessions:  # slow, bench, ...: not CI sessions
+        return [], {}
+    n = _pytest_runs.get(session.name, 0)
+    _pytest_runs[session.name] = n + 1
+    if n == 0:  # this session's records from an earlier nox run go
+        for old in SKIP_RECORDS.glob(f"{session.name}-*.json"):
+            old.unlink()
+    path = os.pathsep.join(p for p in (str(ROOT / "tools"), os.environ.get("PYTHONPATH")) if p)
+    return ["-p", "ember_skip_record"], {
+        "EMBER_SKIP_RECORD": str(SKIP_RECORDS / f"{session.name}-{n}.json"),
+        "EMBER_SKIP_SESSION": session.name, "PYTHONPATH": path}
+
+
 def _pytest(session: nox.Session, *paths: str, marks: str = "not slow") -> None:
     """pytest as every session runs it; ``-m`` after ``--`` overrides ``marks``."""
     strict = ["--strict-markers"] if CI else []
     # one BLAS thread: the tests' matrices are small, and spinning BLAS threads make a
     # shared 2-core machine several times slower (see docs/performance.md)
-    threads = {k: os.environ.get(k, "1") for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    env = {k: os.environ.get(k, "1") for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    record, record_env = _skip_record_env(session)
     session.run(
-        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "--import-mode=importlib", "-m", marks, *strict, *paths, *session.posargs, env=threads,
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *record,
+        "--import-mode=importlib", "-m", marks, *strict, *paths, *session.posargs,
+        env={**env, **record_env},
     )
 
 
@@ -175,6 +199,13 @@ def gpu(session: nox.Session) -> None:
     session.env["EMBER_TEST_BACKENDS"] = "cpu,gpu"
     _pytest(session, "packages/core/tests", "packages/tape/tests", "packages/nn/tests",
             "packages/graph/tests")
+
+
+@nox.session(venv_backend="none")
+def skips(session: nox.Session) -> None:
+    """Fail when a test module skips entirely in every CI session (or none collects it),
+    from the records the default sessions' pytest runs wrote before it."""
+    session.run(sys.executable, str(ROOT / "tools" / "check_skips.py"), str(SKIP_RECORDS))
 
 
 @nox.session

@@ -176,20 +176,26 @@ class Progress:
         self.t0: float | None = None
         self.s0 = initial
         self.last_line = time.perf_counter()
+        self.last_postfix = 0.0
         self.estimated = False
 
-    def step(self, s: int, loss: float) -> None:
+    def step(self, s: int, loss) -> None:
+        """Step ``s`` done; ``loss()`` gives the running loss. It is called only when shown
+        (every 0.5 s on a bar, 10 s in lines): on a GPU each read waits for the device."""
         now = time.perf_counter()
         if self.t0 is None:  # time from the end of the first step, which builds the model
             self.t0, self.s0 = now, s
         if self.bar is not None:
+            if now - self.last_postfix >= 0.5:
+                self.last_postfix = now
+                self.bar.set_postfix(loss=f"{float(loss()):.4f}", refresh=False)
             self.bar.update(1)
-            self.bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
         rate = (s - self.s0) / (now - self.t0) if now > self.t0 else 0.0
         if self.lines and now - self.last_line >= 10 and rate:
             self.last_line = now
-            self.write(f"step {s}/{self.total} ({100 * s // self.total}%), loss {loss:.4f}, "
-                       f"{rate:.1f} steps/s, about {_duration((self.total - s) / rate)} left")
+            self.write(f"step {s}/{self.total} ({100 * s // self.total}%), loss "
+                       f"{float(loss()):.4f}, {rate:.1f} steps/s, about "
+                       f"{_duration((self.total - s) / rate)} left")
         if not self.estimated and (s - self.s0 >= 5 or now - self.t0 >= 3) and rate:
             self.estimated = True
             per_epoch, left = self.steps_per_epoch / rate, (self.total - s) / rate
@@ -243,7 +249,9 @@ class Job:
         self.optimizer = nn.optimizers.Adam(learning_rate=args.learning_rate)
         if args.world is not None:
             self.optimizer = args.world.DistributedOptimizer(self.optimizer)
-        self.step = em.Variable(0, dtype=em.int64, trainable=False, name="global_step")
+        with em.device("/cpu:0"):  # on the host, as TF keeps it: reading it (every step, by
+            # the summary policy and the loop) then never waits for a GPU
+            self.step = em.Variable(0, dtype=em.int64, trainable=False, name="global_step")
         if not args.eager and args.world is None:
             # Graphs on demand: the step is traced once and replayed (the first call makes
             # Adam's slots; the second traces). Distributed steps stay eager: their
@@ -306,7 +314,7 @@ class Job:
                 acc(labels, logits)
                 summary.scalar("loss", loss, step=self.step)
                 s = int(self.step)
-                bar.step(s, float(loss_avg.result()))
+                bar.step(s, loss_avg.result)
                 if args.checkpoint_every and s % args.checkpoint_every == 0:
                     self.manager.save(checkpoint_number=s)
                 if s % per_epoch == 0 or s >= stop:

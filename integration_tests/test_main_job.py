@@ -307,3 +307,8 @@ def test_the_job_runs_on_a_strict_simulated_gpu(small_mnist, tmp_path, monkeypat
     accuracy = float(re.search(r"test accuracy ([\d.]+)", out).group(1))
     assert accuracy > 0.9, out
     assert counters["from_host"] > 0  # the batches did go to the (simulated) GPU
+    # No GPU read every step (it was three a step: the global step, read by the summary
+    # policy and the loop, lived on the GPU, and the bar read the loss): what is left is the
+    # epoch line, the checkpoint (one copy per saved value) and the test accuracy.
+    steps = N_TRAIN // 32
+    assert counters["syncs"] <= steps, counters

@@ -11,6 +11,9 @@ import pytest
 import ember.core as em
 from ember import checkpoint, data, summary, tape
 
+# every walkthrough runs on the CPU and on the strict cupy-like GPU double (conftest.py)
+pytestmark = pytest.mark.usefixtures("backend")
+
 
 def test_basics_tensors_numpy_and_python_values():
     x = [[2.0]]
@@ -104,8 +107,11 @@ def test_dataset_pipeline_shapes_and_ember_tensors():
     assert np.bincount(seen, minlength=10).tolist() == [40] * 10
 
 
-@pytest.mark.skipif(em.num_gpus() == 0, reason="no usable GPU (cupy + CUDA device)")
-def test_gpu_walkthrough_matmul_and_gradient_on_gpu():
+def test_gpu_walkthrough_matmul_and_gradient_on_gpu(backend):
+    # runs on the strict GPU double (and on a real GPU); asked at run time, not at import,
+    # so the double's /gpu:0 counts
+    if backend == "/cpu:0" or em.num_gpus() == 0:
+        pytest.skip("the GPU walkthrough runs on the GPU backends (strict-gpu, gpu)")
     with em.device("/gpu:0"):
         x = em.random.normal([100, 100])
         w = em.Variable(em.random.normal([100, 10]))

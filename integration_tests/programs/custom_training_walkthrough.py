@@ -12,6 +12,8 @@ around three species centres with the same split (20% test), and the plotting an
 cells are dropped. Reduced (EMBER_PROGRAMS_FULL=1 restores it): 120 epochs instead of 201.
 Added: the first step lowers the loss, optimizer.iterations counts the steps, training loss
 falls threefold and the test accuracy passes 90%.
+EMBER_PROGRAMS_SHORT=1 (the strict-GPU run): fewer examples and epochs, no threshold on
+what training reached.
 """
 
 import os
@@ -22,6 +24,7 @@ import ember.core as em
 from ember import data, nn, tape
 
 FULL = os.environ.get("EMBER_PROGRAMS_FULL") == "1"
+SHORT = os.environ.get("EMBER_PROGRAMS_SHORT") == "1"  # the strict-GPU run (test_programs.py)
 em.random.set_seed(0)
 
 class_names = ['Adélie', 'Chinstrap', 'Gentoo']
@@ -93,7 +96,7 @@ assert after < loss_value.numpy(), (after, loss_value.numpy())
 train_loss_results = []
 train_accuracy_results = []
 
-num_epochs = 201 if FULL else 120
+num_epochs = 201 if FULL else 5 if SHORT else 120
 
 for epoch in range(num_epochs):
   epoch_loss_avg = nn.metrics.Mean()
@@ -120,7 +123,7 @@ for epoch in range(num_epochs):
     print(f"Epoch {epoch:03d}: Loss: {epoch_loss_avg.result():.3f}, Accuracy: {epoch_accuracy.result():.3%}")
 
 assert int(optimizer.iterations.numpy()) == 1 + num_epochs * 9
-assert float(train_loss_results[-1]) < float(train_loss_results[0]) / 3, (
+assert SHORT or float(train_loss_results[-1]) < float(train_loss_results[0]) / 3, (
   float(train_loss_results[0]), float(train_loss_results[-1]))
 
 test_accuracy = nn.metrics.Accuracy()
@@ -134,7 +137,7 @@ for (x, y) in ds_test_batch:
   test_accuracy(prediction, y)
 
 print(f"Test set accuracy: {test_accuracy.result():.3%}")
-assert float(test_accuracy.result()) > 0.9, float(test_accuracy.result())
+assert SHORT or float(test_accuracy.result()) > 0.9, float(test_accuracy.result())
 
 print(em.stack([em.cast(y, em.int64), prediction], axis=1))
 
@@ -153,4 +156,4 @@ for i, logits in enumerate(predictions):
   p = em.nn_ops.softmax(logits)[class_idx]
   name = class_names[class_idx]
   print(f"Example {i} prediction: {name} ({100*p:4.1f}%)")
-assert [int(em.argmax(lg)) for lg in predictions][:2] == [0, 2]
+assert SHORT or [int(em.argmax(lg)) for lg in predictions][:2] == [0, 2]

@@ -12,6 +12,8 @@ where ten "positive" and ten "negative" words are planted, the label saying whic
 appears more often. Reduced (EMBER_PROGRAMS_FULL=1 restores it): vocab 200, maxlen 40, 1,200
 training and 300 validation reviews (upstream 20,000, 200, 25,000 and 25,000). Added:
 validation accuracy passes 80% (chance: 50%) after the two epochs, and the block keeps the sequence shape.
+EMBER_PROGRAMS_SHORT=1 (the strict-GPU run): fewer examples and epochs, no threshold on
+what training reached.
 """
 
 import os
@@ -25,6 +27,7 @@ from ember.nn import layers
 keras = nn  # the example's `keras.` prefix
 ops = em    # and its `keras.ops`
 FULL = os.environ.get("EMBER_PROGRAMS_FULL") == "1"
+SHORT = os.environ.get("EMBER_PROGRAMS_SHORT") == "1"  # the strict-GPU run (test_programs.py)
 em.random.set_seed(0)
 
 
@@ -83,8 +86,8 @@ def load_data(n):
     return x.astype(np.int32), y.astype(np.int32)
 
 
-(x_train, y_train), (x_val, y_val) = load_data(25000 if FULL else 1200), load_data(
-    25000 if FULL else 300)
+(x_train, y_train), (x_val, y_val) = load_data(25000 if FULL else 160 if SHORT else 1200), load_data(
+    25000 if FULL else 64 if SHORT else 300)
 print(len(x_train), "Training sequences")
 print(len(x_val), "Validation sequences")
 
@@ -108,9 +111,9 @@ model.compile(
     optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"]
 )
 history = model.fit(
-    x_train, y_train, batch_size=32, epochs=2, validation_data=(x_val, y_val)
+    x_train, y_train, batch_size=32, epochs=1 if SHORT else 2, validation_data=(x_val, y_val)
 )
 
 print(history.history)
 assert transformer_block(embedding_layer(x_val[:3])).shape == (3, maxlen, embed_dim)
-assert history.history["val_accuracy"][-1] > 0.80, history.history
+assert SHORT or history.history["val_accuracy"][-1] > 0.80, history.history

@@ -6,6 +6,9 @@ import re
 
 import numpy as np
 import pytest
+
+# hypothesis is in the test extra; a bare GPU machine (cupy, numpy, pytest only) lacks it
+pytest.importorskip("hypothesis", reason="hypothesis is not installed (ember-core[test])")
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp

@@ -1,5 +1,7 @@
 """compile/fit/evaluate/predict and callbacks."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -39,7 +41,8 @@ def test_fit_over_an_iterable_of_batches_with_callbacks(capsys):
     assert [e for e, _ in seen] == [0, 1, 2, 3, 4]
     assert hist.history["loss"][-1] < hist.history["loss"][0]
     assert hist.history["accuracy"][-1] > 0.9
-    assert "epoch 5/5" in capsys.readouterr().err
+    if importlib.util.find_spec("tqdm") is not None:  # the bar is tqdm's (none without it)
+        assert "epoch 5/5" in capsys.readouterr().err
     res = model.evaluate(batches, return_dict=True)
     assert set(res) == {"loss", "accuracy"} and res["accuracy"] > 0.9
     loss, acc = model.evaluate(batches)  # a list by default, as Keras

@@ -90,17 +90,23 @@ def _require_compiled(model: Any) -> None:
         raise RuntimeError(f"{model.name}: call compile(optimizer, loss) before fit/evaluate")
 
 
+def _rows(a: Any) -> Any:
+    """An array argument as rows to batch: a Tensor stays where it is (a GPU tensor is
+    batched on its device, never copied to the host); anything else becomes a numpy array."""
+    return a if isinstance(a, em.Tensor) else np.asarray(a)
+
+
 class _ArrayBatches:
-    """Re-iterable batches of arrays (optionally shuffled each pass)."""
+    """Re-iterable batches of arrays or tensors (optionally shuffled each pass)."""
 
     def __init__(self, x: Any, y: Any, batch_size: int, shuffle: bool,
                  sample_weight: Any = None) -> None:
-        self.x = np.asarray(x)
-        self.y = None if y is None else np.asarray(y)
-        self.sw = None if sample_weight is None else np.asarray(sample_weight)
+        self.x = _rows(x)
+        self.y = None if y is None else _rows(y)
+        self.sw = None if sample_weight is None else _rows(sample_weight)
         if self.sw is not None and (self.y is None or len(self.sw) != len(self.x)):
             raise ValueError(f"sample_weight needs y and one weight per example: got "
-                             f"{None if self.sw is None else self.sw.shape} for "
+                             f"{None if self.sw is None else tuple(self.sw.shape)} for "
                              f"{len(self.x)} examples")
         self.batch_size, self.shuffle = batch_size, shuffle
 
@@ -108,12 +114,14 @@ class _ArrayBatches:
         return math.ceil(len(self.x) / self.batch_size)
 
     def __iter__(self) -> Any:
-        idx = np.arange(len(self.x))
-        if self.shuffle:  # the indices pick rows of host arrays: shuffle them on the host
+        n = len(self.x)
+        idx = None
+        if self.shuffle:  # the row indices live on the host: shuffle them there
             with em.device("/cpu:0"):
-                idx = em.random.shuffle(em.constant(idx)).numpy()
-        for i in range(0, len(idx), self.batch_size):
-            j = idx[i:i + self.batch_size]
+                idx = em.random.shuffle(em.constant(np.arange(n))).numpy()
+        for i in range(0, n, self.batch_size):
+            # in order: a slice (a view on a device); shuffled: host indices (one upload)
+            j = slice(i, i + self.batch_size) if idx is None else idx[i:i + self.batch_size]
             if self.y is None:
                 yield (self.x[j],)
             elif self.sw is None:
@@ -125,7 +133,7 @@ class _ArrayBatches:
 def _batches(x: Any, y: Any, batch_size: int | None,
              shuffle: bool | None = False, sample_weight: Any = None) -> Iterable[Any]:
     if isinstance(x, (np.ndarray, em.Tensor)) or y is not None:
-        return _ArrayBatches(np.asarray(x), y, batch_size or 32,
+        return _ArrayBatches(x, y, batch_size or 32,
                              True if shuffle is None else bool(shuffle), sample_weight)
     if x is None:
         raise ValueError("no data given")
@@ -302,12 +310,12 @@ def _split(x: Any, y: Any, validation_split: float) -> tuple[Any, Any, Any]:
     if not isinstance(x, (np.ndarray, em.Tensor)):
         raise ValueError(f"validation_split applies to arrays; the data given is "
                          f"{type(x).__name__}: pass validation_data instead")
-    x = np.asarray(x)
+    x = _rows(x)
     at = int(round(len(x) * (1.0 - validation_split)))
     if at == len(x) or at == 0:
         raise ValueError(f"validation_split={validation_split} leaves an empty part of "
                          f"{len(x)} examples")
-    y_arr = None if y is None else np.asarray(y)
+    y_arr = None if y is None else _rows(y)
     val = (x[at:],) if y_arr is None else (x[at:], y_arr[at:])
     return x[:at], None if y_arr is None else y_arr[:at], val
 
@@ -321,8 +329,8 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     verbose = 1 if verbose == "auto" else int(verbose)
     if validation_split:
         if sample_weight is not None:
-            at = int(round(len(np.asarray(x)) * (1.0 - validation_split)))
-            sample_weight = np.asarray(sample_weight)[:at]
+            at = int(round(len(_rows(x)) * (1.0 - validation_split)))
+            sample_weight = _rows(sample_weight)[:at]
         x, y, split_val = _split(x, y, validation_split)
         if validation_data is None:  # Keras: validation_data wins over validation_split
             validation_data = split_val
@@ -350,16 +358,17 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
                 _postfix(bar, host_logs(logs))
             if model.stop_training:
                 break
-        logs = host_logs(logs)  # once per epoch: the epoch's logs for callbacks and history
+        if validation_data is not None:  # device tensors (Variable.assign never mutates a
+            # value already read, so the training logs survive the metrics' reset)
+            val, _ = _test_logs(model, validation_data, None,
+                                _val_batch_size(validation_data, batch_size), 0, None)
+            logs = {**logs, **{f"val_{k}": v for k, v in val.items()}}
+        # once per epoch, validation included: one copy for callbacks, history and the bar
+        logs = host_logs(logs)
         if verbose == 1 and hasattr(bar, "set_postfix"):
             _postfix(bar, logs)
         if hasattr(bar, "close"):
             bar.close()
-        if validation_data is not None:
-            val = evaluate(model, validation_data, None, _val_batch_size(validation_data,
-                                                                         batch_size),
-                           0, None, True)
-            logs.update({f"val_{k}": v for k, v in val.items()})
         if verbose == 2:  # one line per epoch, as Keras
             print(f"epoch {epoch + 1}/{epochs} - " +
                   " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
@@ -375,7 +384,8 @@ def _postfix(bar: Any, logs: dict[str, float]) -> None:
 
 
 def _val_batch_size(data: Any, batch_size: int | None) -> int | None:
-    arrays = isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], np.ndarray)
+    arrays = isinstance(data, tuple) and len(data) == 2 and \
+        isinstance(data[0], (np.ndarray, em.Tensor))
     return batch_size if arrays else None
 
 
@@ -386,8 +396,21 @@ def _check_verbose(verbose: Any) -> None:
 
 def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, callbacks: Any,
              return_dict: bool, sample_weight: Any = None) -> Any:
+    logs, cbs = _test_logs(model, x, y, batch_size, verbose, callbacks, sample_weight)
+    logs = host_logs(logs)
+    cbs.on_test_end(dict(logs))
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values  # Keras: a scalar when only the loss
+
+
+def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
+               callbacks: Any, sample_weight: Any = None) -> tuple[dict[str, Any], Any]:
+    """Run the test steps: the logs as device tensors (not read back) and the callbacks."""
     _require_compiled(model)
-    if isinstance(x, tuple) and y is None and len(x) == 2 and isinstance(x[0], np.ndarray):
+    if isinstance(x, tuple) and y is None and len(x) == 2 and \
+            isinstance(x[0], (np.ndarray, em.Tensor)):
         x, y = x
     data = _batches(x, y, batch_size, False, sample_weight)
     cbs = CallbackList(callbacks, model, {"verbose": verbose})
@@ -398,12 +421,7 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, c
         cbs.on_test_batch_begin(step, {})
         logs = _step(model, "test_step", batch)
         cbs.on_test_batch_end(step, dict(logs))
-    logs = host_logs(logs)
-    cbs.on_test_end(dict(logs))
-    if return_dict:
-        return logs
-    values = list(logs.values())
-    return values[0] if len(values) == 1 else values  # Keras: a scalar when only the loss
+    return logs, cbs
 
 
 def _predict_step(model: Any) -> Any:
