@@ -14,7 +14,7 @@ from typing import Any
 import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
-from ._trace import GuardFailed, Trace
+from ._trace import GuardFailed, Step, Trace
 
 _Tensor = em.Tensor
 
@@ -76,12 +76,11 @@ class Plan:
         for i, j in last.items():
             if i not in keep_alive and template[i] is None:
                 frees[j].append(i)
-        self.steps = [(s.forward, s.backend, tuple(number[k] for k in s.ins),
-                       tuple(number[k] for k in s.outs), s.attrs or {}, tuple(frees[j]),
-                       s.shapes)
-                      for j, s in enumerate(kept)]
         self.names = [s.name for s in kept]
         self.has_guards = trace.guards > 0
+        self.replay = _compile(kept, number, frees, self.inputs,
+                               [i for _, i in self.var_loads], template,
+                               [i for _, i, _ in self.var_stores], [i for i, _ in self.outputs])
 
     def run(self, leaves: list[Any]) -> list[Any]:
         """Replay on the argument tensors ``leaves``; returns the output Tensors.
@@ -90,43 +89,76 @@ class Plan:
             GuardFailed: a guarded value differs from the traced call's (nothing was
                 written; the caller runs the function eagerly instead).
         """
-        env = self.template.copy()
-        for i, t in zip(self.inputs, leaves):
-            if i >= 0:
-                env[i] = t._data
-        for v, i in self.var_loads:
-            env[i] = _var_array(v)
+        args = [array_of(t) for i, t in zip(self.inputs, leaves) if i >= 0]
+        for v, _ in self.var_loads:
+            args.append(_var_array(v))
         for v, i in self.var_checks:
-            if _var_array(v) is not env[i]:
+            if _var_array(v) is not _defined(self, i, leaves):
                 raise GuardFailed(f"variable {v.name!r} no longer holds the tensor it held "
                                   "when the function was traced")
         saved = [g.state for _, g in self.generators] if self.has_guards else None
         try:
-            for fwd, be, ins, outs, attrs, free, shapes in self.steps:
-                if len(ins) == 1:
-                    r = fwd(be, env[ins[0]], **attrs)
-                elif len(ins) == 2:
-                    r = fwd(be, env[ins[0]], env[ins[1]], **attrs)
-                else:
-                    r = fwd(be, *[env[k] for k in ins], **attrs)
-                if len(outs) == 1:
-                    env[outs[0]] = r[0] if type(r) is tuple else r
-                elif outs:
-                    for k, a in zip(outs, r):
-                        env[k] = a
-                if shapes is not None and tuple(env[outs[0]].shape) != shapes[0]:
-                    raise GuardFailed("an op whose result's shape depends on its inputs' "
-                                      "values (a boolean mask, where) gave a new shape")
-                for k in free:
-                    env[k] = None
+            stores, outs = self.replay(*args)
         except GuardFailed:
             if saved is not None:
                 for (_, g), st in zip(self.generators, saved):
                     g.state = st
             raise
-        for v, i, dev in self.var_stores:
-            v.assign(tensor_from_array(env[i], dev), read_value=False)
-        return [tensor_from_array(env[i], dev) for i, dev in self.outputs]
+        for (v, _, dev), a in zip(self.var_stores, stores):
+            v.assign(tensor_from_array(a, dev), read_value=False)
+        return [tensor_from_array(a, dev) for (_, dev), a in zip(self.outputs, outs)]
+
+
+def _defined(plan: Plan, i: int, leaves: list[Any]) -> Any:
+    """The array slot ``i`` holds before any step runs (an argument or a constant)."""
+    for k, t in zip(plan.inputs, leaves):
+        if k == i:
+            return array_of(t)
+    for v, k in plan.var_loads:
+        if k == i:
+            return _var_array(v)
+    return plan.template[i]
+
+
+def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
+             inputs: list[int], var_loads: list[int], template: list[Any],
+             stores: list[int], outputs: list[int]) -> Any:
+    """The replay as one generated Python function: each step a line on local variables
+    (no list indexing, no loop), each intermediate deleted after its last use."""
+    ns: dict[str, Any] = {"GuardFailed": GuardFailed, "tuple": tuple, "type": type}
+    params = [f"x{i}" for i in inputs if i >= 0] + [f"x{i}" for i in var_loads]
+    lines = [f"def replay({', '.join(params)}):"]
+    for i, a in enumerate(template):
+        if a is not None:
+            ns[f"C{i}"] = a
+            lines.append(f"    x{i} = C{i}")
+    for j, s in enumerate(steps):
+        ns[f"F{j}"], ns[f"B{j}"] = s.forward, s.backend
+        call = [f"B{j}"] + [f"x{number[k]}" for k in s.ins]
+        for key, value in (s.attrs or {}).items():
+            ns[f"A{j}_{key}"] = value
+            call.append(f"{key}=A{j}_{key}")
+        expr = f"F{j}({', '.join(call)})"
+        outs = [f"x{number[k]}" for k in s.outs]
+        if not outs:
+            lines.append(f"    {expr}")
+        elif len(outs) == 1:
+            o = outs[0]
+            lines.append(f"    {o} = {expr}")
+            lines.append(f"    if type({o}) is tuple: {o} = {o}[0]")
+        else:
+            lines.append(f"    {', '.join(outs)} = {expr}")
+        if s.shapes is not None:
+            ns[f"S{j}"] = s.shapes[0]
+            lines.append(f"    if tuple({outs[0]}.shape) != S{j}: raise GuardFailed("
+                         f"'an op whose result shape depends on values ({s.name}) gave a "
+                         "new shape')")
+        if frees[j]:
+            lines.append(f"    del {', '.join(f'x{k}' for k in frees[j])}")
+    lines.append(f"    return ({''.join(f'x{i}, ' for i in stores)}), "
+                 f"({''.join(f'x{i}, ' for i in outputs)})")
+    exec(compile("\n".join(lines), "<ember.graph replay>", "exec"), ns)
+    return ns["replay"]
 
 
 def _var_array(v: Any) -> Any:

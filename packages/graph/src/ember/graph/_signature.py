@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as em
+from ember.core.extend import array_of, device_of
 
 _Tensor = em.Tensor
 _Variable = em.Variable
@@ -23,16 +24,31 @@ class Signature:
     """A call's key, its tensor leaves in order, a readable name per leaf, and the
     arguments with numpy arrays made tensors (what the traced call receives)."""
 
-    __slots__ = ("args", "key", "kwargs", "leaves", "parts", "paths")
+    __slots__ = ("_parts", "_paths", "args", "key", "kwargs", "leaves")
 
-    def __init__(self, key: tuple[Any, ...], leaves: list[Any], paths: list[str],
-                 parts: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def __init__(self, key: tuple[Any, ...], leaves: list[Any], paths: list[str] | None,
+                 parts: dict[str, Any] | None, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
         self.key = key
         self.leaves = leaves
-        self.paths = paths
-        self.parts = parts  # argument path -> its part of the key (for retrace warnings)
+        self._paths = paths
+        self._parts = parts
         self.args = args
         self.kwargs = kwargs
+
+    @property
+    def paths(self) -> list[str]:
+        """A readable name per tensor leaf."""
+        if self._paths is None:
+            self._paths = [f"argument {i}" for i in range(len(self.leaves))]
+        return self._paths
+
+    @property
+    def parts(self) -> dict[str, Any]:
+        """Argument name -> its part of the key (for retrace warnings)."""
+        if self._parts is None:
+            self._parts = {f"argument {i}": p for i, p in enumerate(self.key[1:])}
+        return self._parts
 
 
 def signature(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Signature:
@@ -54,7 +70,8 @@ def signature(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
             if k == len(leaves):
                 leaves.append(x)
                 paths.append(path)
-            return ("T", x.shape, x.dtype.str, x.device, k), x
+            a = array_of(x)
+            return ("T", a.shape, a.dtype, device_of(x), k), x
         if t is np.ndarray:
             return walk(em.constant(x), path)
         if t in _SCALARS:
@@ -87,6 +104,10 @@ def signature(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
                 "them") from None
         return ("O", t, x), x
 
+    if not kwargs:  # the common call, all tensors: its key without the general walk
+        fast = _tensor_key(args)
+        if fast is not None:
+            return Signature(fast, list(args), None, None, args, {})
     key: list[Any] = [em.current_device().name]
     new_args = []
     for i, a in enumerate(args):
@@ -100,6 +121,19 @@ def signature(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
         parts[name] = part
         key.append((name, part))
     return Signature(tuple(key), leaves, paths, parts, tuple(new_args), new_kwargs)
+
+
+def _tensor_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The key of a call whose arguments are distinct tensors, or None for any other."""
+    parts: list[Any] = [em.current_device().name]
+    for x in args:
+        if type(x) is not _Tensor:
+            return None
+        a = array_of(x)
+        parts.append(("T", a.shape, a.dtype, device_of(x)))
+    if len({id(x) for x in args}) != len(args):
+        return None  # the same tensor twice: the general key records it
+    return tuple(parts)
 
 
 def changed_argument(old: dict[str, Any], new: dict[str, Any]) -> str:
