@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
-from ._convert import convert_to_tensor
 from ._errors import InvalidArgumentError
 from ._ops import _args
+from ._ops.creation import convert_to_tensor
 
 __all__ = ["Generator", "categorical", "get_global_generator", "get_global_seed", "normal",
            "set_seed", "shuffle", "truncated_normal", "uniform"]
