@@ -168,19 +168,24 @@ class GradientTape:
         ``target`` may be a tensor or a nest of them (their gradients add up).
         Unconnected sources give ``None``, or zeros with ``unconnected_gradients="zero"``.
         """
-        if self._used and not self._persistent:
-            raise RuntimeError(
-                "GradientTape.gradient can only be called once on a non-persistent tape; "
-                "create the tape with persistent=True to compute several gradients")
         if unconnected_gradients not in (_NONE, _ZERO):
             raise ValueError(f"unconnected_gradients must be 'none' or 'zero', "
                              f"got {unconnected_gradients!r}")
-        self._used = True
+        self._use("gradient")
         try:
             return self._gradient(target, sources, output_gradients, unconnected_gradients)
         finally:
             if not self._persistent:
                 self._release()
+
+    def _use(self, method: str) -> None:
+        """Mark the tape used by ``method``; a non-persistent tape is used only once."""
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                f"GradientTape.{method} can only be called once on a non-persistent tape "
+                "(gradient, jacobian and batch_jacobian each use it); create the tape with "
+                "persistent=True to compute several gradients")
+        self._used = True
 
     def _release(self) -> None:
         self._records = []
@@ -288,7 +293,7 @@ class GradientTape:
                     continue
                 dy = [em.zeros_like(o) if d is None else d for o, d in zip(outputs, dys)]
             name = rec.op.name
-            rule = _RULES.get(name) if name != "custom_gradient" else rec.attrs["grad_fn"]
+            rule = _RULES.get(name)
             if rule is None:
                 raise LookupError(f"no gradient rule is registered for op {name!r}")
             rec._reach = reach
@@ -296,26 +301,14 @@ class GradientTape:
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
             for i, (x, g) in enumerate(zip(rec.inputs, gin)):
-                if g is None:
-                    continue
-                k = id(x)
-                if k not in reach:
-                    continue
-                if type(g) is Tensor and (ga := array_of(g)).shape == (xa := array_of(x)).shape \
-                        and ga.dtype == xa.dtype:  # the common case, inline
-                    prev = get(k)
-                    grads[k] = g if prev is None else em.add(prev, g)
-                else:
-                    _check_rule_gradient(name, i, x, g)
-                    _accumulate(grads, x, g)
+                if g is not None and id(x) in reach:
+                    _accumulate(grads, x, g, name, i)
         return grads
 
     # --- jacobians ---------------------------------------------------------------------
     def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = _NONE) -> Any:
         """d(target[i...])/d(source[j...]) for every element: shape target.shape + source.shape."""
-        if self._used and not self._persistent:
-            raise RuntimeError("GradientTape.jacobian on a non-persistent tape that was used")
-        self._used = True
+        self._use("jacobian")
         try:
             t = _read(target)
             flat_src = flatten(sources)
@@ -344,9 +337,7 @@ class GradientTape:
 
         Assumes example b of the target depends only on example b of the source.
         """
-        if self._used and not self._persistent:
-            raise RuntimeError("GradientTape.batch_jacobian on a non-persistent tape that was used")
-        self._used = True
+        self._use("batch_jacobian")
         try:
             t = _read(target)
             s = _read(source)
@@ -401,12 +392,19 @@ def _check_rule_gradient(name: str, i: int, x: Tensor, g: Any) -> None:
         "outputs")
 
 
-def _accumulate(grads: dict[int, Any], x: Tensor, g: Any) -> None:
-    """Add ``g`` into the gradient of ``x``, undoing broadcasting and promotion first."""
+def _accumulate(grads: dict[int, Any], x: Tensor, g: Any, rule: str | None = None,
+                i: int = 0) -> None:
+    """Add ``g`` into the gradient of ``x``, undoing broadcasting and promotion first.
+
+    ``rule`` and ``i``: the op whose rule gave ``g`` for its input ``i`` (checked to have a
+    shape ``x`` broadcasts to); None for a seed gradient, checked by the caller.
+    """
     if type(g) is not Tensor:
         g = em.convert_to_tensor(g)
     xa, ga = array_of(x), array_of(g)
     if ga.shape != xa.shape:
+        if rule is not None:
+            _check_rule_gradient(rule, i, x, g)
         g = _unbroadcast(g, tuple(xa.shape))
     if ga.dtype != xa.dtype:
         g = em.cast(g, xa.dtype)

@@ -71,3 +71,8 @@ def _index_update(op: OpContext, dy: Tensor) -> Gradients:
     u = op.inputs[1]
     dx = run_op(_INDEX_UPDATE, (dy, em.zeros_like(u)), op.attrs)
     return dx, run_op(_GETITEM, (dy,), op.attrs)
+
+
+@reg("copy_to_device")
+def _copy(op: OpContext, dy: Tensor) -> Gradients:
+    return dy.to(op.inputs[0].device)
