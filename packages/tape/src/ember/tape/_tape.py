@@ -63,7 +63,9 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = persistent
         self._watch_accessed = watch_accessed_variables
-        self._records: list[OpContext] = []
+        # (op, inputs, attrs, outputs) per recorded op; the walk makes the OpContext a rule
+        # sees only for ops a gradient reaches (recording stays one tuple per op).
+        self._records: list[tuple[Any, tuple[Any, ...], Any, tuple[Any, ...]]] = []
         self._tracked: dict[int, Tensor] = {}  # id -> tensor (the refs keep ids unique)
         self._variables: dict[int, Variable] = {}  # watched variables, in first-read order
         self._var_values: dict[int, dict[int, Tensor]] = {}  # var id -> value tensors read
@@ -113,7 +115,7 @@ class GradientTape:
             dt = array_of(o).dtype
             if dt.kind in "fc" or is_differentiable(dt):
                 tracked[id(o)] = o
-        self._records.append(OpContext(op, inputs, attrs, outputs))
+        self._records.append((op, inputs, attrs, outputs))
 
     def variable_read(self, variable: Variable, value: Tensor) -> None:
         vid = id(variable)
@@ -141,7 +143,7 @@ class GradientTape:
             raise RuntimeError(
                 "GradientTape.watch: the tape has exited its `with` block, so ops on the "
                 "watched tensor would not be recorded; call watch() inside the block")
-        for i, t in enumerate(flatten(tensor)):
+        for i, t in enumerate([tensor] if type(tensor) is Tensor else flatten(tensor)):
             if isinstance(t, (Variable, Tensor)) and not is_differentiable(t.dtype):
                 warnings.warn(
                     f"GradientTape.watch: tensor {i} has dtype {t.dtype}, not floating or "
@@ -197,8 +199,12 @@ class GradientTape:
         single = isinstance(sources, (Tensor, Variable))
         flat_src = [sources] if single else flatten(sources)
         src_ids: list[list[int]] = []
+        src_values: list[Tensor | None] = []  # each differentiable source's value, read once
         for k, s in enumerate(flat_src):
-            if isinstance(s, (Variable, Tensor)) and not is_differentiable(s.dtype):
+            sv = s if type(s) is Tensor else _read(s) if isinstance(s, Variable) else None
+            src_values.append(sv if sv is not None and is_differentiable(array_of(sv).dtype)
+                              else None)
+            if sv is not None and src_values[-1] is None:
                 warnings.warn(
                     f"GradientTape.gradient: source {k} has dtype {s.dtype}; gradients are "
                     "only computed for floating or complex sources, so it gets None",
@@ -211,16 +217,16 @@ class GradientTape:
             else:
                 raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
                                 f"got {type(s).__name__}")
-        targets = [_read(target)] if isinstance(target, (Tensor, Variable)) else \
-            [_read(t) for t in flatten(target)]
+        targets = [target] if type(target) is Tensor else [_read(target)] \
+            if isinstance(target, Variable) else [_read(t) for t in flatten(target)]
         # A target that is itself a source (t.gradient(v, v)) has gradient ones through
         # the identity, watched or not, as in TensorFlow: such a source wants its target's
         # seed even when the tape never tracked it (but no gradient through recorded ops).
         seeded = {id(t) for t in targets}
         direct: set[int] = set()
-        for s, ids in zip(flat_src, src_ids):
-            if isinstance(s, (Variable, Tensor)) and is_differentiable(s.dtype):
-                k = id(_read(s))
+        for sv, ids in zip(src_values, src_ids):
+            if sv is not None:
+                k = id(sv)
                 if k in seeded and k not in ids:
                     ids.append(k)
                     direct.add(k)
@@ -241,14 +247,14 @@ class GradientTape:
         finally:
             recording.pop(token)
         out = []
-        for s, ids in zip(flat_src, src_ids):
+        for sv, ids in zip(src_values, src_ids):
             g = None
             for i in ids:
                 gi = grads.get(i)
                 if gi is not None:
                     g = gi if g is None else em.add(g, gi)
-            if g is None and unconnected == _ZERO and is_differentiable(_read(s).dtype):
-                g = em.zeros_like(_read(s))
+            if g is None and unconnected == _ZERO and sv is not None:
+                g = em.zeros_like(sv)
             out.append(g)
         return out[0] if single else pack_as(sources, out)
 
@@ -261,9 +267,9 @@ class GradientTape:
         reach = set(wanted)
         needed = []
         for rec in self._records:
-            for x in rec.inputs:
+            for x in rec[1]:
                 if id(x) in reach:
-                    for o in rec.outputs:
+                    for o in rec[3]:
                         dt = array_of(o).dtype
                         if dt.kind in "fc" or is_differentiable(dt):
                             reach.add(id(o))
@@ -281,8 +287,7 @@ class GradientTape:
                 g = og
             _accumulate(grads, t, g)
         get = grads.get
-        for rec in reversed(needed):
-            outputs = rec.outputs
+        for op, inputs, attrs, outputs in reversed(needed):
             if len(outputs) == 1:
                 dy: Any = get(id(outputs[0]))
                 if dy is None:
@@ -292,15 +297,16 @@ class GradientTape:
                 if all(d is None for d in dys):
                     continue
                 dy = [em.zeros_like(o) if d is None else d for o, d in zip(outputs, dys)]
-            name = rec.op.name
+            name = op.name
             rule = _RULES.get(name)
             if rule is None:
                 raise LookupError(f"no gradient rule is registered for op {name!r}")
-            rec._reach = reach
-            gin = rule(rec, dy)
+            ctx = OpContext(op, inputs, attrs, outputs)
+            ctx._reach = reach
+            gin = rule(ctx, dy)
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
-            for i, (x, g) in enumerate(zip(rec.inputs, gin)):
+            for i, (x, g) in enumerate(zip(inputs, gin)):
                 if g is not None and id(x) in reach:
                     _accumulate(grads, x, g, name, i)
         return grads
