@@ -458,3 +458,38 @@ def test_no_auto_watch_skips_variables_read_inside_but_watch_still_works():
     gv, gw = t.gradient(y, [v, w])
     assert gv is None
     assert float(gw) == 7.0
+
+
+@pytest.mark.parametrize("first,second", [("gradient", "jacobian"),
+                                          ("jacobian", "batch_jacobian"),
+                                          ("batch_jacobian", "gradient")])
+def test_non_persistent_tape_is_used_once_by_any_method(first, second):
+    x = em.constant([[1.0, 2.0]])
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+    getattr(t, first)(y, x)
+    with pytest.raises(RuntimeError, match=f"GradientTape.{second} can only be called once.*"
+                                           "persistent=True"):
+        getattr(t, second)(y, x)
+
+
+def test_custom_gradient_records_the_registered_op():
+    seen = []
+
+    class Names:
+        def record_op(self, op, inputs, attrs, outputs):
+            seen.append(op)
+
+        def variable_read(self, variable, value):
+            pass
+
+    @tape.custom_gradient
+    def double(x):
+        return x * 2, lambda dy: dy * 2
+
+    from ember.core import extend
+
+    with extend.recording_to(Names()):
+        double(em.constant(1.0))
+    assert seen == [em.REGISTRY["custom_gradient"]]

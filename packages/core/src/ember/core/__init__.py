@@ -11,7 +11,6 @@ Examples:
 
 from . import debugging, linalg, nn_ops, random, recording
 from . import extend as extend  # the public seam for packages that extend core
-from ._convert import constant, convert_to_tensor
 from ._device import Device, current_device, device, get_device, list_devices, num_gpus
 from ._dtypes import (
     DType,
@@ -33,7 +32,6 @@ from ._dtypes import (
     uint64,
 )
 from ._errors import DeviceError, DTypeError, InvalidArgumentError
-from ._operators import bind_ops as _bind_ops
 from ._ops.array import (
     argsort,
     boolean_mask,
@@ -51,7 +49,6 @@ from ._ops.array import (
     rank,
     reshape,
     reverse,
-    scatter_nd,
     shape,
     size,
     slice,
@@ -68,7 +65,19 @@ from ._ops.array import (
     unstack,
 )
 from ._ops.conv import extract_patches, patches_to_image
-from ._ops.creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like
+from ._ops.creation import (
+    constant,
+    convert_to_tensor,
+    eye,
+    fill,
+    linspace,
+    ones,
+    ones_like,
+    range,
+    scatter_nd,
+    zeros,
+    zeros_like,
+)
 from ._ops.define_nn import relu
 from ._ops.linalg import (
     clip_by_global_norm,
@@ -165,7 +174,6 @@ from ._tensor import Tensor
 from ._threads import set_num_threads
 from ._variable import Variable
 
-_bind_ops()
 bool = bool_
 
 

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
+from ._convert import convert_array
+from ._device import get_device
 from ._errors import DTypeError
 
 # Which inputs of a registered op are promoted to one dtype: "all", "values" (every input
@@ -156,7 +158,4 @@ def _strong_dtype(value: Any) -> np.dtype:
     if isinstance(dt, np.dtype):
         return dt
     # lists and other array-likes: the dtype em.constant gives them
-    from ._device import get_device
-    from ._registry import convert_array
-
     return np.dtype(convert_array(value, None, get_device("/cpu:0")).dtype)

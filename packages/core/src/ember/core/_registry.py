@@ -2,7 +2,8 @@
 
 An op is registered once with its forward implementation, ``forward(be, *arrays, **attrs)``
 written against the backend's ``xp``. ``execute`` checks devices, converts Python and
-numpy operands, runs the forward, wraps the result and tells active recorders.
+numpy operands, runs the forward, wraps the result and tells active recorders
+(``notify``: the one place that does, for ``execute`` and for every fast path).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes, _promote
+from ._convert import convert_array
 from ._device import Device, current_device
 from ._errors import DeviceError, DTypeError, InvalidArgumentError
-from .recording import _active
+from ._tensor import Tensor, is_variable, wrap
+from .recording import Recorder, _active
 
 
 class OpDef:
@@ -55,23 +58,18 @@ def register(name: str, forward: Callable[..., Any], *, family: str,
     return op
 
 
-def get_op(name: str) -> OpDef:
-    return REGISTRY[name]
+def notify(recorders: tuple[Recorder, ...], op: OpDef, inputs: tuple[Any, ...],
+           attrs: dict[str, Any] | None, outputs: tuple[Any, ...]) -> None:
+    """Tell ``recorders`` (the active ones: ``recording._active.get()``) that ``op`` ran.
+
+    Callers read the active recorders first and call this only when there are some, so
+    an op run with no tape costs one ``ContextVar.get()``.
+    """
+    for r in recorders:
+        r.record_op(op, inputs, attrs, outputs)
 
 
 # --- dispatch --------------------------------------------------------------------------
-
-_new = object.__new__
-Tensor: Any = None  # bound by _tensor at import (avoids a cycle)
-Variable: Any = None
-
-
-def wrap(data: Any, device: Device) -> Any:
-    t = _new(Tensor)
-    t._data = data
-    t._device = device
-    return t
-
 
 def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = None) -> Any:
     """Run ``op`` on ``inputs`` (tensors or convertible values) and return Tensor(s)."""
@@ -110,8 +108,7 @@ def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = N
         outputs = (result,)
     recs = _active.get()
     if recs:
-        for r in recs:
-            r.record_op(op, inputs, attrs, outputs)
+        notify(recs, op, inputs, attrs, outputs)
     return result
 
 
@@ -129,7 +126,7 @@ def _convert_inputs(op: OpDef, inputs: tuple[Any, ...], dev: Device | None
     promote the op's promoted inputs to one dtype (the table in ``_promote``)."""
     vals = list(inputs)
     for i, a in enumerate(vals):
-        if isinstance(a, Variable):
+        if is_variable(a):
             vals[i] = a = a._read()
         if type(a) is Tensor:
             if dev is None:
@@ -210,34 +207,6 @@ def _to_array(op: OpDef, value: Any, dtype: np.dtype | None, dev: Device) -> Any
             raise
         raise InvalidArgumentError(f"{op.name}: cannot convert {type(value).__name__} "
                                    f"operand to a tensor: {e}") from e
-
-
-def convert_array(value: Any, dtype: np.dtype | None, dev: Device) -> Any:
-    """A backend array on ``dev`` for any array-like (lists, numpy, cupy, scalars)."""
-    if hasattr(value, "__cuda_array_interface__") and dev.kind == "gpu":
-        arr = dev.backend.asarray(value)
-        return arr if dtype is None or arr.dtype == dtype else arr.astype(dtype)
-    host_given = isinstance(value, (np.ndarray, np.generic))
-    arr = np.asarray(value, dtype=dtype)
-    if host_given and np.may_share_memory(arr, value):
-        arr = arr.copy()  # tensors are immutable: never alias the caller's array
-    if dtype is None and not host_given:
-        arr = _python_defaults(value, arr)
-    return dev.backend.from_host(arr, dev.index)
-
-
-def _python_defaults(value: Any, arr: np.ndarray) -> np.ndarray:
-    """Python floats become float32 and ints int32 (int64 if they do not fit)."""
-    if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
-        return arr  # an array-like with its own dtype keeps it
-    if arr.dtype == np.float64:
-        return arr.astype(np.float32)
-    if arr.dtype == np.int64:
-        if arr.size == 0 or (arr.min() >= -(2**31) and arr.max() < 2**31):
-            return arr.astype(np.int32)
-    if arr.dtype == np.complex128:
-        return arr.astype(np.complex64)
-    return arr
 
 
 def describe(inputs: tuple[Any, ...]) -> str:

@@ -1,4 +1,10 @@
-"""Tensor: an immutable array with a shape, a dtype and a device."""
+"""Tensor: an immutable array with a shape, a dtype and a device.
+
+Core's layers, bottom up: dtypes, devices, backends and array conversion; this module
+(Tensor and its constructors ``wrap`` and ``as_tensor``); the registry and ``execute``;
+the op modules (``_ops``); Variable and the public modules; ``__init__``. Each imports
+only from the layers below it (``tests/test_layering.py`` checks).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _registry
-from ._device import Device, get_device
+from . import _dtypes, _ops
+from ._convert import convert_array
+from ._device import Device, current_device, get_device
 from ._errors import DTypeError, InvalidArgumentError
 from ._operators import TensorOperators
 from .recording import _active, notify_host_read
@@ -28,9 +35,7 @@ class Tensor(TensorOperators):
     _device: Device
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
-        from ._convert import convert_to_tensor
-
-        t = convert_to_tensor(value, dtype=dtype)
+        t = as_tensor(value, None if dtype is None else _dtypes.as_dtype(dtype))
         self._data = t._data
         self._device = t._device
 
@@ -58,9 +63,7 @@ class Tensor(TensorOperators):
 
     @property
     def T(self) -> Tensor:
-        from ._ops.array import transpose
-
-        return transpose(self)
+        return _ops.array.transpose(self)  # type: ignore[no-any-return]
 
     def numpy(self) -> np.ndarray:
         """The value as a host ``numpy.ndarray`` (a copy when the tensor is on a GPU)."""
@@ -97,14 +100,14 @@ class Tensor(TensorOperators):
     # --- devices --------------------------------------------------------------------
     def cpu(self) -> Tensor:
         """A copy on ``/cpu:0`` (the tensor itself if it is already there)."""
-        return copy_to_device(self, get_device("/cpu:0"))
+        return _ops.array.copy_to_device(self, get_device("/cpu:0"))  # type: ignore[no-any-return]
 
     def gpu(self, index: int = 0) -> Tensor:
         """A copy on ``/gpu:index``; raises if that GPU is not available."""
-        return copy_to_device(self, get_device(f"/gpu:{index}"))
+        return _ops.array.copy_to_device(self, get_device(f"/gpu:{index}"))  # type: ignore[no-any-return]
 
     def to(self, device: str | Device) -> Tensor:
-        return copy_to_device(self, get_device(device))
+        return _ops.array.copy_to_device(self, get_device(device))  # type: ignore[no-any-return]
 
     # --- Python conversions ---------------------------------------------------------
     def _scalar(self, what: str) -> Any:
@@ -162,25 +165,41 @@ def _format_value(a: np.ndarray) -> str:
     return np.array2string(a, separator=" ", threshold=1000) if a.ndim else repr(a.item())
 
 
-def copy_to_device(t: Tensor, dev: Device) -> Tensor:
-    """Copy ``t`` to ``dev``. Recorded, so gradients flow back to the source device."""
-    if t._device is dev:
-        return t
-    host = t._device.backend.to_host(t._data)
-    out = _registry.wrap(dev.backend.from_host(host, dev.index), dev)
-    recs = _active.get()
-    if recs:
-        attrs = {"device": dev.name}
-        for r in recs:
-            r.record_op(COPY_TO_DEVICE, (t,), attrs, (out,))
-    return out
+_new = object.__new__
 
 
-def _copy_forward(be: Any, x: Any, device: str) -> Any:
-    """The copy itself (``be`` is the source's backend); graph mode replays it."""
-    dev = get_device(device)
-    return dev.backend.from_host(be.to_host(x), dev.index)
+def wrap(data: Any, device: Device) -> Tensor:
+    """A Tensor holding the backend array ``data`` (not a copy) on ``device``.
+
+    The constructor every op uses for its results: no conversion, no checks.
+    """
+    t = _new(Tensor)
+    t._data = data
+    t._device = device
+    return t
 
 
-COPY_TO_DEVICE = _registry.register("copy_to_device", _copy_forward, family="array")
-_registry.Tensor = Tensor
+def is_variable(value: Any) -> bool:
+    """True for a Variable: a value with Tensor's operators that is not a Tensor, read into
+    one with ``value._read()`` (which tells the active recorders)."""
+    return type(value) is not Tensor and isinstance(value, TensorOperators)
+
+
+def as_tensor(value: Any, dtype: np.dtype | None = None) -> Tensor:
+    """``value`` as a Tensor: tensors pass through, variables are read, anything else is
+    converted onto the current device (``convert_to_tensor`` without its ``device``).
+
+    Raises:
+        DTypeError: ``value`` is a tensor (or variable) whose dtype is not ``dtype``.
+    """
+    if is_variable(value):
+        value = value._read()
+    if type(value) is Tensor:
+        if dtype is not None and value._data.dtype != dtype:
+            raise DTypeError(f"convert_to_tensor: tensor has dtype {value.dtype}, "
+                             f"requested {dtype}; use em.cast to convert")
+        return value
+    if dtype is None:
+        dtype = _dtypes.infer_dtype(value)
+    dev = current_device()
+    return wrap(convert_array(value, dtype, dev), dev)

@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes, _registry
-from ._convert import convert_to_tensor
 from ._device import Device, get_device
 from ._errors import InvalidArgumentError
 from ._operators import TensorOperators
-from ._tensor import Tensor, copy_to_device
+from ._ops.array import copy_to_device
+from ._ops.creation import convert_to_tensor
+from ._tensor import Tensor
 from .recording import _active, notify_variable_created, notify_variable_write, tracers
 
 _uid = itertools.count()
@@ -189,6 +190,3 @@ class Variable(TensorOperators):
 
     # --- checkpoint protocol (duck-typed; ember-checkpoint is not imported) -----------
     # A variable is a leaf: numpy() to read, assign() to write, shape and dtype.
-
-
-_registry.Variable = Variable

@@ -224,7 +224,7 @@ def tensor_from_array(array: Any, device: Device | str | None = None) -> Tensor:
         raise TypeError(f"tensor_from_array: a {type(array).__module__}."
                         f"{type(array).__name__} cannot live on {dev.name}; expected "
                         f"{xp.ndarray.__module__}.{xp.ndarray.__name__}")
-    t = _new(Tensor)  # as _registry.wrap, inline
+    t = _new(Tensor)  # as _tensor.wrap, inline
     t._data = array
     t._device = dev
     if _active.get():  # graph mode cannot replay how the array was made: say so
@@ -277,8 +277,7 @@ def notify_op(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
     """
     recs = _active.get()
     if recs:
-        for r in recs:
-            r.record_op(op, inputs, attrs, outputs)
+        _registry.notify(recs, op, inputs, attrs, outputs)
 
 
 @contextlib.contextmanager

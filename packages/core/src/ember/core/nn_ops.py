@@ -15,14 +15,24 @@ from typing import Any
 
 import numpy as np
 
+from . import random
 from ._errors import InvalidArgumentError
 from ._ops import _args
 from ._ops import math as m
 from ._ops import reduce as r
-from ._ops.array import expand_dims, reshape, squeeze, take_along_axis, transpose
+from ._ops.array import (
+    concat,
+    expand_dims,
+    gather,
+    reshape,
+    squeeze,
+    take_along_axis,
+    transpose,
+)
 from ._ops.conv import _pair, extract_patches, padding_amounts, patches_to_image
+from ._ops.creation import convert_to_tensor
 from ._ops.define_nn import relu
-from ._ops.linalg import matmul, tensordot
+from ._ops.linalg import clip_by_norm, matmul, tensordot
 
 sigmoid = m.sigmoid
 tanh = m.tanh
@@ -284,8 +294,6 @@ avg_pool = avg_pool2d
 def dropout(x: Any, rate: float, noise_shape: Any = None, seed: Any = None,
             name: str | None = None) -> Any:
     """Zero each element with probability ``rate`` and scale the rest by 1 / (1 - rate)."""
-    from . import random
-
     t = _args.tensor(x)
     if not 0 <= rate < 1:
         raise InvalidArgumentError(f"dropout: rate must be in [0, 1), got {rate}")
@@ -400,8 +408,6 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
         ember.Tensor([[[2. 2.]
           [0. 0.]]], shape=(1, 2, 2), dtype=float32)
     """
-    from ._ops.array import concat, gather
-
     if partition_strategy not in ("mod", "div"):
         raise InvalidArgumentError(f"embedding_lookup: partition_strategy must be 'mod' or "
                                    f"'div', got {partition_strategy!r}")
@@ -423,8 +429,6 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
     idx = m.check_indices(idx, n, "embedding_lookup: ids")
     out = gather(table, idx, axis=0)
     if max_norm is not None:
-        from ._ops.linalg import clip_by_norm
-
         out = clip_by_norm(out, max_norm, axes=list(range(idx.ndim, out.ndim)))
     return out
 
@@ -437,8 +441,6 @@ def _mod_to_rows(ids: Any, sizes: list[int], device: str) -> Any:
     if host.size and (host.min() < 0 or host.max() >= sum(sizes)):
         raise InvalidArgumentError(f"embedding_lookup: ids must be in [0, {sum(sizes)})")
     rows = offsets[host % n] + host // n
-    from ._convert import convert_to_tensor
-
     return convert_to_tensor(rows, device=device)
 
 

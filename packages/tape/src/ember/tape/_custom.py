@@ -8,13 +8,26 @@ from collections.abc import Callable
 from typing import Any
 
 import ember.core as em
-from ember.core import OpDef, Tensor, Variable, extend
+from ember.core import Tensor, Variable, extend
 
 from ._nest import flatten, pack_as
+from ._rules import OpContext, register_gradient
 
-# Recorded by tapes like any op; its rule travels in the attrs.
-CUSTOM_GRADIENT_OP = OpDef("custom_gradient", forward=lambda be, *a: None, differentiable=True,
-                           family="tape")
+
+def _forward(be: Any, *arrays: Any, grad_fn: Any) -> Any:
+    raise RuntimeError("custom_gradient runs through a function decorated with "
+                       "@custom_gradient, not through run_op")
+
+
+# An op of its own in core's table, recorded by tapes like any other: the decorated
+# function tells the recorders it ran (its outputs come from the user's function), and
+# the rule below calls the user's grad_fn, which travels in the op's attrs.
+CUSTOM_GRADIENT_OP = extend.register_op("custom_gradient", _forward, family="tape")
+
+
+@register_gradient("custom_gradient")
+def _custom_gradient_rule(op: OpContext, dy: Any) -> Any:
+    return op.attrs["grad_fn"](op, dy)
 
 
 class _VariableCollector:

@@ -63,7 +63,9 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = persistent
         self._watch_accessed = watch_accessed_variables
-        self._records: list[OpContext] = []
+        # (op, inputs, attrs, outputs) per recorded op; the walk makes the OpContext a rule
+        # sees only for ops a gradient reaches (recording stays one tuple per op).
+        self._records: list[tuple[Any, tuple[Any, ...], Any, tuple[Any, ...]]] = []
         self._tracked: dict[int, Tensor] = {}  # id -> tensor (the refs keep ids unique)
         self._variables: dict[int, Variable] = {}  # watched variables, in first-read order
         self._var_values: dict[int, dict[int, Tensor]] = {}  # var id -> value tensors read
@@ -113,7 +115,7 @@ class GradientTape:
             dt = array_of(o).dtype
             if dt.kind in "fc" or is_differentiable(dt):
                 tracked[id(o)] = o
-        self._records.append(OpContext(op, inputs, attrs, outputs))
+        self._records.append((op, inputs, attrs, outputs))
 
     def variable_read(self, variable: Variable, value: Tensor) -> None:
         vid = id(variable)
@@ -141,7 +143,7 @@ class GradientTape:
             raise RuntimeError(
                 "GradientTape.watch: the tape has exited its `with` block, so ops on the "
                 "watched tensor would not be recorded; call watch() inside the block")
-        for i, t in enumerate(flatten(tensor)):
+        for i, t in enumerate([tensor] if type(tensor) is Tensor else flatten(tensor)):
             if isinstance(t, (Variable, Tensor)) and not is_differentiable(t.dtype):
                 warnings.warn(
                     f"GradientTape.watch: tensor {i} has dtype {t.dtype}, not floating or "
@@ -168,19 +170,24 @@ class GradientTape:
         ``target`` may be a tensor or a nest of them (their gradients add up).
         Unconnected sources give ``None``, or zeros with ``unconnected_gradients="zero"``.
         """
-        if self._used and not self._persistent:
-            raise RuntimeError(
-                "GradientTape.gradient can only be called once on a non-persistent tape; "
-                "create the tape with persistent=True to compute several gradients")
         if unconnected_gradients not in (_NONE, _ZERO):
             raise ValueError(f"unconnected_gradients must be 'none' or 'zero', "
                              f"got {unconnected_gradients!r}")
-        self._used = True
+        self._use("gradient")
         try:
             return self._gradient(target, sources, output_gradients, unconnected_gradients)
         finally:
             if not self._persistent:
                 self._release()
+
+    def _use(self, method: str) -> None:
+        """Mark the tape used by ``method``; a non-persistent tape is used only once."""
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                f"GradientTape.{method} can only be called once on a non-persistent tape "
+                "(gradient, jacobian and batch_jacobian each use it); create the tape with "
+                "persistent=True to compute several gradients")
+        self._used = True
 
     def _release(self) -> None:
         self._records = []
@@ -192,8 +199,12 @@ class GradientTape:
         single = isinstance(sources, (Tensor, Variable))
         flat_src = [sources] if single else flatten(sources)
         src_ids: list[list[int]] = []
+        src_values: list[Tensor | None] = []  # each differentiable source's value, read once
         for k, s in enumerate(flat_src):
-            if isinstance(s, (Variable, Tensor)) and not is_differentiable(s.dtype):
+            sv = s if type(s) is Tensor else _read(s) if isinstance(s, Variable) else None
+            src_values.append(sv if sv is not None and is_differentiable(array_of(sv).dtype)
+                              else None)
+            if sv is not None and src_values[-1] is None:
                 warnings.warn(
                     f"GradientTape.gradient: source {k} has dtype {s.dtype}; gradients are "
                     "only computed for floating or complex sources, so it gets None",
@@ -206,16 +217,16 @@ class GradientTape:
             else:
                 raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
                                 f"got {type(s).__name__}")
-        targets = [_read(target)] if isinstance(target, (Tensor, Variable)) else \
-            [_read(t) for t in flatten(target)]
+        targets = [target] if type(target) is Tensor else [_read(target)] \
+            if isinstance(target, Variable) else [_read(t) for t in flatten(target)]
         # A target that is itself a source (t.gradient(v, v)) has gradient ones through
         # the identity, watched or not, as in TensorFlow: such a source wants its target's
         # seed even when the tape never tracked it (but no gradient through recorded ops).
         seeded = {id(t) for t in targets}
         direct: set[int] = set()
-        for s, ids in zip(flat_src, src_ids):
-            if isinstance(s, (Variable, Tensor)) and is_differentiable(s.dtype):
-                k = id(_read(s))
+        for sv, ids in zip(src_values, src_ids):
+            if sv is not None:
+                k = id(sv)
                 if k in seeded and k not in ids:
                     ids.append(k)
                     direct.add(k)
@@ -236,14 +247,14 @@ class GradientTape:
         finally:
             recording.pop(token)
         out = []
-        for s, ids in zip(flat_src, src_ids):
+        for sv, ids in zip(src_values, src_ids):
             g = None
             for i in ids:
                 gi = grads.get(i)
                 if gi is not None:
                     g = gi if g is None else em.add(g, gi)
-            if g is None and unconnected == _ZERO and is_differentiable(_read(s).dtype):
-                g = em.zeros_like(_read(s))
+            if g is None and unconnected == _ZERO and sv is not None:
+                g = em.zeros_like(sv)
             out.append(g)
         return out[0] if single else pack_as(sources, out)
 
@@ -256,9 +267,9 @@ class GradientTape:
         reach = set(wanted)
         needed = []
         for rec in self._records:
-            for x in rec.inputs:
+            for x in rec[1]:
                 if id(x) in reach:
-                    for o in rec.outputs:
+                    for o in rec[3]:
                         dt = array_of(o).dtype
                         if dt.kind in "fc" or is_differentiable(dt):
                             reach.add(id(o))
@@ -275,8 +286,7 @@ class GradientTape:
                 g = og
             _accumulate(grads, t, g)
         get = grads.get
-        for rec in reversed(needed):
-            outputs = rec.outputs
+        for op, inputs, attrs, outputs in reversed(needed):
             if len(outputs) == 1:
                 dy: Any = get(id(outputs[0]))
                 if dy is None:
@@ -286,35 +296,24 @@ class GradientTape:
                 if all(d is None for d in dys):
                     continue
                 dy = [em.zeros_like(o) if d is None else d for o, d in zip(outputs, dys)]
-            name = rec.op.name
-            rule = _RULES.get(name) if name != "custom_gradient" else rec.attrs["grad_fn"]
+            name = op.name
+            rule = _RULES.get(name)
             if rule is None:
                 raise LookupError(f"no gradient rule is registered for op {name!r}")
-            rec._reach = reach
-            gin = rule(rec, dy)
+            ctx = OpContext(op, inputs, attrs, outputs)
+            ctx._reach = reach
+            gin = rule(ctx, dy)
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
-            for i, (x, g) in enumerate(zip(rec.inputs, gin)):
-                if g is None:
-                    continue
-                k = id(x)
-                if k not in reach:
-                    continue
-                if type(g) is Tensor and (ga := array_of(g)).shape == (xa := array_of(x)).shape \
-                        and ga.dtype == xa.dtype:  # the common case, inline
-                    prev = get(k)
-                    grads[k] = g if prev is None else em.add(prev, g)
-                else:
-                    _check_rule_gradient(name, i, x, g)
-                    _accumulate(grads, x, g)
+            for i, (x, g) in enumerate(zip(inputs, gin)):
+                if g is not None and id(x) in reach:
+                    _accumulate(grads, x, g, name, i)
         return grads
 
     # --- jacobians ---------------------------------------------------------------------
     def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = _NONE) -> Any:
         """d(target[i...])/d(source[j...]) for every element: shape target.shape + source.shape."""
-        if self._used and not self._persistent:
-            raise RuntimeError("GradientTape.jacobian on a non-persistent tape that was used")
-        self._used = True
+        self._use("jacobian")
         try:
             t = _read(target)
             flat_src = flatten(sources)
@@ -343,9 +342,7 @@ class GradientTape:
 
         Assumes example b of the target depends only on example b of the source.
         """
-        if self._used and not self._persistent:
-            raise RuntimeError("GradientTape.batch_jacobian on a non-persistent tape that was used")
-        self._used = True
+        self._use("batch_jacobian")
         try:
             t = _read(target)
             s = _read(source)
@@ -400,12 +397,19 @@ def _check_rule_gradient(name: str, i: int, x: Tensor, g: Any) -> None:
         "outputs")
 
 
-def _accumulate(grads: dict[int, Any], x: Tensor, g: Any) -> None:
-    """Add ``g`` into the gradient of ``x``, undoing broadcasting and promotion first."""
+def _accumulate(grads: dict[int, Any], x: Tensor, g: Any, rule: str | None = None,
+                i: int = 0) -> None:
+    """Add ``g`` into the gradient of ``x``, undoing broadcasting and promotion first.
+
+    ``rule`` and ``i``: the op whose rule gave ``g`` for its input ``i`` (checked to have a
+    shape ``x`` broadcasts to); None for a seed gradient, checked by the caller.
+    """
     if type(g) is not Tensor:
         g = em.convert_to_tensor(g)
     xa, ga = array_of(x), array_of(g)
     if ga.shape != xa.shape:
+        if rule is not None:
+            _check_rule_gradient(rule, i, x, g)
         g = _unbroadcast(g, tuple(xa.shape))
     if ga.dtype != xa.dtype:
         g = em.cast(g, xa.dtype)

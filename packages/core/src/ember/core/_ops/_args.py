@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._convert import convert_to_tensor
 from .._errors import InvalidArgumentError
-from .._tensor import Tensor
+from .._tensor import Tensor, as_tensor
 
 
 def tensor(x: Any) -> Tensor:
-    return x if type(x) is Tensor else convert_to_tensor(x)
+    return x if type(x) is Tensor else as_tensor(x)
 
 
 def axes(op: str, axis: Any, ndim: int) -> tuple[int, ...] | None:

@@ -8,11 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes, _registry
-from .._device import Device
+from .. import _dtypes
+from .._convert import convert_array
+from .._device import Device, get_device
 from .._errors import InvalidArgumentError
-from .._registry import IndexOutOfRangeError, execute, register
-from .._tensor import Tensor
+from .._registry import IndexOutOfRangeError, execute, notify, register
+from .._tensor import Tensor, is_variable, wrap
+from ..recording import _active
 from . import _args
 from . import math as m
 
@@ -54,8 +56,6 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
 
 
 def _recording() -> bool:
-    from ..recording import _active
-
     return bool(_active.get())
 
 
@@ -104,26 +104,46 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:
 
 def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
     """The shape as a 1-D integer tensor (on the input's device)."""
-    from .._convert import convert_to_tensor
-
     x = _args.tensor(input)
-    return convert_to_tensor(np.array(x.shape, dtype=out_type), device=x._device)
+    return _on_device(np.array(x.shape, dtype=out_type), x._device)
 
 
 def rank(input: Any, name: str | None = None) -> Any:
     """The number of axes as an int32 scalar tensor (on the input's device)."""
-    from .._convert import convert_to_tensor
-
     x = _args.tensor(input)
-    return convert_to_tensor(np.array(x.ndim, dtype=np.int32), device=x._device)
+    return _on_device(np.array(x.ndim, dtype=np.int32), x._device)
 
 
 def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
     """The number of elements as a scalar tensor (on the input's device)."""
-    from .._convert import convert_to_tensor
-
     x = _args.tensor(input)
-    return convert_to_tensor(np.array(x.size, dtype=out_type), device=x._device)
+    return _on_device(np.array(x.size, dtype=out_type), x._device)
+
+
+def _on_device(host: np.ndarray, dev: Device) -> Tensor:
+    return wrap(convert_array(host, None, dev), dev)
+
+
+# --- devices ------------------------------------------------------------------------------
+def copy_to_device(t: Tensor, dev: Device) -> Tensor:
+    """Copy ``t`` to ``dev``. Recorded, so gradients flow back to the source device."""
+    if t._device is dev:
+        return t
+    host = t._device.backend.to_host(t._data)
+    out = wrap(dev.backend.from_host(host, dev.index), dev)
+    recs = _active.get()
+    if recs:
+        notify(recs, _copy_to_device, (t,), {"device": dev.name}, (out,))
+    return out
+
+
+def _copy_forward(be: Any, x: Any, device: str) -> Any:
+    """The copy itself (``be`` is the source's backend); graph mode replays it."""
+    dev = get_device(device)
+    return dev.backend.from_host(be.to_host(x), dev.index)
+
+
+_copy_to_device = register("copy_to_device", _copy_forward, family=F)
 
 
 # --- joining and splitting --------------------------------------------------------------
@@ -369,7 +389,7 @@ def normalize_key(op: str, key: Any, device: Device
         elif isinstance(k, (np.integer,)):
             out.append(int(k))
         else:
-            if isinstance(k, _registry.Variable):
+            if is_variable(k):
                 k = k._read()
             if type(k) is Tensor:
                 if k._device is not device:
@@ -380,7 +400,7 @@ def normalize_key(op: str, key: Any, device: Device
                 if arr.dtype.kind == "f":
                     raise InvalidArgumentError(f"{op}: indices must be integers or bools, "
                                                f"got {arr.dtype}")
-                k = _registry.wrap(device.backend.from_host(arr, device.index), device)
+                k = wrap(device.backend.from_host(arr, device.index), device)
             dt = k._data.dtype
             if dt.kind == "b":
                 out.append(KeyInput(len(inputs), "mask"))
@@ -471,16 +491,6 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
 
 def _nd_key(op: str) -> dict[str, Any]:
     return {"key": (KeyInput(0, "columns", op),), "basic": False}
-
-
-def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
-    """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates add)."""
-    u = _args.tensor(updates)
-    from .creation import zeros
-
-    z = zeros(_args.shape("scatter_nd", shape), dtype=u.dtype)
-    return execute(_index_add_op, (z, u, _index_tensor(z, indices, "scatter_nd")),
-                   _nd_key("scatter_nd"))
 
 
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,

@@ -13,8 +13,9 @@ from typing import Any
 
 from .._errors import InvalidArgumentError
 from .._registry import execute, register
+from . import _args
 
-F = "nn"
+F = "conv"
 Pads = tuple[tuple[int, int], tuple[int, int]]
 
 
@@ -100,8 +101,6 @@ def padding_amounts(op: str, padding: Any, in_hw: tuple[int, ...], ksize: tuple[
 def extract_patches(images: Any, sizes: Any, strides: Any = 1, rates: Any = 1,
                     padding: Any = "VALID", pad_value: float = 0.0) -> Any:
     """Sliding windows of an NHWC batch: shape ``(N, OH, OW, KH, KW, C)``."""
-    from .array import _args
-
     x = _args.tensor(images)
     if x.ndim != 4:
         raise InvalidArgumentError(f"extract_patches: expected NHWC input of rank 4, got shape "
@@ -122,8 +121,6 @@ def extract_patches(images: Any, sizes: Any, strides: Any = 1, rates: Any = 1,
 def patches_to_image(patches: Any, image_shape: Any, strides: Any, dilations: Any,
                      pads: Pads) -> Any:
     """Adjoint of :func:`extract_patches`: add every window back into an image."""
-    from .array import _args
-
     p = _args.tensor(patches)
     return execute(_to_image_op, (p,), {"image_shape": tuple(int(i) for i in image_shape),
                                         "strides": tuple(strides), "dilations": tuple(dilations),

@@ -1,4 +1,5 @@
-"""Tensors made from nothing: zeros, ones, fill, range, linspace, eye, *_like."""
+"""Tensors made from values or from nothing: constant, convert_to_tensor, zeros, ones,
+fill, range, linspace, eye, *_like, scatter_nd."""
 
 from __future__ import annotations
 
@@ -7,11 +8,59 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
+from .._convert import convert_array
+from .._device import Device, get_device
 from .._registry import execute, register
+from .._tensor import Tensor, as_tensor, is_variable, wrap
 from . import _args
+from .array import _index_add_op, _index_tensor, _nd_key, broadcast_to, copy_to_device, reshape
 
 F = "creation"
 _F32 = _dtypes.float32
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
+                      device: str | Device | None = None) -> Tensor:
+    """Return ``value`` as a Tensor.
+
+    Tensors pass through (on their own device unless ``device`` is given); variables are
+    read; everything else goes to the current device. Python ints become int32, floats
+    float32; numpy arrays keep their dtype.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.convert_to_tensor(3.0)
+        ember.Tensor(3.0, shape=(), dtype=float32)
+    """
+    del name  # accepted for TensorFlow compatibility
+    dt = None if dtype is None else _dtypes.as_dtype(dtype)
+    if device is None:
+        return as_tensor(value, dt)
+    dev = get_device(device)
+    if is_variable(value) or type(value) is Tensor:
+        return copy_to_device(as_tensor(value, dt), dev)
+    return wrap(convert_array(value, _dtypes.infer_dtype(value) if dt is None else dt, dev), dev)
+
+
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:
+    """A tensor holding ``value`` (optionally cast to ``dtype`` and broadcast to ``shape``).
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.constant(5)
+        ember.Tensor(5, shape=(), dtype=int32)
+    """
+    del name
+    if type(value) is Tensor or is_variable(value):
+        value = value.numpy() if dtype is None else value.numpy().astype(_dtypes.as_dtype(dtype))
+    t = as_tensor(value, None if dtype is None else _dtypes.as_dtype(dtype))
+    if shape is not None:
+        shape = tuple(int(s) for s in shape)
+        n = 1
+        for s in shape:
+            n *= s
+        t = reshape(t, shape) if t.size == n and t.ndim else broadcast_to(t, shape)
+    return t
 
 
 def _make(name: str, fn: Any) -> Any:
@@ -91,3 +140,11 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None,
     return execute(_eye, (), {"n": int(num_rows),
                               "mcols": int(num_rows if num_columns is None else num_columns),
                               "batch": batch, "dtype": _dtypes.as_dtype(dtype)})
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
+    """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates add)."""
+    u = _args.tensor(updates)
+    z = zeros(_args.shape("scatter_nd", shape), dtype=u.dtype)
+    return execute(_index_add_op, (z, u, _index_tensor(z, indices, "scatter_nd")),
+                   _nd_key("scatter_nd"))

@@ -9,6 +9,7 @@ import numpy as np
 from .._registry import execute, register
 from . import _args
 from . import math as m
+from .array import reshape
 
 F = "reduce"
 
@@ -176,8 +177,6 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: Any = None,
     mx = m.stop_gradient(reduce_max(x, axis, keepdims=True))
     mx = m.where(m.isfinite(mx), mx, m.cast(0, mx.dtype))
     s = reduce_sum(m.exp(m.subtract(x, mx)), axis, keepdims=keepdims)
-    from .array import reshape
-
     return m.add(m.log(s), mx if keepdims else reshape(mx, s.shape))
 
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import constant, convert_to_tensor
 from .._ops import array as a
 from .._ops import creation as c
+from .._ops.creation import constant, convert_to_tensor
 from ._spec import (
     BOOL,
     F32,
@@ -223,7 +223,7 @@ def _indexing() -> list[OpSpec]:
             case("elements", args(arr(3, 4), np.array([[0, 1], [2, 3], [0, 1]]))),
             case("rows", args(arr(3, 4), np.array([[1], [0]]))),
         ), _NF + (F64,), True, (0,)),
-        OpSpec("scatter_nd", a.scatter_nd,
+        OpSpec("scatter_nd", c.scatter_nd,
                lambda i, u, shp: _add_at(np.zeros(shp, u.dtype), _nd(i), u), (
                    case("rows", args(np.array([[0], [2], [0]]), arr(3, 4), [4, 4])),
                    case("elements", args(np.array([[0, 1], [1, 1]]), arr(2), (2, 3))),

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.testing import assert_allclose, assert_array_equal
 
-from .._convert import convert_to_tensor
 from .._device import Device, device
 from .._dtypes import is_floating
+from .._ops.creation import convert_to_tensor
 from .._tensor import Tensor
 from . import _table_array, _table_linalg, _table_math, _table_nn, _table_reduce
 from ._spec import LOW, Case, OpSpec, Raw

@@ -1,4 +1,7 @@
-"""The gradient registry: one rule per differentiable core op, in files named like core's.
+"""The gradient registry: one rule per differentiable core op, in ``<family>.py``.
+
+Each core op's rule lives in the file named for its family (``OpDef.family``), as its
+forward lives in core's ``_ops/<family>.py`` (``tests/test_rules_coverage.py`` checks).
 
 A rule is ``rule(op, dy) -> grad or tuple of grads`` (one per input, ``None`` where an
 input gets no gradient). ``op`` carries ``inputs``, ``outputs``, ``attrs``, ``output`` and
@@ -40,10 +43,6 @@ def register_gradient(name: str) -> Callable[[Callable[..., Any]], Callable[...,
     return deco
 
 
-def get_rule(name: str) -> Callable[..., Any] | None:
-    return RULES.get(name)
-
-
 class OpContext:
     """A recorded op, as a rule sees it: ``op``, ``inputs``, ``attrs``, ``outputs``, ``output``."""
 
@@ -71,7 +70,7 @@ _EMPTY: dict[str, Any] = {}
 
 
 def _load() -> None:
-    from . import array, conv, linalg, math, reduce  # noqa: F401  (registers the rules)
+    from . import array, conv, linalg, math, nn, reduce  # noqa: F401  (registers the rules)
 
 
 _load()

@@ -75,3 +75,8 @@ def _index_update(op: OpContext, dy: Tensor) -> Gradients:
     u, idx = op.inputs[1], op.inputs[2:]
     dx = run_op(_INDEX_UPDATE, (dy, em.zeros_like(u), *idx), op.attrs)
     return (dx, run_op(_GETITEM, (dy, *idx), op.attrs)) + (None,) * len(idx)
+
+
+@reg("copy_to_device")
+def _copy(op: OpContext, dy: Tensor) -> Gradients:
+    return dy.to(op.inputs[0].device)

@@ -107,7 +107,6 @@ reg("tan")(lambda op, dy: em.multiply(dy, em.add(em.square(op.output), 1)))
 reg("tanh")(lambda op, dy: em.multiply(dy, em.subtract(1, em.square(op.output))))
 reg("sigmoid")(lambda op, dy: em.multiply(dy, em.multiply(op.output, em.subtract(1, op.output))))
 reg("softplus")(lambda op, dy: em.multiply(dy, em.sigmoid(op.inputs[0])))
-reg("relu")(lambda op, dy: em.multiply(dy, _mask(em.greater(op.inputs[0], 0), dy.dtype)))
 
 _TWO_OVER_SQRT_PI = 2 / _pymath.sqrt(_pymath.pi)
 reg("erf")(lambda op, dy: em.multiply(
@@ -129,8 +128,3 @@ def _where(op: OpContext, dy: Tensor) -> Gradients:
     c = op.inputs[0]
     z = em.zeros_like(dy)
     return None, em.where(c, dy, z), em.where(c, z, dy)
-
-
-@reg("copy_to_device")
-def _copy(op: OpContext, dy: Tensor) -> Gradients:
-    return dy.to(op.inputs[0].device)

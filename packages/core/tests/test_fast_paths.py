@@ -1,0 +1,81 @@
+"""Each fast path is written once: one notify, one element-wise factory, and matmul's fast
+path runs the forward registered for matmul."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import numpy as np
+from numpy.testing import assert_allclose
+
+import ember.core as em
+from ember.core import extend
+
+CORE = pathlib.Path(em.__file__).parent
+
+
+class _Names:
+    def __init__(self) -> None:
+        self.ops: list[str] = []
+
+    def record_op(self, op, inputs, attrs, outputs) -> None:
+        self.ops.append(op.name)
+
+    def variable_read(self, variable, value) -> None:
+        pass
+
+
+def test_recorders_are_told_in_one_place():
+    """Only ``_registry.notify`` calls ``record_op``; every path that runs an op calls it."""
+    calls = []
+    for p in CORE.rglob("*.py"):
+        if "testing" in p.relative_to(CORE).parts:
+            continue
+        tree = ast.parse(p.read_text())
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for n in ast.walk(fn):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                            and n.func.attr == "record_op":
+                        calls.append(f"{p.relative_to(CORE)}:{fn.name}")
+    assert sorted(set(calls)) == ["_registry.py:notify"]
+
+
+def test_every_path_tells_the_recorders():
+    x = em.constant([[1.0, 2.0], [3.0, 4.0]])
+    names = _Names()
+    with extend.recording_to(names):
+        em.exp(x)  # unary fast path
+        em.add(x, x)  # binary fast path
+        em.add(x, 1.0)  # binary through execute (a Python scalar)
+        em.matmul(x, x)  # matmul's fast path
+        em.matmul(x, x, transpose_a=True)  # matmul through execute
+        em.reduce_sum(x)  # execute
+    assert names.ops == ["exp", "add", "add", "matmul", "transpose", "matmul", "reduce_sum"]
+
+
+def test_matmul_fast_path_runs_the_registered_forward():
+    op = em.REGISTRY["matmul"]
+    forward = op.forward
+    calls = []
+
+    def counted(be, a, b):
+        calls.append((a.shape, b.shape))
+        return forward(be, a, b)
+
+    x = em.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+    y = em.constant(np.ones((3, 2), np.float32))
+    op.forward = counted
+    try:
+        out = em.matmul(x, y)  # tensors of one dtype on one device: the fast path
+    finally:
+        op.forward = forward
+    assert calls == [((2, 3), (3, 2))]
+    assert_allclose(out.numpy(), x.numpy() @ y.numpy())
+
+
+def test_unary_and_binary_come_from_one_factory():
+    fns = [em.exp, em.sin, em.relu, em.add, em.multiply, em.maximum]
+    assert {f.__code__.co_qualname.split(".")[0] for f in fns} == {"elementwise"}
+    assert len({f.__code__ for f in fns}) == 2  # one body per arity
