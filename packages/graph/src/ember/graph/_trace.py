@@ -106,8 +106,12 @@ class Tracer:
     def record_op(self, op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
                   outputs: tuple[Any, ...]) -> None:
         slot = self._slot
-        if all(id(o) in slot for o in outputs):
-            return  # a second notice of values already computed (custom_gradient's)
+        if any(id(o) in slot for o in outputs):
+            # a second notice of values already computed (custom_gradient's): its other
+            # outputs are values made from Python numbers, constants
+            for o in outputs:
+                self.slot_of(o)
+            return
         if attrs:
             self._check_attrs(op.name, attrs)
         ins = tuple(self.slot_of(x) for x in inputs)
