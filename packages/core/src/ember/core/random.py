@@ -27,6 +27,14 @@ from ._errors import InvalidArgumentError
 from ._ops import _args
 from ._ops.array import gather
 from ._ops.math import add, multiply
+from ._ops.random import (
+    _CATEGORICAL,
+    _NORMAL,
+    _PERMUTATION,
+    _TRUNCATED,
+    _UNIFORM,
+    _UNIFORM_INT,
+)
 
 __all__ = ["Generator", "categorical", "get_global_generator", "get_global_seed", "normal",
            "set_seed", "shuffle", "truncated_normal", "uniform"]
@@ -139,76 +147,11 @@ def _sample(op: Any, gen: Generator, **attrs: Any) -> Any:
     return _registry.execute(op, (), attrs)
 
 
-def _put(be: Any, a: np.ndarray, dtype: Any, index: int) -> Any:
-    return be.from_host(np.asarray(a, dtype=dtype), index)
-
-
-def _normal_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any,
-               index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.standard_normal(shape, dtype=_gen_dtype(dtype))),
-                dtype, index)
-
-
-def _uniform_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any,
-               index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.random(shape, dtype=_gen_dtype(dtype))), dtype, index)
-
-
-def _uniform_int_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any, low: int,
-                    high: int, index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.integers(low, high, shape, dtype=dtype)), dtype, index)
-
-
-def _truncated_fw(be: Any, *, generator: Generator, shape: Any, dtype: Any,
-               index: int) -> Any:
-    def draw(g: np.random.Generator) -> np.ndarray:
-        a = g.standard_normal(shape)
-        bad = np.abs(a) > 2
-        while bad.any():
-            a[bad] = g.standard_normal(int(bad.sum()))
-            bad = np.abs(a) > 2
-        return a
-
-    return _put(be, generator._host(draw), dtype, index)
-
-
-def _categorical_fw(be: Any, logits: Any, *, generator: Generator, num_samples: int,
-                    dtype: Any, index: int) -> Any:
-    lg = np.asarray(be.to_host(logits), dtype=np.float64)
-    p = np.exp(lg - lg.max(axis=1, keepdims=True))
-    cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
-    u = generator._host(lambda g: g.random((lg.shape[0], num_samples)))
-    idx = np.minimum((u[:, :, None] > cdf[:, None, :]).sum(-1), lg.shape[1] - 1)
-    return _put(be, idx, dtype, index)
-
-
-def _permutation_fw(be: Any, *, generator: Generator, n: int, index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.permutation(n)), np.int64, index)
-
-
-_NORMAL = _registry.register("random_normal", _normal_fw, family="random",
-                             differentiable=False)
-_UNIFORM = _registry.register("random_uniform", _uniform_fw, family="random",
-                              differentiable=False)
-_UNIFORM_INT = _registry.register("random_uniform_int", _uniform_int_fw, family="random",
-                                  differentiable=False)
-_TRUNCATED = _registry.register("random_truncated_normal", _truncated_fw, family="random",
-                                differentiable=False)
-_CATEGORICAL = _registry.register("random_categorical", _categorical_fw, family="random",
-                                  differentiable=False)
-_PERMUTATION = _registry.register("random_permutation", _permutation_fw, family="random",
-                                  differentiable=False)
-
-
 def _float(op: str, dtype: Any) -> np.dtype:
     dt = _dtypes.as_dtype(dtype)
     if not _dtypes.is_floating(dt):
         raise InvalidArgumentError(f"{op}: dtype must be floating, got {dt}")
     return dt
-
-
-def _gen_dtype(dt: np.dtype) -> Any:
-    return dt if dt in (np.float32, np.float64) else np.float32
 
 
 class _GlobalState:

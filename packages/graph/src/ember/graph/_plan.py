@@ -14,6 +14,7 @@ from typing import Any
 import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
+from ._inplace import UFUNCS, plan_inplace
 from ._trace import GuardFailed, Step, Trace
 
 _Tensor = em.Tensor
@@ -78,7 +79,11 @@ class Plan:
                 frees[j].append(i)
         self.names = [s.name for s in kept]
         self.has_guards = trace.guards > 0
-        self.replay = _compile(kept, number, frees, self.inputs,
+        pinned = set(trace.inputs) | set(trace.constants) | {k for _, k in trace.var_reads}
+        pinned |= set(output_slots) | {k for _, k in trace.var_writes.values()}
+        inplace = plan_inplace(kept, trace.arrays, pinned)
+        self.ops_in_place = len(inplace)
+        self.replay = _compile(kept, number, frees, inplace, self.inputs,
                                [i for _, i in self.var_loads], template,
                                [i for _, i, _ in self.var_stores], [i for i, _ in self.outputs])
 
@@ -121,7 +126,8 @@ def _defined(plan: Plan, i: int, leaves: list[Any]) -> Any:
 
 
 def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
-             inputs: list[int], var_loads: list[int], template: list[Any],
+             inplace: dict[int, int], inputs: list[int], var_loads: list[int],
+             template: list[Any],
              stores: list[int], outputs: list[int]) -> Any:
     """The replay as one generated Python function: each step a line on local variables
     (no list indexing, no loop), each intermediate deleted after its last use."""
@@ -134,6 +140,13 @@ def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
             lines.append(f"    x{i} = C{i}")
     for j, s in enumerate(steps):
         ns[f"F{j}"], ns[f"B{j}"] = s.forward, s.backend
+        if j in inplace:  # writes into a dead input's buffer (see _inplace)
+            ns[f"F{j}"] = getattr(s.backend.xp, UFUNCS[s.name])
+            args = ", ".join(f"x{number[k]}" for k in s.ins)
+            lines.append(f"    x{number[s.outs[0]]} = F{j}({args}, out=x{number[inplace[j]]})")
+            if frees[j]:
+                lines.append(f"    del {', '.join(f'x{k}' for k in frees[j])}")
+            continue
         call = [f"B{j}"] + [f"x{number[k]}" for k in s.ins]
         for key, value in (s.attrs or {}).items():
             ns[f"A{j}_{key}"] = value

@@ -64,6 +64,7 @@ class Trace:
         self.var_writes: dict[int, tuple[Any, int]] = {}  # id(var) -> (variable, final slot)
         self.devices: dict[int, Any] = {}  # slot -> Device
         self.shapes: dict[int, tuple[int, ...]] = {}
+        self.arrays: dict[int, Any] = {}  # slot -> its traced array (for buffer analysis)
         self.guards = 0
         self.untraceable: str | None = None  # why a replay would be wrong, if it would
 
@@ -89,7 +90,8 @@ class Tracer:
         self._slot[id(t)] = k
         self._alive.append(t)
         tr.devices[k] = device_of(t)
-        tr.shapes[k] = tuple(array_of(t).shape)
+        tr.arrays[k] = a = array_of(t)
+        tr.shapes[k] = tuple(a.shape)
         return k
 
     def slot_of(self, t: Any) -> int:

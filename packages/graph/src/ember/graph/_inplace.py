@@ -1,0 +1,75 @@
+"""Buffer reuse: an element-wise step writes its result into an input that dies there.
+
+Eager execution allocates a new array for every result; a replay knows each value's last
+use, so an element-wise op (``add``, ``multiply``, ...) whose input is an intermediate used
+for the last time, of the result's shape and dtype, can write into that input's buffer
+(``xp.add(a, b, out=a)``). Views are the danger: an input that shares memory with a value
+still needed (a reshape or transpose of it, or of what it views) is never overwritten, so
+the traced arrays are grouped by the buffer they live in, and a buffer is reused only when
+every value in it is dead. Only host numpy arrays are analysed (their ``base`` tells which
+buffer a view lives in); on other backends every step allocates, as eagerly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._trace import Step
+
+# Registered op -> the ufunc of the array module that computes it (its forward, for
+# inputs of the result's dtype): these can write into an ``out`` array.
+UFUNCS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
+          "maximum": "maximum", "minimum": "minimum", "negative": "negative",
+          "square": "square"}
+
+
+def _root(a: Any) -> Any:
+    while isinstance(a, np.ndarray) and a.base is not None:
+        a = a.base
+    return a
+
+
+def plan_inplace(steps: list[Step], arrays: dict[int, Any], pinned: set[int]
+                 ) -> dict[int, int]:
+    """For each step index that can run in place, the input slot it writes into.
+
+    Args:
+        steps: the kept steps, in order.
+        arrays: slot -> the array it held while tracing.
+        pinned: slots whose buffers must never be written: arguments, constants, variable
+            values, results, variable writes.
+    """
+    last_use: dict[int, int] = {}
+    for j, s in enumerate(steps):
+        for k in s.ins:
+            last_use[k] = j
+    # buffer -> (last step any value in it is used, whether it may be written)
+    buffers: dict[int, list[Any]] = {}
+    for k, a in arrays.items():
+        r = id(_root(a))
+        entry = buffers.setdefault(r, [-1, True])
+        entry[0] = max(entry[0], last_use.get(k, -1))
+        if k in pinned or not isinstance(a, np.ndarray):
+            entry[1] = False
+    chosen: dict[int, int] = {}
+    for j, s in enumerate(steps):
+        if s.name not in UFUNCS or len(s.outs) != 1 or s.attrs:
+            continue
+        out = arrays.get(s.outs[0])
+        if not isinstance(out, np.ndarray):
+            continue
+        for k in s.ins:
+            a = arrays.get(k)
+            if not (isinstance(a, np.ndarray) and a.base is None and a.flags.c_contiguous
+                    and a.flags.writeable and a.shape == out.shape and a.dtype == out.dtype):
+                continue
+            last, writable = buffers[id(a)]
+            if writable and last == j and last_use.get(k) == j:
+                chosen[j] = k
+                # k's buffer now holds the result; the result's own (traced) buffer group
+                # stands for it from here on, so k's entry is never chosen again
+                buffers[id(a)][1] = False
+                break
+    return chosen
