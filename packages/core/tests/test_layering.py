@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("tensor", ["_operators", "_tensor"]),
     ("registry and dispatch", ["_registry"]),
     ("ops", ["_ops._args", "_ops._define", "_ops.math", "_ops.array", "_ops.reduce",
-             "_ops.linalg", "_ops.conv", "_ops.define_nn", "_ops.creation"]),
+             "_ops.linalg", "_ops.conv", "_ops.define_nn", "_ops.creation", "_ops.random"]),
     ("variables and public modules", ["_variable", "random", "nn_ops", "linalg",
                                       "debugging", "extend"]),
 ]

@@ -16,7 +16,7 @@ CORE = pathlib.Path(em.__file__).parent
 # activations are in define_nn.py (nn_ops.py is the public module of nn composites).
 MODULE_OF_FAMILY = {"nn": "define_nn"}
 # The op modules in an order where each imports only those before it (test_layering).
-OP_MODULES = ["math", "array", "reduce", "linalg", "conv", "define_nn", "creation"]
+OP_MODULES = ["math", "array", "reduce", "linalg", "conv", "define_nn", "creation", "random"]
 
 _REGISTERED_BY = """
 import importlib, json, sys, types
