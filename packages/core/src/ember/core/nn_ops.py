@@ -17,12 +17,12 @@ import numpy as np
 
 from ._errors import InvalidArgumentError
 from ._ops import _args
+from ._ops import conv_select as _conv
 from ._ops import math as m
 from ._ops import reduce as r
 from ._ops.array import expand_dims, reshape, squeeze, take_along_axis, transpose
-from ._ops.conv import _pair, extract_patches, padding_amounts, patches_to_image
+from ._ops.conv import _pair, extract_patches, padding_amounts
 from ._ops.define_nn import relu
-from ._ops.linalg import matmul, tensordot
 
 sigmoid = m.sigmoid
 tanh = m.tanh
@@ -158,13 +158,13 @@ def conv2d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
     if x.shape[3] != w.shape[2]:
         raise InvalidArgumentError(f"conv2d: input has {x.shape[3]} channels but filters "
                                    f"{w.shape} expect {w.shape[2]}")
-    kh, kw, c, o = w.shape
-    padding_amounts("conv2d", padding, x.shape[1:3], (kh, kw),  # errors name conv2d
-                    _pair("conv2d", strides, "strides"), _pair("conv2d", dilations, "dilations"))
-    p = extract_patches(x, (kh, kw), strides, dilations, padding)
-    n, oh, ow = p.shape[:3]
-    out = matmul(reshape(p, (n * oh * ow, kh * kw * c)), reshape(w, (kh * kw * c, o)))
-    return reshape(out, (n, oh, ow, o))
+    s, d = _pair("conv2d", strides, "strides"), _pair("conv2d", dilations, "dilations")
+    pads = padding_amounts("conv2d", padding, x.shape[1:3], (w.shape[0], w.shape[1]), s, d)
+    for ax, (n, k, dd, (p0, p1)) in enumerate(zip(x.shape[1:3], w.shape[:2], d, pads)):
+        if n + p0 + p1 < (k - 1) * dd + 1:
+            raise InvalidArgumentError(f"conv2d: filters {w.shape} (dilation {d}) are larger "
+                                       f"than the padded input {x.shape} along axis {ax + 1}")
+    return _conv.conv2d(x, w, s, d, pads)
 
 
 def _nchw_pair(v: Any) -> Any:
@@ -230,8 +230,7 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any =
     if exp_hw != x.shape[1:3]:
         raise InvalidArgumentError(f"conv2d_transpose: output_shape {out_shape} convolved gives "
                                    f"spatial size {exp_hw}, but input has {x.shape[1:3]}")
-    p = tensordot(x, w, [[3], [3]])  # (N, H, W, KH, KW, C_out)
-    return patches_to_image(p, out_shape, s, d, pads)
+    return _conv.conv2d_backprop_input(x, w, out_shape, s, d, pads)
 
 
 def _pool_args(op: str, x: Any, ksize: Any, strides: Any) -> tuple[Any, Any]:
