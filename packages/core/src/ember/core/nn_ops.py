@@ -241,6 +241,19 @@ def _pool_args(op: str, x: Any, ksize: Any, strides: Any) -> tuple[Any, Any]:
     return k, s
 
 
+def _tiles_exactly(x: Any, k: tuple[int, int], s: tuple[int, int], pads: Any) -> bool:
+    """Whether the windows tile the input: no padding, stride = window, sizes divisible."""
+    return (k == s and pads == ((0, 0), (0, 0)) and x.shape[1] % k[0] == 0
+            and x.shape[2] % k[1] == 0)
+
+
+def _blocks(x: Any, k: tuple[int, int]) -> Any:
+    """(N, H, W, C) as (N, H / kh, kh, W / kw, kw, C): non-overlapping windows as a view,
+    so a pool is one reduction and its gradient one broadcast (no window gathering)."""
+    n, h, w, c = x.shape
+    return reshape(x, (n, h // k[0], k[0], w // k[1], k[1], c))
+
+
 def max_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALID",
                data_format: str = "NHWC", name: str | None = None) -> Any:
     """Maximum over each window of an NHWC (or ``data_format="NCHW"``) batch."""
@@ -250,7 +263,9 @@ def max_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
         return _to_first(max_pool2d(_to_last(x), _nchw_pair(ksize), _nchw_pair(strides),
                                     _nchw_pair(padding)))
     k, s = _pool_args("max_pool2d", x, ksize, strides)
-    padding_amounts("max_pool2d", padding, x.shape[1:3], k, s, (1, 1))  # errors name the op
+    pads = padding_amounts("max_pool2d", padding, x.shape[1:3], k, s, (1, 1))
+    if _tiles_exactly(x, k, s, pads):
+        return r.reduce_max(_blocks(x, k), axis=(2, 4))
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     p = extract_patches(x, k, s, 1, padding, pad_value=low)
     return r.reduce_max(p, axis=(3, 4))
@@ -267,6 +282,8 @@ def avg_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
                                     _nchw_pair(padding)))
     k, s = _pool_args("avg_pool2d", x, ksize, strides)
     pads = padding_amounts("avg_pool2d", padding, x.shape[1:3], k, s, (1, 1))
+    if _tiles_exactly(x, k, s, pads):
+        return r.reduce_mean(_blocks(x, k), axis=(2, 4))
     total = r.reduce_sum(extract_patches(x, k, s, 1, padding), axis=(3, 4))
     if pads == ((0, 0), (0, 0)):
         return m.divide(total, k[0] * k[1])
