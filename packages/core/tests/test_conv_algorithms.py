@@ -127,3 +127,43 @@ def test_gradient_products_check_the_output_gradient_shape(op):
     with pytest.raises(em.InvalidArgumentError, match=f"{op}: the output gradient has shape"):
         f(a, b, (1, 5, 5, 2) if op.endswith("input") else (3, 3, 2, 3), (1, 1), (1, 1),
           ((0, 0), (0, 0)))
+
+
+class _Ops:
+    def __init__(self):
+        self.names = []
+
+    def record_op(self, op, inputs, attrs, outputs):
+        self.names.append(op.name)
+
+    def variable_read(self, variable, value):
+        pass
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_pools_whose_windows_tile_the_input_are_one_reduction(pool):
+    x = em.constant(np.arange(2 * 4 * 6 * 3, dtype=np.float32).reshape(2, 4, 6, 3))
+    seen = _Ops()
+    with em.recording.active(seen):
+        y = getattr(em.nn_ops, pool)(x, 2, padding="SAME")  # SAME pads nothing here
+    assert "extract_patches" not in seen.names and len(seen.names) == 2, seen.names
+    blocks = x.numpy().reshape(2, 2, 2, 3, 2, 3)
+    want = blocks.max((2, 4)) if pool == "max_pool2d" else blocks.mean((2, 4))
+    assert_allclose(y.numpy(), want)
+    seen.names.clear()
+    with em.recording.active(seen):
+        getattr(em.nn_ops, pool)(x, 3, 1)  # overlapping windows: gathered
+    assert "extract_patches" in seen.names
+
+
+IM2COL_CASES = [c for c in CASES if c[2] == np.float64]
+
+
+@pytest.mark.parametrize(("spec", "case", "dtype"), IM2COL_CASES,
+                         ids=[case_id(*c) for c in IM2COL_CASES])
+def test_im2col_in_batch_chunks_matches_the_reference(spec, case, dtype, device, monkeypatch):
+    from ember.core._ops import conv_im2col
+
+    monkeypatch.setattr(conv_im2col, "CHUNK_ELEMENTS", 64)  # one image (or less) a chunk
+    with em.config.using(conv_algorithm="im2col"):
+        check_case_forward(spec, case, dtype, device)

@@ -1,10 +1,37 @@
-"""im2col: gather every window into a matrix, then one matrix product (any geometry)."""
+"""im2col: gather every window into a matrix, then one matrix product (any geometry).
+
+The window matrix has KH * KW times the input's elements, so the batch is cut into chunks
+whose window matrix holds at most ``CHUNK_ELEMENTS`` elements: the peak memory stays
+near the activations' (the products stay large enough for BLAS to run at speed).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from .conv_geometry import Geometry
+
+CHUNK_ELEMENTS = 1 << 21  # 8 MB of float32 windows per chunk
+
+
+class _Xp:
+    """The little of a backend that ``conv._extract`` / ``conv._to_image`` use."""
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+
+
+def _chunks(g: Geometry) -> Iterator[tuple[int, int, Geometry]]:
+    """(start, stop, geometry of that slice of the batch) for each chunk."""
+    n = g.x_shape[0]
+    kh, kw, c, _ = g.w_shape
+    oh, ow = g.out_hw
+    step = max(1, CHUNK_ELEMENTS // max(1, oh * ow * kh * kw * c))
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        yield a, b, dataclasses.replace(g, x_shape=(b - a,) + g.x_shape[1:])
 
 
 def _windows(xp: Any, x: Any, g: Geometry) -> Any:
@@ -16,31 +43,33 @@ def _windows(xp: Any, x: Any, g: Geometry) -> Any:
     return p.reshape(n * oh * ow, kh * kw * c)
 
 
-class _Xp:
-    """The little of a backend that ``conv._extract`` uses."""
-
-    def __init__(self, xp: Any) -> None:
-        self.xp = xp
-
-
 def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
     kh, kw, c, co = g.w_shape
-    y = xp.matmul(_windows(xp, x, g), w.reshape(kh * kw * c, co))
-    return y.reshape(g.y_shape)
+    wm = w.reshape(kh * kw * c, co)
+    y = xp.empty(g.y_shape, dtype=xp.result_type(x, w))
+    for a, b, gc in _chunks(g):
+        xp.matmul(_windows(xp, x[a:b], gc), wm, out=y[a:b].reshape(-1, co))
+    return y
 
 
 def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
     from .conv import _to_image
 
     kh, kw, c, co = g.w_shape
-    n, oh, ow, _ = g.y_shape
-    cols = xp.matmul(dy.reshape(n * oh * ow, co), w.reshape(kh * kw * c, co).T)
-    return _to_image(_Xp(xp), cols.reshape(n, oh, ow, kh, kw, c), g.x_shape, g.strides,
-                     g.dilations, g.pads)
+    _, oh, ow, _ = g.y_shape
+    wt = w.reshape(kh * kw * c, co).T
+    dx = xp.empty(g.x_shape, dtype=xp.result_type(dy, w))
+    for a, b, gc in _chunks(g):
+        cols = xp.matmul(dy[a:b].reshape(-1, co), wt).reshape(b - a, oh, ow, kh, kw, c)
+        dx[a:b] = _to_image(_Xp(xp), cols, gc.x_shape, g.strides, g.dilations, g.pads)
+    return dx
 
 
 def backprop_filter(xp: Any, x: Any, dy: Any, g: Geometry) -> Any:
     co = g.w_shape[3]
-    dw = xp.matmul(_windows(xp, x, g).T, dy.reshape(-1, co))
+    dw = None
+    for a, b, gc in _chunks(g):
+        part = xp.matmul(_windows(xp, x[a:b], gc).T, dy[a:b].reshape(-1, co))
+        dw = part if dw is None else xp.add(dw, part, out=dw)
+    assert dw is not None
     return dw.reshape(g.w_shape)
-

@@ -27,27 +27,34 @@ def supports(g: Geometry) -> bool:
     return g.w_shape[:2] == (3, 3) and g.strides == (1, 1) and g.dilations == (1, 1)
 
 
-def _combine(parts: list[Any], coefs: tuple[float, ...]) -> Any:
-    out = None
-    for p, c in zip(parts, coefs):
-        if c == 0:
-            continue
-        if out is None:
-            out = p if c == 1 else p * c
-        elif c == 1:
-            out = out + p
+def _combine_into(xp: Any, out: Any, parts: list[Any], coefs: tuple[float, ...]) -> None:
+    """``out = sum(c * p)``, written in place (one pass for the usual ``p0 +- p1``)."""
+    terms = [(p, c) for p, c in zip(parts, coefs) if c]
+    (p0, c0), rest = terms[0], terms[1:]
+    if rest and c0 == 1 and rest[0][1] in (1, -1):
+        (xp.add if rest[0][1] == 1 else xp.subtract)(p0, rest[0][0], out=out)
+        rest = rest[1:]
+    elif c0 == 1:
+        out[...] = p0
+    else:
+        xp.multiply(p0, c0, out=out)
+    for p, c in rest:
+        if c == 1:
+            xp.add(out, p, out=out)
         elif c == -1:
-            out = out - p
+            xp.subtract(out, p, out=out)
         else:
-            out = out + p * c
-    return out
+            out += p * c
 
 
 def _apply(xp: Any, a: Any, rows: tuple[tuple[float, ...], ...], axis: int) -> Any:
     """``rows @ a`` along ``axis``; the result's new axis comes first."""
     idx = (slice(None),) * axis
     parts = [a[idx + (i,)] for i in range(a.shape[axis])]
-    return xp.stack([_combine(parts, r) for r in rows])
+    out = xp.empty((len(rows),) + tuple(parts[0].shape), dtype=a.dtype)
+    for k, r in enumerate(rows):
+        _combine_into(xp, out[k], parts, r)
+    return out
 
 
 def _tiles(xp: Any, x: Any, g: Geometry) -> tuple[Any, tuple[int, int]]:
