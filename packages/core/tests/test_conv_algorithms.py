@@ -156,14 +156,15 @@ def test_pools_whose_windows_tile_the_input_are_one_reduction(pool):
     assert "extract_patches" in seen.names
 
 
-IM2COL_CASES = [c for c in CASES if c[2] == np.float64]
+F64_CASES = [c for c in CASES if c[2] == np.float64]
 
 
-@pytest.mark.parametrize(("spec", "case", "dtype"), IM2COL_CASES,
-                         ids=[case_id(*c) for c in IM2COL_CASES])
-def test_im2col_in_batch_chunks_matches_the_reference(spec, case, dtype, device, monkeypatch):
-    from ember.core._ops import conv_im2col
+@pytest.mark.parametrize(("spec", "case", "dtype"), F64_CASES,
+                         ids=[case_id(*c) for c in F64_CASES])
+def test_batch_chunks_match_the_reference(spec, case, dtype, device, monkeypatch,
+                                          conv_algorithm):
+    """im2col and Winograd work through the batch in chunks (bounded workspace)."""
+    from ember.core._ops import conv_geometry
 
-    monkeypatch.setattr(conv_im2col, "CHUNK_ELEMENTS", 64)  # one image (or less) a chunk
-    with em.config.using(conv_algorithm="im2col"):
-        check_case_forward(spec, case, dtype, device)
+    monkeypatch.setattr(conv_geometry, "CHUNK_ELEMENTS", 64)  # one image a chunk
+    check_case_forward(spec, case, dtype, device)

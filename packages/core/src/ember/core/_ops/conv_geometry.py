@@ -9,6 +9,7 @@ same convolution share one ``Geometry``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 Pads = tuple[tuple[int, int], tuple[int, int]]
@@ -97,3 +98,16 @@ def dilate_filter(xp: Any, w: Any, g: Geometry) -> Any:
     out = xp.zeros((kh, kw) + tuple(w.shape[2:]), dtype=w.dtype)
     out[::dh, ::dw] = w
     return out
+
+
+CHUNK_ELEMENTS = 1 << 21  # 8 MB of float32 workspace per chunk of the batch
+
+
+def batch_chunks(g: Geometry, per_image: int) -> Iterator[tuple[int, int, Geometry]]:
+    """(start, stop, geometry of that slice of the batch) for chunks of the batch whose
+    workspace (``per_image`` elements an image) stays under ``CHUNK_ELEMENTS``."""
+    n = g.x_shape[0]
+    step = max(1, CHUNK_ELEMENTS // max(1, per_image))
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        yield a, b, dataclasses.replace(g, x_shape=(b - a,) + g.x_shape[1:])

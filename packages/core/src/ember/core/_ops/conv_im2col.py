@@ -1,19 +1,17 @@
 """im2col: gather every window into a matrix, then one matrix product (any geometry).
 
 The window matrix has KH * KW times the input's elements, so the batch is cut into chunks
-whose window matrix holds at most ``CHUNK_ELEMENTS`` elements: the peak memory stays
-near the activations' (the products stay large enough for BLAS to run at speed).
+whose window matrix holds at most ``conv_geometry.CHUNK_ELEMENTS`` elements: the peak
+memory stays near the activations' (the products stay large enough for BLAS to run at
+speed).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from .conv_geometry import Geometry
-
-CHUNK_ELEMENTS = 1 << 21  # 8 MB of float32 windows per chunk
+from .conv_geometry import Geometry, batch_chunks
 
 
 class _Xp:
@@ -24,14 +22,9 @@ class _Xp:
 
 
 def _chunks(g: Geometry) -> Iterator[tuple[int, int, Geometry]]:
-    """(start, stop, geometry of that slice of the batch) for each chunk."""
-    n = g.x_shape[0]
     kh, kw, c, _ = g.w_shape
     oh, ow = g.out_hw
-    step = max(1, CHUNK_ELEMENTS // max(1, oh * ow * kh * kw * c))
-    for a in range(0, n, step):
-        b = min(a + step, n)
-        yield a, b, dataclasses.replace(g, x_shape=(b - a,) + g.x_shape[1:])
+    return batch_chunks(g, oh * ow * kh * kw * c)
 
 
 def _windows(xp: Any, x: Any, g: Geometry) -> Any:

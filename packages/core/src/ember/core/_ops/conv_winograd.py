@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .conv_geometry import Geometry, crop_image, pad_image
+from .conv_geometry import Geometry, batch_chunks, crop_image, pad_image
 
 _BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
 _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.float64)
@@ -71,11 +71,24 @@ def _out_tiles(xp: Any, dy: Any, g: Geometry) -> Any:
     return _transform(xp, "output_adjoint", y.reshape(4, n * th * tw, co))
 
 
+def _chunks(g: Geometry) -> Any:
+    th, tw = _grid(g)
+    return batch_chunks(g, 16 * th * tw * max(g.w_shape[2:]))
+
+
 def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
+    u = _filter(xp, w)
+    y = xp.empty(g.y_shape, dtype=u.dtype)
+    for a, b, gc in _chunks(g):
+        y[a:b] = _forward(xp, x[a:b], u, gc)
+    return y
+
+
+def _forward(xp: Any, x: Any, u: Any, g: Geometry) -> Any:
     th, tw = _grid(g)
     n = g.x_shape[0]
     co = g.w_shape[3]
-    m = xp.matmul(_tiles(xp, x, g), _filter(xp, w))  # (16, P, CO)
+    m = xp.matmul(_tiles(xp, x, g), u)  # (16, P, CO)
     y = _transform(xp, "output", m).reshape(2, 2, n, th, tw, co)
     y = y.transpose(2, 3, 0, 4, 1, 5).reshape(n, 2 * th, 2 * tw, co)
     oh, ow = g.out_hw
@@ -83,9 +96,17 @@ def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
 
 
 def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
+    ut = _filter(xp, w).transpose(0, 2, 1)
+    dx = xp.empty(g.x_shape, dtype=ut.dtype)
+    for a, b, gc in _chunks(g):
+        dx[a:b] = _backprop_input(xp, dy[a:b], ut, gc)
+    return dx
+
+
+def _backprop_input(xp: Any, dy: Any, ut: Any, g: Geometry) -> Any:
     n, _, _, c = g.x_shape
     th, tw = _grid(g)
-    e = xp.matmul(_out_tiles(xp, dy, g), _filter(xp, w).transpose(0, 2, 1))  # (16, P, C)
+    e = xp.matmul(_out_tiles(xp, dy, g), ut)  # (16, P, C)
     d = _transform(xp, "input_adjoint", e).reshape(4, 4, n, th, tw, c)
     out = xp.zeros((n, 2 * th + 2, 2 * tw + 2, c), dtype=dy.dtype)
     for qa in (0, 1):  # overlap-add the 4x4 tiles, which overlap by 2
@@ -98,5 +119,9 @@ def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
 
 
 def backprop_filter(xp: Any, x: Any, dy: Any, g: Geometry) -> Any:
-    du = xp.matmul(_tiles(xp, x, g).transpose(0, 2, 1), _out_tiles(xp, dy, g))  # (16, C, CO)
+    du = None
+    for a, b, gc in _chunks(g):
+        part = xp.matmul(_tiles(xp, x[a:b], gc).transpose(0, 2, 1),
+                         _out_tiles(xp, dy[a:b], gc))  # (16, C, CO)
+        du = part if du is None else xp.add(du, part, out=du)
     return _transform(xp, "filter_adjoint", du).reshape(g.w_shape)
