@@ -25,7 +25,6 @@ from _harness import CHARTS, compare, try_import, write
 
 import ember.core as em
 from ember import tape
-from ember.core._ops import conv_select
 
 HERE = pathlib.Path(__file__).parent
 THREADS = (1, 2)
@@ -127,7 +126,7 @@ def _set_threads(torch, n: int):
 
     if torch is not None:
         torch.set_num_threads(n)
-    conv_select.clear_chosen()  # the fastest algorithm depends on the thread count
+    em.config.clear_conv_choices()  # the fastest algorithm depends on the thread count
     return threadpool_limits(n)
 
 
@@ -147,7 +146,7 @@ def _table(title: str, times: dict[str, float], unit: str = "ms") -> list[str]:
 
 def _auto_choices() -> list[str]:
     out = []
-    for (op, (xs, ws, *_), _dtype, _), algo in sorted(conv_select.chosen_algorithms().items()):
+    for (op, (xs, ws, *_), _dtype, _), algo in sorted(em.config.conv_choices().items()):
         out.append(f"| {op} | {xs} | {ws} | {algo} |")
     return out
 

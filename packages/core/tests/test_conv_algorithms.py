@@ -168,3 +168,15 @@ def test_batch_chunks_match_the_reference(spec, case, dtype, device, monkeypatch
 
     monkeypatch.setattr(conv_geometry, "CHUNK_ELEMENTS", 64)  # one image a chunk
     check_case_forward(spec, case, dtype, device)
+
+
+def test_config_reports_and_clears_the_autotuners_choices():
+    em.config.clear_conv_choices()
+    assert em.config.conv_choices() == {}
+    x, w = em.ones((2, 16, 16, 16)), em.ones((3, 3, 16, 16))
+    em.nn_ops.conv2d(x, w, padding="SAME")
+    (key, algo), = em.config.conv_choices().items()
+    assert key[0] == "conv2d" and key[1][:2] == ((2, 16, 16, 16), (3, 3, 16, 16))
+    assert algo in ALGORITHMS
+    em.config.clear_conv_choices()
+    assert em.config.conv_choices() == {}

@@ -81,6 +81,25 @@ class Config:
             for k, v in old.items():
                 setattr(self, k, v)
 
+    def conv_choices(self) -> dict[tuple[Any, ...], str]:
+        """What the convolution autotuner chose so far (``conv_algorithm="auto"``).
+
+        Returns:
+            A new dict: ``(product, (input shape, filter shape, strides, dilations, pads),
+            dtype name, (backend name, backend id)) -> algorithm``, where ``product`` is
+            ``"conv2d"``, ``"conv2d_backprop_input"`` or ``"conv2d_backprop_filter"``.
+        """
+        from ._ops.conv_select import chosen_algorithms
+
+        return chosen_algorithms()
+
+    def clear_conv_choices(self) -> None:
+        """Forget the autotuner's choices: each convolution is timed again on its next run
+        (after changing the number of BLAS threads, say)."""
+        from ._ops.conv_select import clear_chosen
+
+        clear_chosen()
+
     def __repr__(self) -> str:
         return "em.config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _SETTINGS) + ")"
 
