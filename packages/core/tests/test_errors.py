@@ -106,7 +106,7 @@ def test_conv_and_pool_errors():
     _raises(em.InvalidArgumentError, "conv2d: padding must be 'SAME' or 'VALID', got "
             "'FULL'",
             nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([3, 3, 3, 8]), padding="FULL")
-    _raises(em.InvalidArgumentError, r"extract_patches: window \(7, 7\) .* is larger than the "
+    _raises(em.InvalidArgumentError, r"conv2d: filters \(7, 7, 3, 8\) .* are larger than the "
             "padded input", nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([7, 7, 3, 8]))
     _raises(em.InvalidArgumentError, r"max_pool2d: expected NHWC input of rank 4, got shape "
             r"\(5, 5\)", nn.max_pool2d, em.ones([5, 5]), 2)

@@ -24,13 +24,15 @@ CORE = pathlib.Path(em.__file__).parent
 LAYERS: list[tuple[str, list[str]]] = [
     ("dtypes, devices, backends, array conversion", [
         "_errors", "_dtypes", "_backend", "_cupy_backend", "_device", "_convert", "_promote",
-        "_threads", "recording",
+        "_threads", "recording", "_config",
         "_ops",  # the package's __init__: a namespace that imports nothing (checked below)
     ]),
     ("tensor", ["_operators", "_tensor"]),
     ("registry and dispatch", ["_registry"]),
     ("ops", ["_ops._args", "_ops._define", "_ops.math", "_ops.array", "_ops.reduce",
-             "_ops.linalg", "_ops.conv", "_ops.define_nn", "_ops.creation", "_ops.random"]),
+             "_ops.linalg", "_ops.conv", "_ops.conv_geometry", "_ops.conv_im2col",
+             "_ops.conv_fft", "_ops.conv_winograd", "_ops.conv_select", "_ops.define_nn",
+             "_ops.creation", "_ops.random"]),
     ("variables and public modules", ["_variable", "random", "nn_ops", "linalg",
                                       "debugging", "extend"]),
 ]

@@ -42,7 +42,7 @@ EXEMPT = {
     "promote_types", "result_type",  # the promotion table: tests/test_promotion.py
     # devices, submodules, ambient state
     "current_device", "device", "get_device", "list_devices", "num_gpus", "nn_ops", "random",
-    "linalg", "debugging",
+    "linalg", "debugging", "config",
     "recording", "name_scope", "executing_eagerly", "set_num_threads",
     # random: state, not samplers
     "Generator", "get_global_generator", "get_global_seed", "set_seed",

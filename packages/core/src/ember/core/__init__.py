@@ -11,6 +11,7 @@ Examples:
 
 from . import debugging, linalg, nn_ops, random, recording
 from . import extend as extend  # the public seam for packages that extend core
+from ._config import config
 from ._device import Device, current_device, device, get_device, list_devices, num_gpus
 from ._dtypes import (
     DType,
@@ -210,6 +211,7 @@ __all__ = [
     "abs", "add", "argmax", "argmin", "argsort", "as_dtype", "atan2", "bfloat16", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex64", "complex128", "concat",
+    "config",
     "constant", "convert_to_tensor", "cos", "count_nonzero", "cumsum", "current_device",
     "device", "divide", "einsum", "equal", "erf", "executing_eagerly", "exp", "expand_dims",
     "expm1", "extract_patches", "eye", "fill", "float16", "float32", "float64", "floor",

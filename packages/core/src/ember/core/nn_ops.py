@@ -18,6 +18,7 @@ import numpy as np
 from . import random
 from ._errors import InvalidArgumentError
 from ._ops import _args
+from ._ops import conv_select as _conv
 from ._ops import math as m
 from ._ops import reduce as r
 from ._ops.array import (
@@ -29,10 +30,10 @@ from ._ops.array import (
     take_along_axis,
     transpose,
 )
-from ._ops.conv import _pair, extract_patches, padding_amounts, patches_to_image
+from ._ops.conv import _pair, extract_patches, padding_amounts
 from ._ops.creation import convert_to_tensor
 from ._ops.define_nn import relu
-from ._ops.linalg import clip_by_norm, matmul, tensordot
+from ._ops.linalg import clip_by_norm
 
 sigmoid = m.sigmoid
 tanh = m.tanh
@@ -168,13 +169,13 @@ def conv2d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
     if x.shape[3] != w.shape[2]:
         raise InvalidArgumentError(f"conv2d: input has {x.shape[3]} channels but filters "
                                    f"{w.shape} expect {w.shape[2]}")
-    kh, kw, c, o = w.shape
-    padding_amounts("conv2d", padding, x.shape[1:3], (kh, kw),  # errors name conv2d
-                    _pair("conv2d", strides, "strides"), _pair("conv2d", dilations, "dilations"))
-    p = extract_patches(x, (kh, kw), strides, dilations, padding)
-    n, oh, ow = p.shape[:3]
-    out = matmul(reshape(p, (n * oh * ow, kh * kw * c)), reshape(w, (kh * kw * c, o)))
-    return reshape(out, (n, oh, ow, o))
+    s, d = _pair("conv2d", strides, "strides"), _pair("conv2d", dilations, "dilations")
+    pads = padding_amounts("conv2d", padding, x.shape[1:3], (w.shape[0], w.shape[1]), s, d)
+    for ax, (n, k, dd, (p0, p1)) in enumerate(zip(x.shape[1:3], w.shape[:2], d, pads)):
+        if n + p0 + p1 < (k - 1) * dd + 1:
+            raise InvalidArgumentError(f"conv2d: filters {w.shape} (dilation {d}) are larger "
+                                       f"than the padded input {x.shape} along axis {ax + 1}")
+    return _conv.conv2d(x, w, s, d, pads)
 
 
 def _nchw_pair(v: Any) -> Any:
@@ -240,8 +241,7 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any =
     if exp_hw != x.shape[1:3]:
         raise InvalidArgumentError(f"conv2d_transpose: output_shape {out_shape} convolved gives "
                                    f"spatial size {exp_hw}, but input has {x.shape[1:3]}")
-    p = tensordot(x, w, [[3], [3]])  # (N, H, W, KH, KW, C_out)
-    return patches_to_image(p, out_shape, s, d, pads)
+    return _conv.conv2d_backprop_input(x, w, out_shape, s, d, pads)
 
 
 def _pool_args(op: str, x: Any, ksize: Any, strides: Any) -> tuple[Any, Any]:
@@ -250,6 +250,19 @@ def _pool_args(op: str, x: Any, ksize: Any, strides: Any) -> tuple[Any, Any]:
     k = _pair(op, ksize, "ksize")
     s = _pair(op, k if strides is None else strides, "strides")
     return k, s
+
+
+def _tiles_exactly(x: Any, k: tuple[int, int], s: tuple[int, int], pads: Any) -> bool:
+    """Whether the windows tile the input: no padding, stride = window, sizes divisible."""
+    return (k == s and pads == ((0, 0), (0, 0)) and x.shape[1] % k[0] == 0
+            and x.shape[2] % k[1] == 0)
+
+
+def _blocks(x: Any, k: tuple[int, int]) -> Any:
+    """(N, H, W, C) as (N, H / kh, kh, W / kw, kw, C): non-overlapping windows as a view,
+    so a pool is one reduction and its gradient one broadcast (no window gathering)."""
+    n, h, w, c = x.shape
+    return reshape(x, (n, h // k[0], k[0], w // k[1], k[1], c))
 
 
 def max_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALID",
@@ -261,7 +274,9 @@ def max_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
         return _to_first(max_pool2d(_to_last(x), _nchw_pair(ksize), _nchw_pair(strides),
                                     _nchw_pair(padding)))
     k, s = _pool_args("max_pool2d", x, ksize, strides)
-    padding_amounts("max_pool2d", padding, x.shape[1:3], k, s, (1, 1))  # errors name the op
+    pads = padding_amounts("max_pool2d", padding, x.shape[1:3], k, s, (1, 1))
+    if _tiles_exactly(x, k, s, pads):
+        return r.reduce_max(_blocks(x, k), axis=(2, 4))
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     p = extract_patches(x, k, s, 1, padding, pad_value=low)
     return r.reduce_max(p, axis=(3, 4))
@@ -278,6 +293,8 @@ def avg_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
                                     _nchw_pair(padding)))
     k, s = _pool_args("avg_pool2d", x, ksize, strides)
     pads = padding_amounts("avg_pool2d", padding, x.shape[1:3], k, s, (1, 1))
+    if _tiles_exactly(x, k, s, pads):
+        return r.reduce_mean(_blocks(x, k), axis=(2, 4))
     total = r.reduce_sum(extract_patches(x, k, s, 1, padding), axis=(3, 4))
     if pads == ((0, 0), (0, 0)):
         return m.divide(total, k[0] * k[1])

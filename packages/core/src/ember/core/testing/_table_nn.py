@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from .. import nn_ops as nn
 from .. import random as rnd
-from .._ops import conv
+from .._ops import conv, conv_select
 from ._spec import (
     F16,
     F32,
@@ -105,6 +105,42 @@ def _conv_t_ref(x: np.ndarray, w: np.ndarray, output_shape: Any, strides: Any = 
     return out[:, pt:pt + h, pl:pl + wd]
 
 
+def _bp_input_ref(dy: np.ndarray, w: np.ndarray, input_shape: Any, strides: Any,
+                  dilations: Any, pads: Any) -> np.ndarray:
+    cols = np.tensordot(dy, w, [[3], [3]])  # (N, OH, OW, KH, KW, C)
+    return _to_image_ref(cols, input_shape, strides, dilations, pads).astype(dy.dtype)
+
+
+def _bp_filter_ref(x: np.ndarray, dy: np.ndarray, filter_shape: Any, strides: Any,
+                   dilations: Any, pads: Any) -> np.ndarray:
+    p = _patches_ref(x, filter_shape[:2], strides, dilations, [list(q) for q in pads])
+    return np.tensordot(p, dy, [[0, 1, 2], [0, 1, 2]]).astype(x.dtype)
+
+
+# (input shape, filter shape, strides, dilations, pads) of the gradient products' cases:
+# a 3x3 stride-1 one (every algorithm applies), a strided padded one and a dilated one.
+_CONV_GEOMETRIES = {
+    "valid_3x3": ((2, 5, 6, 3), (3, 3, 3, 4), (1, 1), (1, 1), ((0, 0), (0, 0)), (2, 3, 4, 4)),
+    "same_3x3": ((2, 5, 6, 3), (3, 3, 3, 2), (1, 1), (1, 1), ((1, 1), (1, 1)), (2, 5, 6, 2)),
+    "strided_padded": ((1, 5, 6, 2), (3, 2, 2, 3), (2, 2), (1, 1), ((1, 1), (0, 1)),
+                       (1, 3, 3, 3)),
+    "dilated": ((1, 6, 6, 2), (2, 2, 2, 3), (1, 1), (2, 2), ((0, 0), (0, 0)), (1, 4, 4, 3)),
+}
+
+
+def _conv_products() -> list[OpSpec]:
+    g = _CONV_GEOMETRIES
+    return [
+        OpSpec("conv2d_backprop_input", conv_select.conv2d_backprop_input, _bp_input_ref, tuple(
+            case(n, args(arr(*dy), arr(*w), x, s, d, p)) for n, (x, w, s, d, p, dy) in g.items()
+        ), FLOATS, True, (0, 1), tol={F32: (1e-5, 1e-5)}),
+        OpSpec("conv2d_backprop_filter", conv_select.conv2d_backprop_filter, _bp_filter_ref,
+               tuple(case(n, args(arr(*x), arr(*dy), w, s, d, p))
+                     for n, (x, w, s, d, p, dy) in g.items()),
+               FLOATS, True, (0, 1), tol={F32: (1e-5, 1e-5)}),
+    ]
+
+
 def _pool_ref(kind: str) -> Any:
     def ref(x: np.ndarray, ksize: Any, strides: Any = None, padding: str = "VALID") -> Any:
         s = ksize if strides is None else strides
@@ -160,6 +196,7 @@ def _windows() -> list[OpSpec]:
         ), FLOATS + (I32,)),
         OpSpec("nn_ops.conv2d", nn.conv2d, _conv2d_ref, (
             case("valid", args(img, arr(3, 3, 3, 4))),
+            case("same_3x3", args(img, arr(3, 3, 3, 2)), padding="SAME"),
             case("same_strided", args(img, arr(3, 2, 3, 2)), strides=2, padding="SAME"),
             case("tf_strides", args(img, arr(2, 2, 3, 2)), strides=[1, 2, 1, 1]),
             case("dilated", args(img, arr(2, 2, 3, 2)), dilations=2),
@@ -427,4 +464,4 @@ def _random() -> list[OpSpec]:
 
 
 def specs() -> list[OpSpec]:
-    return _windows() + _activations() + _norm_losses() + _lookups() + _random()
+    return _windows() + _conv_products() + _activations() + _norm_losses() + _lookups() + _random()

@@ -1,6 +1,9 @@
-"""Gradients of the sliding-window primitives under convolution and pooling."""
+"""Gradients of the sliding-window primitives under pooling, and of the three convolution
+primitives, which are each other's gradients (so every order comes free)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from ember.core import REGISTRY, Tensor
 from ember.core.extend import run_op
@@ -10,6 +13,9 @@ from . import register_gradient as reg
 
 _EXTRACT = REGISTRY["extract_patches"]
 _TO_IMAGE = REGISTRY["patches_to_image"]
+_CONV = REGISTRY["conv2d"]
+_CONV_INPUT = REGISTRY["conv2d_backprop_input"]
+_CONV_FILTER = REGISTRY["conv2d_backprop_filter"]
 
 
 @reg("extract_patches")
@@ -26,3 +32,41 @@ def _to_image(op: OpContext, dy: Tensor) -> Gradients:
     return run_op(_EXTRACT, (dy,), {"ksize": tuple(ksize), "strides": a["strides"],
                                      "dilations": a["dilations"], "pads": a["pads"],
                                      "pad_value": 0.0})
+
+
+def _geom(op: OpContext) -> dict[str, object]:
+    a = op.attrs
+    return {"strides": a["strides"], "dilations": a["dilations"], "pads": a["pads"]}
+
+
+def _input(dy: Tensor, w: Tensor, x_shape: Sequence[int], op: OpContext) -> Tensor:
+    return run_op(_CONV_INPUT, (dy, w), {"input_shape": tuple(x_shape), **_geom(op)})
+
+
+def _filter(x: Tensor, dy: Tensor, w_shape: Sequence[int], op: OpContext) -> Tensor:
+    return run_op(_CONV_FILTER, (x, dy), {"filter_shape": tuple(w_shape), **_geom(op)})
+
+
+def _conv(x: Tensor, w: Tensor, op: OpContext) -> Tensor:
+    return run_op(_CONV, (x, w), _geom(op))
+
+
+@reg("conv2d")
+def _conv2d(op: OpContext, dy: Tensor) -> Gradients:
+    x, w = op.inputs
+    return (_input(dy, w, x.shape, op) if op.needs[0] else None,
+            _filter(x, dy, w.shape, op) if op.needs[1] else None)
+
+
+@reg("conv2d_backprop_input")
+def _conv2d_input(op: OpContext, g: Tensor) -> Gradients:
+    dy, w = op.inputs  # the result is d<dy, conv2d(x, w)>/dx, linear in dy and in w
+    return (_conv(g, w, op) if op.needs[0] else None,
+            _filter(g, dy, w.shape, op) if op.needs[1] else None)
+
+
+@reg("conv2d_backprop_filter")
+def _conv2d_filter(op: OpContext, g: Tensor) -> Gradients:
+    x, dy = op.inputs  # the result is d<dy, conv2d(x, w)>/dw, linear in x and in dy
+    return (_input(dy, g, x.shape, op) if op.needs[0] else None,
+            _conv(x, g, op) if op.needs[1] else None)

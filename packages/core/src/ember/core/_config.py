@@ -1,0 +1,117 @@
+"""Runtime settings of ember-core: ``em.config``.
+
+Settings live in a ``contextvars.ContextVar`` (as the device scope does), so a thread or
+an asyncio task that changes one does not change it for the others.
+
+Examples:
+    >>> import ember.core as em
+    >>> em.config.conv_algorithm
+    'auto'
+    >>> with em.config.using(conv_algorithm="fft"):
+    ...     em.config.conv_algorithm
+    'fft'
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from ._errors import InvalidArgumentError
+
+# (op, geometry, dtype, backend) -> the algorithm the convolution autotuner chose; filled
+# by ember.core._ops.conv_select
+CONV_CHOICES: dict[tuple[Any, ...], str] = {}
+
+CONV_ALGORITHMS = ("auto", "im2col", "fft", "winograd")
+
+_conv_algorithm: ContextVar[str] = ContextVar("ember_conv_algorithm", default="auto")
+
+
+class Config:
+    """ember-core's settings; the one instance is ``em.config``.
+
+    Attributes:
+        conv_algorithm: how ``conv2d`` and its two gradients compute:
+
+            - ``"auto"`` (the default): time each algorithm that applies once per
+              (op, shapes, dtype, device, strides, dilations, padding) and keep the fastest,
+              as cuDNN's autotuner does; small convolutions (under about a million
+              multiply-adds) use im2col without timing.
+            - ``"im2col"``: windows gathered into a matrix, then one matrix product.
+            - ``"fft"``: ``rfft2`` and one batched complex matrix product over channels.
+            - ``"winograd"``: Winograd F(2x2, 3x3) for 3x3 kernels of stride 1 and
+              dilation 1; every other convolution falls back to im2col.
+
+            Every algorithm computes the same function (to rounding); FFT and Winograd
+            apply to float32 and float64, other dtypes use im2col.
+    """
+
+    __slots__ = ()
+
+    @property
+    def conv_algorithm(self) -> str:
+        return _conv_algorithm.get()
+
+    @conv_algorithm.setter
+    def conv_algorithm(self, value: str) -> None:
+        _conv_algorithm.set(_check_conv_algorithm(value))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _SETTINGS:
+            raise AttributeError(f"em.config has no setting {name!r}; the settings are "
+                                 f"{', '.join(_SETTINGS)}")
+        object.__setattr__(self, name, value)
+
+    @contextlib.contextmanager
+    def using(self, **settings: Any) -> Iterator[Config]:
+        """Change settings inside a ``with`` block and restore them after it.
+
+        Args:
+            **settings: setting names and their values (e.g. ``conv_algorithm="fft"``).
+
+        Raises:
+            AttributeError: a name that is not a setting.
+            InvalidArgumentError: a value the setting does not take.
+        """
+        old = {k: getattr(self, k) for k in settings if k in _SETTINGS}
+        for k, v in settings.items():
+            setattr(self, k, v)
+        try:
+            yield self
+        finally:
+            for k, v in old.items():
+                setattr(self, k, v)
+
+    def conv_choices(self) -> dict[tuple[Any, ...], str]:
+        """What the convolution autotuner chose so far (``conv_algorithm="auto"``).
+
+        Returns:
+            A new dict: ``(product, (input shape, filter shape, strides, dilations, pads),
+            dtype name, (backend name, backend id)) -> algorithm``, where ``product`` is
+            ``"conv2d"``, ``"conv2d_backprop_input"`` or ``"conv2d_backprop_filter"``.
+        """
+        return dict(CONV_CHOICES)
+
+    def clear_conv_choices(self) -> None:
+        """Forget the autotuner's choices: each convolution is timed again on its next run
+        (after changing the number of BLAS threads, say)."""
+        CONV_CHOICES.clear()
+
+    def __repr__(self) -> str:
+        return "em.config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _SETTINGS) + ")"
+
+
+_SETTINGS = ("conv_algorithm",)
+
+
+def _check_conv_algorithm(value: Any) -> str:
+    if not isinstance(value, str) or value not in CONV_ALGORITHMS:
+        raise InvalidArgumentError(f"em.config.conv_algorithm must be one of "
+                                   f"{', '.join(map(repr, CONV_ALGORITHMS))}; got {value!r}")
+    return value
+
+
+config = Config()

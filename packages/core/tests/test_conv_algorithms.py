@@ -1,0 +1,182 @@
+"""Every convolution algorithm against the op table's numpy references, on every backend;
+``em.config.conv_algorithm``; the autotuner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import ember.core as em
+from ember.core._ops import conv_select
+from ember.core.testing import OP_SPECS, case_id, check_case_forward, iter_cases
+
+CONV_SPECS = [s for s in OP_SPECS if s.name in (
+    "nn_ops.conv2d", "nn_ops.conv1d", "nn_ops.conv2d_transpose", "conv2d_backprop_input",
+    "conv2d_backprop_filter")]
+CASES = list(iter_cases(CONV_SPECS))
+ALGORITHMS = ("im2col", "fft", "winograd")
+# the cases with a 3x3 filter of stride 1 and dilation 1, where Winograd applies
+WINOGRAD_CASES = {("nn_ops.conv2d", "valid"), ("nn_ops.conv2d", "same_3x3"),
+                  *((op, c) for op in ("conv2d_backprop_input", "conv2d_backprop_filter")
+                    for c in ("valid_3x3", "same_3x3"))}
+
+
+@pytest.fixture(params=ALGORITHMS)
+def conv_algorithm(request: pytest.FixtureRequest):
+    """Forces one algorithm for the test (and restores the setting after it)."""
+    with em.config.using(conv_algorithm=request.param):
+        yield request.param
+
+
+class _Spy:
+    """Wraps the algorithms' functions to record which ran."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ran: list[tuple[str, int]] = []
+        for name, fns in list(conv_select.ALGORITHMS.items()):
+            monkeypatch.setitem(conv_select.ALGORITHMS, name, tuple(
+                self._wrap(name, i, f) for i, f in enumerate(fns)))
+
+    def _wrap(self, name, i, f):
+        def run(*a):
+            self.ran.append((name, i))
+            return f(*a)
+        return run
+
+
+@pytest.mark.parametrize(("spec", "case", "dtype"), CASES, ids=[case_id(*c) for c in CASES])
+def test_every_algorithm_matches_the_reference(spec, case, dtype, device, conv_algorithm,
+                                               monkeypatch):
+    spy = _Spy(monkeypatch)
+    check_case_forward(spec, case, dtype, device)
+    used = {name for name, _ in spy.ran}
+    assert used, "no convolution algorithm ran"
+    # the forced algorithm ran wherever it applies (winograd: 3x3, stride 1, dilation 1)
+    if conv_algorithm != "winograd" or (spec.name, case.name) in WINOGRAD_CASES:
+        assert used == {conv_algorithm}, (used, conv_algorithm)
+    else:
+        assert used == {"im2col"}, used
+
+
+def test_config_rejects_unknown_values_and_names():
+    with pytest.raises(em.InvalidArgumentError, match="conv_algorithm.*'direct'"):
+        em.config.conv_algorithm = "direct"
+    with pytest.raises(AttributeError, match="no setting 'conv_algo'"):
+        em.config.conv_algo = "fft"
+    with pytest.raises(AttributeError, match="no setting"):
+        with em.config.using(conv_algo="fft"):
+            pass
+    assert em.config.conv_algorithm == "auto"
+
+
+def test_config_setting_is_honoured_and_restored(monkeypatch):
+    spy = _Spy(monkeypatch)
+    x, w = em.ones((1, 4, 4, 2)), em.ones((3, 3, 2, 2))
+    em.config.conv_algorithm = "fft"
+    try:
+        em.nn_ops.conv2d(x, w)
+    finally:
+        em.config.conv_algorithm = "auto"
+    assert spy.ran == [("fft", 0)]
+    with em.config.using(conv_algorithm="winograd"):
+        em.nn_ops.conv2d(x, w)
+    assert spy.ran[-1] == ("winograd", 0)
+    assert em.config.conv_algorithm == "auto"
+
+
+def test_autotuner_times_each_candidate_once_and_caches_the_choice(monkeypatch):
+    spy = _Spy(monkeypatch)
+    conv_select.clear_chosen()
+    rng = np.random.default_rng(0)
+    x = em.constant(rng.standard_normal((2, 16, 16, 16)).astype(np.float32))
+    w = em.constant(rng.standard_normal((3, 3, 16, 16)).astype(np.float32))
+    y1 = em.nn_ops.conv2d(x, w, padding="SAME")  # 2*16*16*16*9*16 MACs: autotuned
+    tried = sorted({name for name, _ in spy.ran})
+    assert tried == ["fft", "im2col", "winograd"]
+    assert len(spy.ran) == 6  # each candidate warm, then timed
+    (key, choice), = conv_select.chosen_algorithms().items()
+    assert key[0] == "conv2d" and key[2] == "float32" and choice in tried
+    spy.ran.clear()
+    y2 = em.nn_ops.conv2d(x, w, padding="SAME")
+    assert spy.ran == [(choice, 0)]
+    assert_allclose(y1.numpy(), y2.numpy(), rtol=1e-4, atol=1e-4)
+    conv_select.clear_chosen()
+
+
+def test_small_convolutions_use_im2col_untimed(monkeypatch):
+    spy = _Spy(monkeypatch)
+    em.nn_ops.conv2d(em.ones((1, 5, 5, 2)), em.ones((3, 3, 2, 2)))
+    assert spy.ran == [("im2col", 0)]
+
+
+def test_integer_dtypes_fall_back_to_im2col(monkeypatch):
+    spy = _Spy(monkeypatch)
+    with em.config.using(conv_algorithm="fft"):
+        y = em.nn_ops.conv2d(em.ones((1, 4, 4, 1), dtype=em.int32),
+                             em.ones((3, 3, 1, 1), dtype=em.int32))
+    assert spy.ran == [("im2col", 0)]
+    assert y.dtype == em.int32 and int(y[0, 0, 0, 0]) == 9
+
+
+@pytest.mark.parametrize("op", ["conv2d_backprop_input", "conv2d_backprop_filter"])
+def test_gradient_products_check_the_output_gradient_shape(op):
+    f = getattr(conv_select, op)
+    a = em.ones((1, 5, 5, 2)) if op.endswith("filter") else em.ones((1, 2, 2, 3))
+    b = em.ones((1, 2, 2, 3)) if op.endswith("filter") else em.ones((3, 3, 2, 3))
+    with pytest.raises(em.InvalidArgumentError, match=f"{op}: the output gradient has shape"):
+        f(a, b, (1, 5, 5, 2) if op.endswith("input") else (3, 3, 2, 3), (1, 1), (1, 1),
+          ((0, 0), (0, 0)))
+
+
+class _Ops:
+    def __init__(self):
+        self.names = []
+
+    def record_op(self, op, inputs, attrs, outputs):
+        self.names.append(op.name)
+
+    def variable_read(self, variable, value):
+        pass
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_pools_whose_windows_tile_the_input_are_one_reduction(pool):
+    x = em.constant(np.arange(2 * 4 * 6 * 3, dtype=np.float32).reshape(2, 4, 6, 3))
+    seen = _Ops()
+    with em.recording.active(seen):
+        y = getattr(em.nn_ops, pool)(x, 2, padding="SAME")  # SAME pads nothing here
+    assert "extract_patches" not in seen.names and len(seen.names) == 2, seen.names
+    blocks = x.numpy().reshape(2, 2, 2, 3, 2, 3)
+    want = blocks.max((2, 4)) if pool == "max_pool2d" else blocks.mean((2, 4))
+    assert_allclose(y.numpy(), want)
+    seen.names.clear()
+    with em.recording.active(seen):
+        getattr(em.nn_ops, pool)(x, 3, 1)  # overlapping windows: gathered
+    assert "extract_patches" in seen.names
+
+
+F64_CASES = [c for c in CASES if c[2] == np.float64]
+
+
+@pytest.mark.parametrize(("spec", "case", "dtype"), F64_CASES,
+                         ids=[case_id(*c) for c in F64_CASES])
+def test_batch_chunks_match_the_reference(spec, case, dtype, device, monkeypatch,
+                                          conv_algorithm):
+    """im2col and Winograd work through the batch in chunks (bounded workspace)."""
+    from ember.core._ops import conv_geometry
+
+    monkeypatch.setattr(conv_geometry, "CHUNK_ELEMENTS", 64)  # one image a chunk
+    check_case_forward(spec, case, dtype, device)
+
+
+def test_config_reports_and_clears_the_autotuners_choices():
+    em.config.clear_conv_choices()
+    assert em.config.conv_choices() == {}
+    x, w = em.ones((2, 16, 16, 16)), em.ones((3, 3, 16, 16))
+    em.nn_ops.conv2d(x, w, padding="SAME")
+    (key, algo), = em.config.conv_choices().items()
+    assert key[0] == "conv2d" and key[1][:2] == ((2, 16, 16, 16), (3, 3, 16, 16))
+    assert algo in ALGORITHMS
+    em.config.clear_conv_choices()
+    assert em.config.conv_choices() == {}
