@@ -23,6 +23,7 @@ from ._ops.array import expand_dims, reshape, squeeze, take_along_axis, transpos
 from ._ops.conv import _pair, extract_patches, padding_amounts, patches_to_image
 from ._ops.define_nn import relu
 from ._ops.linalg import matmul, tensordot
+from ._ops.recurrent import gru_cell, lstm_cell
 
 sigmoid = m.sigmoid
 tanh = m.tanh
@@ -34,6 +35,7 @@ __all__ = [
     "relu", "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
     "softmax_cross_entropy_with_logits", "softplus", "sparse_softmax_cross_entropy_with_logits",
     "swish", "tanh", "max_pool", "avg_pool", "embedding_lookup", "flatten",
+    "lstm_cell", "gru_cell",
 ]
 
 

@@ -1,0 +1,238 @@
+"""Fused recurrent cells: one LSTM or GRU time step as one op.
+
+A cell step is one recurrent matmul (all gates at once) and one element-wise pass. The
+op also returns the gate activations (and ``tanh(c)`` for the LSTM, the recurrent
+candidate term for the GRU) as extra outputs: the gradient rule in ember-tape reads them
+instead of recomputing them, and since they are outputs, a second-order gradient flows
+back through them into the same rule.
+
+The backward's element-wise part is a second fused op (``lstm_cell_grad``,
+``gru_cell_grad``); its own rule in ember-tape differentiates the same computation
+written in ember ops, so every order of derivative stays exact.
+
+Weights follow Keras: gates ``i, f, c, o`` for the LSTM and ``z, r, h`` for the GRU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import InvalidArgumentError
+from .._registry import execute, register
+from . import _args
+
+F = "nn"
+
+
+def _sigmoid_(xp: Any, x: Any) -> Any:
+    """sigmoid(x) written into x, as core's sigmoid computes it (tanh form, stable)."""
+    half = x.dtype.type(0.5)
+    x *= half
+    xp.tanh(x, out=x)
+    x += x.dtype.type(1)
+    x *= half
+    return x
+
+
+# --- LSTM ---------------------------------------------------------------------------------
+def _lstm(be: Any, xw: Any, h: Any, c: Any, u: Any) -> tuple[Any, Any, Any, Any]:
+    xp = be.xp
+    n = h.shape[-1]
+    z = xp.matmul(h, u)  # (batch, 4 units): every gate in one product
+    z += xw
+    _sigmoid_(xp, z[:, :2 * n])
+    xp.tanh(z[:, 2 * n:3 * n], out=z[:, 2 * n:3 * n])
+    _sigmoid_(xp, z[:, 3 * n:])
+    i, f, g, o = z[:, :n], z[:, n:2 * n], z[:, 2 * n:3 * n], z[:, 3 * n:]
+    c_new = f * c
+    c_new += i * g
+    tc = xp.tanh(c_new)
+    return o * tc, c_new, z, tc
+
+
+def _lstm_grad(be: Any, dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any,
+               c: Any) -> tuple[Any, Any]:
+    """d(pre-activations) and d(c_prev) from the output gradients (element-wise only)."""
+    xp = be.xp
+    one = gates.dtype.type(1)
+    n = tc.shape[-1]
+    i, f, g, o = gates[:, :n], gates[:, n:2 * n], gates[:, 2 * n:3 * n], gates[:, 3 * n:]
+    dct = dtc + dh * o
+    dct *= one - tc * tc
+    dct += dc
+    dz = xp.empty_like(gates)
+    dz[:, :n] = (dgates[:, :n] + dct * g) * (i * (one - i))
+    dz[:, n:2 * n] = (dgates[:, n:2 * n] + dct * c) * (f * (one - f))
+    dz[:, 2 * n:3 * n] = (dgates[:, 2 * n:3 * n] + dct * i) * (one - g * g)
+    dz[:, 3 * n:] = (dgates[:, 3 * n:] + dh * tc) * (o * (one - o))
+    return dz, dct * f
+
+
+_lstm_op = register("lstm_cell", _lstm, family=F, promote="all")
+_lstm_grad_op = register("lstm_cell_grad", _lstm_grad, family=F, promote="all")
+
+
+# --- GRU ----------------------------------------------------------------------------------
+def _gru(be: Any, xw: Any, h: Any, u: Any, *rb: Any, reset_after: bool
+         ) -> tuple[Any, Any, Any]:
+    xp = be.xp
+    n = h.shape[-1]
+    if reset_after:
+        hu = xp.matmul(h, u)  # (batch, 3 units): every gate in one product
+        if rb:
+            hu += rb[0]
+        zr = hu[:, :2 * n]
+        hh = xp.ascontiguousarray(hu[:, 2 * n:])
+    else:  # the reset gate scales h before its matmul: two products
+        zr = xp.matmul(h, u[:, :2 * n])
+        if rb:
+            zr += rb[0][:2 * n]
+    gates = xp.empty(h.shape[:1] + (3 * n,), dtype=h.dtype)
+    xp.add(zr, xw[:, :2 * n], out=gates[:, :2 * n])
+    _sigmoid_(xp, gates[:, :2 * n])
+    z, r = gates[:, :n], gates[:, n:2 * n]
+    if reset_after:
+        a = r * hh
+    else:
+        hh = r * h
+        a = xp.matmul(hh, u[:, 2 * n:])
+        if rb:
+            a += rb[0][2 * n:]
+    a += xw[:, 2 * n:]
+    cand = gates[:, 2 * n:]
+    xp.tanh(a, out=cand)
+    h_new = h - cand
+    h_new *= z
+    h_new += cand
+    return h_new, gates, hh
+
+
+def _gru_grad(be: Any, dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any
+              ) -> tuple[Any, Any, Any, Any]:
+    """Element-wise part of the GRU backward (see ``_gru`` for the names).
+
+    Returns d(z, r pre-activations), d(candidate pre-activation), d(hh) and the part of
+    d(h_prev) that does not pass through a matmul.
+    """
+    xp = be.xp
+    one = gates.dtype.type(1)
+    n = h.shape[-1]
+    z, r, cand = gates[:, :n], gates[:, n:2 * n], gates[:, 2 * n:]
+    da = (dgates[:, 2 * n:] + dh * (one - z)) * (one - cand * cand)
+    dzr = xp.empty_like(gates[:, :2 * n])
+    dzr[:, :n] = (dgates[:, :n] + dh * (h - cand)) * (z * (one - z))
+    dzr[:, n:] = (dgates[:, n:2 * n] + da * hh) * (r * (one - r))
+    return dzr, da, dhh + da * r, dh * z
+
+
+_gru_op = register("gru_cell", _gru, family=F, promote="all")
+_gru_grad_op = register("gru_cell_grad", _gru_grad, family=F, promote="all")
+
+
+# --- argument checks ----------------------------------------------------------------------
+def _check(op: str, gates: int, **named: Any) -> tuple[int, int]:
+    """Ranks and shapes: every tensor (batch, k * units) or (units, gates * units)."""
+    for k, v in named.items():
+        if v.ndim != 2 and not (k == "recurrent_bias" and v.ndim == 1):
+            raise InvalidArgumentError(f"{op}: {k} must be a matrix, got shape {v.shape}")
+        if v.dtype.kind != "f" and str(v.dtype) != "bfloat16":
+            raise InvalidArgumentError(f"{op}: {k} must be floating, got dtype {v.dtype}")
+    b, n = named["h"].shape
+    want = {"inputs": (b, gates * n), "h": (b, n), "c": (b, n),
+            "recurrent_kernel": (n, gates * n), "recurrent_bias": (gates * n,)}
+    for k, v in named.items():
+        if tuple(v.shape) != want[k]:
+            raise InvalidArgumentError(
+                f"{op}: {k} has shape {tuple(v.shape)}, expected {want[k]} for a state h of "
+                f"shape {(b, n)} ({gates} gates of {n} units)")
+    return b, n
+
+
+def lstm_cell(inputs: Any, h: Any, c: Any, recurrent_kernel: Any,
+              name: str | None = None) -> tuple[Any, Any]:
+    """One LSTM step, fused: ``z = inputs + h @ recurrent_kernel``, gates ``i, f, c, o``.
+
+    ``inputs`` is the step's input already projected (``x @ kernel + bias``), so a layer
+    projects every step of a sequence in one matmul. Then ``i, f, o = sigmoid(z_i, z_f,
+    z_o)``, ``c' = f * c + i * tanh(z_c)`` and ``h' = o * tanh(c')`` (Keras's LSTMCell with
+    its default activations; PyTorch's LSTMCell with gates reordered ``i, f, g, o``).
+
+    Args:
+        inputs: (batch, 4 * units), the projected input of this step.
+        h: (batch, units), the previous output.
+        c: (batch, units), the previous cell state.
+        recurrent_kernel: (units, 4 * units).
+        name: ignored (TensorFlow's op name).
+
+    Returns:
+        ``(h', c')``, each (batch, units).
+
+    Raises:
+        InvalidArgumentError: a shape does not fit, or a tensor is not floating.
+
+    Examples:
+        >>> import ember.core as em
+        >>> h, c = em.nn_ops.lstm_cell(em.zeros((2, 8)), em.zeros((2, 2)), em.ones((2, 2)),
+        ...                            em.zeros((2, 8)))
+        >>> c  # f = i = sigmoid(0) = 0.5, tanh(0) = 0: c' = 0.5 * c
+        ember.Tensor([[0.5 0.5]
+         [0.5 0.5]], shape=(2, 2), dtype=float32)
+    """
+    xw, h, c, u = (_args.tensor(v) for v in (inputs, h, c, recurrent_kernel))
+    _check("lstm_cell", 4, inputs=xw, h=h, c=c, recurrent_kernel=u)
+    out = execute(_lstm_op, (xw, h, c, u))
+    return out[0], out[1]
+
+
+def gru_cell(inputs: Any, h: Any, recurrent_kernel: Any, recurrent_bias: Any = None,
+             reset_after: bool = True, name: str | None = None) -> Any:
+    """One GRU step, fused: gates ``z, r, h`` (Keras's GRUCell with default activations).
+
+    With ``reset_after=True`` (Keras 2+ and PyTorch's GRUCell, gates reordered
+    ``r, z, n``): ``hu = h @ recurrent_kernel + recurrent_bias`` in one matmul,
+    ``z, r = sigmoid(inputs_zr + hu_zr)``, ``cand = tanh(inputs_h + r * hu_h)``. With
+    ``reset_after=False`` (the original GRU): ``cand = tanh(inputs_h + (r * h) @ U_h + b_h)``.
+    Then ``h' = z * h + (1 - z) * cand``.
+
+    Args:
+        inputs: (batch, 3 * units), the step's input projected (``x @ kernel + bias``).
+        h: (batch, units), the previous state.
+        recurrent_kernel: (units, 3 * units).
+        recurrent_bias: optional (3 * units,), added to the recurrent product.
+        reset_after: where the reset gate applies (see above).
+        name: ignored (TensorFlow's op name).
+
+    Returns:
+        ``h'``, (batch, units).
+
+    Raises:
+        InvalidArgumentError: a shape does not fit, or a tensor is not floating.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.nn_ops.gru_cell(em.zeros((1, 6)), em.ones((1, 2)), em.zeros((2, 6)))
+        ember.Tensor([[0.5 0.5]], shape=(1, 2), dtype=float32)
+    """
+    if not isinstance(reset_after, bool):
+        raise InvalidArgumentError(f"gru_cell: reset_after must be a bool, got {reset_after!r}")
+    xw, h, u = (_args.tensor(v) for v in (inputs, h, recurrent_kernel))
+    named = {"inputs": xw, "h": h, "recurrent_kernel": u}
+    if recurrent_bias is not None:
+        named["recurrent_bias"] = _args.tensor(recurrent_bias)
+    _check("gru_cell", 3, **named)
+    out = execute(_gru_op, tuple(named.values()), {"reset_after": reset_after})
+    return out[0]
+
+
+def lstm_cell_grad(dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any,
+                   c: Any) -> tuple[Any, Any]:
+    """The element-wise backward of ``lstm_cell`` (for its gradient rule and the table)."""
+    return execute(_lstm_grad_op, tuple(_args.tensor(v) for v in (
+        dh, dc, dgates, dtc, gates, tc, c)))
+
+
+def gru_cell_grad(dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any
+                  ) -> tuple[Any, Any, Any, Any]:
+    """The element-wise backward of ``gru_cell(reset_after=True)`` (for its rule and the
+    table); ``reset_after=False`` puts a matmul inside this chain, so its rule composes."""
+    return execute(_gru_grad_op, tuple(_args.tensor(v) for v in (dh, dgates, dhh, gates, hh, h)))
