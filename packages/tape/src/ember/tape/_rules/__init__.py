@@ -71,7 +71,7 @@ _EMPTY: dict[str, Any] = {}
 
 
 def _load() -> None:
-    from . import array, conv, linalg, math, reduce  # noqa: F401  (registers the rules)
+    from . import array, conv, linalg, math, recurrent, reduce  # noqa: F401  (registers the rules)
 
 
 _load()

@@ -1,0 +1,110 @@
+"""Gradients of the fused recurrent cells (``lstm_cell``, ``gru_cell``).
+
+The forward ops return their gate activations as extra outputs, so a cell's rule reuses
+them rather than recomputing them: its element-wise part is one fused op
+(``lstm_cell_grad``, ``gru_cell_grad``) and the rest two matmuls. Because the activations
+are outputs, a second-order gradient reaching them comes back into the same rule through
+``dy``, and the rules add it in.
+
+The fused backward ops get their own rule by differentiating the same element-wise
+computation written in ember ops under a nested tape: slower than the fused op, but it
+runs only for second and higher orders, and it is exact to every order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember.core as em
+from ember.core import REGISTRY, Tensor
+from ember.core.extend import run_op
+
+from . import Gradients, OpContext
+from . import register_gradient as reg
+
+_LSTM_GRAD = REGISTRY["lstm_cell_grad"]
+_GRU_GRAD = REGISTRY["gru_cell_grad"]
+
+
+def _t(x: Tensor) -> Tensor:
+    return em.transpose(x, (1, 0))
+
+
+@reg("lstm_cell")
+def _lstm(op: OpContext, dy: Any) -> Gradients:
+    dh, dc, dgates, dtc = dy
+    _, h, c, u = op.inputs
+    _, _, gates, tc = op.outputs
+    dz, dc_prev = run_op(_LSTM_GRAD, (dh, dc, dgates, dtc, gates, tc, c))
+    _, nh, _, nu = op.needs
+    return (dz, em.matmul(dz, _t(u)) if nh else None, dc_prev,
+            em.matmul(_t(h), dz) if nu else None)
+
+
+@reg("gru_cell")
+def _gru(op: OpContext, dy: Any) -> Gradients:
+    dh, dgates, dhh = dy
+    h, u = op.inputs[1], op.inputs[2]
+    _, gates, hh = op.outputs
+    needs = op.needs
+    if op.attrs["reset_after"]:
+        dzr, da, dhh_t, dh_direct = run_op(_GRU_GRAD, (dh, dgates, dhh, gates, hh, h))
+        dhu = em.concat([dzr, dhh_t], 1)
+        dh_prev = em.add(dh_direct, em.matmul(dhu, _t(u))) if needs[1] else None
+        du = em.matmul(_t(h), dhu) if needs[2] else None
+        return (em.concat([dzr, da], 1), dh_prev, du,
+                *([em.reduce_sum(dhu, 0)] if len(op.inputs) == 4 else []))
+    # reset_before: hh is r * h, and a matmul sits inside the element-wise chain
+    n = h.shape[1]
+    z, r, cand = em.split(gates, 3, axis=1)
+    dgz, dgr, dgc = em.split(dgates, 3, axis=1)
+    u_zr, u_h = em.split(u, [2 * n, n], axis=1)
+    da = (dgc + dh * (1 - z)) * (1 - cand * cand)
+    drh = dhh + em.matmul(da, _t(u_h))
+    dzr = em.concat([(dgz + dh * (h - cand)) * (z * (1 - z)),
+                     (dgr + drh * h) * (r * (1 - r))], 1)
+    dh_prev = dh * z + drh * r + em.matmul(dzr, _t(u_zr)) if needs[1] else None
+    du = em.concat([em.matmul(_t(h), dzr), em.matmul(_t(hh), da)], 1) if needs[2] else None
+    return (em.concat([dzr, da], 1), dh_prev, du,
+            *([em.concat([em.reduce_sum(dzr, 0), em.reduce_sum(da, 0)], 0)]
+              if len(op.inputs) == 4 else []))
+
+
+# --- the fused backward ops, differentiated as compositions -------------------------------
+def _lstm_backward(dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any,
+                   c: Any) -> tuple[Any, Any]:
+    i, f, g, o = em.split(gates, 4, axis=1)
+    di, df, dg, do = em.split(dgates, 4, axis=1)
+    dct = dc + (dtc + dh * o) * (1 - tc * tc)
+    dz = em.concat([(di + dct * g) * (i * (1 - i)), (df + dct * c) * (f * (1 - f)),
+                    (dg + dct * i) * (1 - g * g), (do + dh * tc) * (o * (1 - o))], 1)
+    return dz, dct * f
+
+
+def _gru_backward(dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any,
+                  h: Any) -> tuple[Any, Any, Any, Any]:
+    z, r, cand = em.split(gates, 3, axis=1)
+    dgz, dgr, dgc = em.split(dgates, 3, axis=1)
+    da = (dgc + dh * (1 - z)) * (1 - cand * cand)
+    dzr = em.concat([(dgz + dh * (h - cand)) * (z * (1 - z)),
+                     (dgr + da * hh) * (r * (1 - r))], 1)
+    return dzr, da, dhh + da * r, dh * z
+
+
+def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
+    """The vector-Jacobian product of ``fn`` (the fused op's maths in ember ops)."""
+    from .._tape import GradientTape
+
+    # fresh copies: an input given twice gets its two partial derivatives, not the total
+    # derivative at each position (which the tape would then add up twice)
+    xs = [em.identity(x) for x in op.inputs]
+    with GradientTape() as t:
+        for x in xs:
+            t.watch(x)
+        outs = fn(*xs)
+    return t.gradient(list(outs), xs, output_gradients=list(dy))
+
+
+reg("lstm_cell_grad")(lambda op, dy: _vjp(_lstm_backward, op, dy))
+reg("gru_cell_grad")(lambda op, dy: _vjp(_gru_backward, op, dy))
