@@ -25,13 +25,31 @@ F = "nn"
 
 
 def _sigmoid_(xp: Any, x: Any) -> Any:
-    """sigmoid(x) written into x, as core's sigmoid computes it (tanh form, stable)."""
-    half = x.dtype.type(0.5)
+    """sigmoid(x) written into x (a view).
+
+    float32/float64: ``1 / (1 + exp(-x))`` (one exp: numpy's float32 tanh is about twice
+    as slow), with x kept above -log(max float) so exp cannot overflow; where that floor
+    applies, sigmoid is below the smallest normal float. The passes run on a new
+    contiguous array (numpy's exp is slower in place on a strided view). Other dtypes:
+    core's tanh form.
+    """
+    dt = x.dtype
+    one = dt.type(1)
+    if dt.itemsize >= 4:
+        t = xp.maximum(x, dt.type(_EXP_FLOOR[dt.itemsize]))
+        xp.negative(t, out=t)
+        xp.exp(t, out=t)
+        t += one
+        return xp.divide(one, t, out=x)  # numpy's reciprocal is not vectorised
+    half = dt.type(0.5)
     x *= half
     xp.tanh(x, out=x)
-    x += x.dtype.type(1)
+    x += one
     x *= half
     return x
+
+
+_EXP_FLOOR = {4: -87.0, 8: -708.0}  # exp(87) and exp(708) are finite in float32, float64
 
 
 # --- LSTM ---------------------------------------------------------------------------------
@@ -40,10 +58,12 @@ def _lstm(be: Any, xw: Any, h: Any, c: Any, u: Any) -> tuple[Any, Any, Any, Any]
     n = h.shape[-1]
     z = xp.matmul(h, u)  # (batch, 4 units): every gate in one product
     z += xw
+    # numpy's tanh is slow in place on a strided view: write it from a new array
+    g = xp.tanh(z[:, 2 * n:3 * n])
     _sigmoid_(xp, z[:, :2 * n])
-    xp.tanh(z[:, 2 * n:3 * n], out=z[:, 2 * n:3 * n])
     _sigmoid_(xp, z[:, 3 * n:])
-    i, f, g, o = z[:, :n], z[:, n:2 * n], z[:, 2 * n:3 * n], z[:, 3 * n:]
+    z[:, 2 * n:3 * n] = g
+    i, f, o = z[:, :n], z[:, n:2 * n], z[:, 3 * n:]
     c_new = f * c
     c_new += i * g
     tc = xp.tanh(c_new)
