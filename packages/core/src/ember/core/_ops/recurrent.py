@@ -6,9 +6,9 @@ candidate term for the GRU) as extra outputs: the gradient rule in ember-tape re
 instead of recomputing them, and since they are outputs, a second-order gradient flows
 back through them into the same rule.
 
-The backward's element-wise part is a second fused op (``lstm_cell_grad``,
-``gru_cell_grad``); its own rule in ember-tape differentiates the same computation
-written in ember ops, so every order of derivative stays exact.
+The backward of a step is a second fused op (``lstm_cell_grad``, ``gru_cell_grad``:
+the element-wise part and the two matmuls); its own rule in ember-tape differentiates
+the same computation written in ember ops, so every order of derivative stays exact.
 
 Weights follow Keras: gates ``i, f, c, o`` for the LSTM and ``z, r, h`` for the GRU.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._dtypes import bfloat16 as _BF16
 from .._errors import InvalidArgumentError
 from .._registry import execute, register
 from . import _args
@@ -25,31 +26,37 @@ F = "nn"
 
 
 def _sigmoid_(xp: Any, x: Any) -> Any:
-    """sigmoid(x) written into x (a view).
+    """sigmoid(x) written into x (a float32 or float64 view).
 
-    float32/float64: ``1 / (1 + exp(-x))`` (one exp: numpy's float32 tanh is about twice
-    as slow), with x kept above -log(max float) so exp cannot overflow; where that floor
-    applies, sigmoid is below the smallest normal float. The passes run on a new
-    contiguous array (numpy's exp is slower in place on a strided view). Other dtypes:
-    core's tanh form.
+    ``1 / (1 + exp(-x))`` (one exp: numpy's float32 tanh is about twice as slow), with x
+    kept above -log(max float) so exp cannot overflow; where that floor applies, sigmoid
+    is below the smallest normal float. The passes run on a new contiguous array
+    (numpy's exp is slower in place on a strided view).
     """
     dt = x.dtype
     one = dt.type(1)
-    if dt.itemsize >= 4:
-        t = xp.maximum(x, dt.type(_EXP_FLOOR[dt.itemsize]))
-        xp.negative(t, out=t)
-        xp.exp(t, out=t)
-        t += one
-        return xp.divide(one, t, out=x)  # numpy's reciprocal is not vectorised
-    half = dt.type(0.5)
-    x *= half
-    xp.tanh(x, out=x)
-    x += one
-    x *= half
-    return x
+    t = xp.maximum(x, dt.type(_EXP_FLOOR[dt.itemsize]))
+    xp.negative(t, out=t)
+    xp.exp(t, out=t)
+    t += one
+    return xp.divide(one, t, out=x)  # numpy's reciprocal is not vectorised
 
 
 _EXP_FLOOR = {4: -87.0, 8: -708.0}  # exp(87) and exp(708) are finite in float32, float64
+
+
+def _in_float32(forward: Any) -> Any:
+    """``forward`` computing float16/bfloat16 inputs in float32 (numpy's bfloat16 matmul
+    gives float32 anyway), its results cast back to the inputs' dtype."""
+
+    def run(be: Any, *arrays: Any, **attrs: Any) -> Any:
+        dt = arrays[0].dtype
+        if dt.itemsize >= 4:
+            return forward(be, *arrays, **attrs)
+        out = forward(be, *(a.astype("float32") for a in arrays), **attrs)
+        return tuple(o.astype(dt) for o in out)
+
+    return run
 
 
 # --- LSTM ---------------------------------------------------------------------------------
@@ -71,25 +78,39 @@ def _lstm(be: Any, xw: Any, h: Any, c: Any, u: Any) -> tuple[Any, Any, Any, Any]
 
 
 def _lstm_grad(be: Any, dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any,
-               c: Any) -> tuple[Any, Any]:
-    """d(pre-activations) and d(c_prev) from the output gradients (element-wise only)."""
+               c: Any, h: Any, u: Any, *, need_h: bool, need_u: bool) -> tuple[Any, ...]:
+    """The backward of one LSTM step from its output gradients and saved activations.
+
+    Returns d(inputs) (the pre-activations), d(h_prev), d(c_prev) and d(recurrent_kernel);
+    zeros for ``h_prev`` / the kernel where ``need_h`` / ``need_u`` is False.
+    """
     xp = be.xp
     one = gates.dtype.type(1)
     n = tc.shape[-1]
     i, f, g, o = gates[:, :n], gates[:, n:2 * n], gates[:, 2 * n:3 * n], gates[:, 3 * n:]
-    dct = dtc + dh * o
+    dct = dh * o
+    dct += dtc
     dct *= one - tc * tc
     dct += dc
-    dz = xp.empty_like(gates)
-    dz[:, :n] = (dgates[:, :n] + dct * g) * (i * (one - i))
-    dz[:, n:2 * n] = (dgates[:, n:2 * n] + dct * c) * (f * (one - f))
-    dz[:, 2 * n:3 * n] = (dgates[:, 2 * n:3 * n] + dct * i) * (one - g * g)
-    dz[:, 3 * n:] = (dgates[:, 3 * n:] + dh * tc) * (o * (one - o))
-    return dz, dct * f
+    dz = xp.empty_like(gates)  # whole-array passes: few numpy calls per step
+    xp.multiply(dct, g, out=dz[:, :n])
+    xp.multiply(dct, c, out=dz[:, n:2 * n])
+    xp.multiply(dct, i, out=dz[:, 2 * n:3 * n])
+    xp.multiply(dh, tc, out=dz[:, 3 * n:])
+    dz += dgates
+    d = one - gates  # the activations' derivatives: s (1 - s), and 1 - g^2 for tanh
+    d *= gates
+    dg = d[:, 2 * n:3 * n]
+    xp.multiply(g, g, out=dg)
+    xp.subtract(one, dg, out=dg)
+    dz *= d
+    dh_prev = xp.matmul(dz, u.T) if need_h else xp.zeros_like(h)
+    du = xp.matmul(h.T, dz) if need_u else xp.zeros_like(u)
+    return dz, dh_prev, dct * f, du
 
 
-_lstm_op = register("lstm_cell", _lstm, family=F, promote="all")
-_lstm_grad_op = register("lstm_cell_grad", _lstm_grad, family=F, promote="all")
+_lstm_op = register("lstm_cell", _in_float32(_lstm), family=F, promote="all")
+_lstm_grad_op = register("lstm_cell_grad", _in_float32(_lstm_grad), family=F, promote="all")
 
 
 # --- GRU ----------------------------------------------------------------------------------
@@ -127,45 +148,57 @@ def _gru(be: Any, xw: Any, h: Any, u: Any, *rb: Any, reset_after: bool
     return h_new, gates, hh
 
 
-def _gru_grad(be: Any, dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any
-              ) -> tuple[Any, Any, Any, Any]:
-    """Element-wise part of the GRU backward (see ``_gru`` for the names).
+def _gru_grad(be: Any, dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any, u: Any,
+              *, need_h: bool, need_u: bool, bias: bool) -> tuple[Any, ...]:
+    """The backward of one ``reset_after`` GRU step (see ``_gru`` for the names).
 
-    Returns d(z, r pre-activations), d(candidate pre-activation), d(hh) and the part of
-    d(h_prev) that does not pass through a matmul.
+    Returns d(inputs), d(h_prev), d(recurrent_kernel) and, with ``bias``, d(recurrent
+    bias); zeros where ``need_h`` / ``need_u`` is False.
     """
     xp = be.xp
     one = gates.dtype.type(1)
     n = h.shape[-1]
     z, r, cand = gates[:, :n], gates[:, n:2 * n], gates[:, 2 * n:]
-    da = (dgates[:, 2 * n:] + dh * (one - z)) * (one - cand * cand)
-    dzr = xp.empty_like(gates[:, :2 * n])
-    dzr[:, :n] = (dgates[:, :n] + dh * (h - cand)) * (z * (one - z))
-    dzr[:, n:] = (dgates[:, n:2 * n] + da * hh) * (r * (one - r))
-    return dzr, da, dhh + da * r, dh * z
+    da = dh * (one - z)
+    da += dgates[:, 2 * n:]
+    da *= one - cand * cand
+    dhu = xp.empty_like(gates)  # d(h @ u + b): z and r as for the inputs, then d(hh)
+    dhu[:, :n] = (dgates[:, :n] + dh * (h - cand)) * (z * (one - z))
+    dhu[:, n:2 * n] = (dgates[:, n:2 * n] + da * hh) * (r * (one - r))
+    xp.multiply(da, r, out=dhu[:, 2 * n:])
+    dhu[:, 2 * n:] += dhh
+    dxw = dhu.copy()
+    dxw[:, 2 * n:] = da
+    if need_h:
+        dh_prev = xp.matmul(dhu, u.T)
+        dh_prev += dh * z
+    else:
+        dh_prev = xp.zeros_like(h)
+    du = xp.matmul(h.T, dhu) if need_u else xp.zeros_like(u)
+    return (dxw, dh_prev, du, dhu.sum(0)) if bias else (dxw, dh_prev, du)
 
 
-_gru_op = register("gru_cell", _gru, family=F, promote="all")
-_gru_grad_op = register("gru_cell_grad", _gru_grad, family=F, promote="all")
+_gru_op = register("gru_cell", _in_float32(_gru), family=F, promote="all")
+_gru_grad_op = register("gru_cell_grad", _in_float32(_gru_grad), family=F, promote="all")
 
 
 # --- argument checks ----------------------------------------------------------------------
-def _check(op: str, gates: int, **named: Any) -> tuple[int, int]:
-    """Ranks and shapes: every tensor (batch, k * units) or (units, gates * units)."""
-    for k, v in named.items():
-        if v.ndim != 2 and not (k == "recurrent_bias" and v.ndim == 1):
-            raise InvalidArgumentError(f"{op}: {k} must be a matrix, got shape {v.shape}")
-        if v.dtype.kind != "f" and str(v.dtype) != "bfloat16":
-            raise InvalidArgumentError(f"{op}: {k} must be floating, got dtype {v.dtype}")
-    b, n = named["h"].shape
+def _check(op: str, gates: int, **named: Any) -> None:
+    """Ranks, dtypes and shapes: (batch, gates * units) inputs, (batch, units) states,
+    a (units, gates * units) kernel and a (gates * units,) bias."""
+    h = named["h"]
+    if h.ndim != 2:
+        raise InvalidArgumentError(f"{op}: h must be a matrix, got shape {h.shape}")
+    b, n = h.shape
     want = {"inputs": (b, gates * n), "h": (b, n), "c": (b, n),
             "recurrent_kernel": (n, gates * n), "recurrent_bias": (gates * n,)}
     for k, v in named.items():
-        if tuple(v.shape) != want[k]:
+        if v.shape != want[k]:
             raise InvalidArgumentError(
-                f"{op}: {k} has shape {tuple(v.shape)}, expected {want[k]} for a state h of "
+                f"{op}: {k} has shape {v.shape}, expected {want[k]} for a state h of "
                 f"shape {(b, n)} ({gates} gates of {n} units)")
-    return b, n
+        if v.dtype.kind != "f" and v.dtype != _BF16:
+            raise InvalidArgumentError(f"{op}: {k} must be floating, got dtype {v.dtype}")
 
 
 def lstm_cell(inputs: Any, h: Any, c: Any, recurrent_kernel: Any,
@@ -244,15 +277,17 @@ def gru_cell(inputs: Any, h: Any, recurrent_kernel: Any, recurrent_bias: Any = N
     return out[0]
 
 
-def lstm_cell_grad(dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any,
-                   c: Any) -> tuple[Any, Any]:
-    """The element-wise backward of ``lstm_cell`` (for its gradient rule and the table)."""
+def lstm_cell_grad(dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any, c: Any,
+                   h: Any, u: Any, need_h: bool = True, need_u: bool = True) -> Any:
+    """The backward of ``lstm_cell`` (for its gradient rule and the op table)."""
     return execute(_lstm_grad_op, tuple(_args.tensor(v) for v in (
-        dh, dc, dgates, dtc, gates, tc, c)))
+        dh, dc, dgates, dtc, gates, tc, c, h, u)), {"need_h": need_h, "need_u": need_u})
 
 
-def gru_cell_grad(dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any
-                  ) -> tuple[Any, Any, Any, Any]:
-    """The element-wise backward of ``gru_cell(reset_after=True)`` (for its rule and the
-    table); ``reset_after=False`` puts a matmul inside this chain, so its rule composes."""
-    return execute(_gru_grad_op, tuple(_args.tensor(v) for v in (dh, dgates, dhh, gates, hh, h)))
+def gru_cell_grad(dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any, u: Any,
+                  need_h: bool = True, need_u: bool = True, bias: bool = True) -> Any:
+    """The backward of ``gru_cell(reset_after=True)`` (for its rule and the op table);
+    ``reset_after=False`` puts a matmul inside the element-wise chain, so its rule
+    composes ops."""
+    return execute(_gru_grad_op, tuple(_args.tensor(v) for v in (dh, dgates, dhh, gates, hh, h, u)),
+                   {"need_h": need_h, "need_u": need_u, "bias": bias})

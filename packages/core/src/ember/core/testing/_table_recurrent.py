@@ -59,7 +59,8 @@ def _gru_torch(T: Any, xw: Any, h: Any, u: Any, rb: Any = None,
                       None if rb is None else rb[perm])
 
 
-def _lstm_grad_ref(dh: Any, dc: Any, dg: Any, dtc: Any, g: Any, tc: Any, c: Any) -> Any:
+def _lstm_grad_ref(dh: Any, dc: Any, dg: Any, dtc: Any, g: Any, tc: Any, c: Any, h: Any,
+                   u: Any, need_h: bool = True, need_u: bool = True) -> Any:
     n = tc.shape[1]
     i, f, gg, o = (g[:, k * n:(k + 1) * n] for k in range(4))
     dct = dc + (dtc + dh * o) * (1 - tc ** 2)
@@ -67,20 +68,31 @@ def _lstm_grad_ref(dh: Any, dc: Any, dg: Any, dtc: Any, g: Any, tc: Any, c: Any)
                          (dg[:, n:2 * n] + dct * c) * f * (1 - f),
                          (dg[:, 2 * n:3 * n] + dct * i) * (1 - gg ** 2),
                          (dg[:, 3 * n:] + dh * tc) * o * (1 - o)], 1)
-    return dz.astype(c.dtype), (dct * f).astype(c.dtype)
+    out = (dz, dz @ u.T if need_h else 0 * h, dct * f, h.T @ dz if need_u else 0 * u)
+    return tuple(v.astype(c.dtype) for v in out)
 
 
-def _gru_grad_ref(dh: Any, dg: Any, dhh: Any, g: Any, hh: Any, h: Any) -> Any:
+def _gru_grad_ref(dh: Any, dg: Any, dhh: Any, g: Any, hh: Any, h: Any, u: Any,
+                  need_h: bool = True, need_u: bool = True, bias: bool = True) -> Any:
     n = h.shape[1]
     z, r, cand = g[:, :n], g[:, n:2 * n], g[:, 2 * n:]
     da = (dg[:, 2 * n:] + dh * (1 - z)) * (1 - cand ** 2)
     dzr = np.concatenate([(dg[:, :n] + dh * (h - cand)) * z * (1 - z),
                           (dg[:, n:2 * n] + da * hh) * r * (1 - r)], 1)
-    return tuple(v.astype(h.dtype) for v in (dzr, da, dhh + da * r, dh * z))
+    dhu = np.concatenate([dzr, dhh + da * r], 1)
+    out = (np.concatenate([dzr, da], 1), dh * z + dhu @ u.T if need_h else 0 * h,
+           h.T @ dhu if need_u else 0 * u) + ((dhu.sum(0),) if bias else ())
+    return tuple(v.astype(h.dtype) for v in out)
 
 
 def _gates(b: int, k: int) -> Any:
     return arr(b, k, domain="unit")  # activations: sigmoids in (0, 1), tanh in (-1, 1)
+
+
+_lstm_grad_args = args(arr(3, 2), arr(3, 2), arr(3, 8), arr(3, 2), _gates(3, 8), _gates(3, 2),
+                       arr(3, 2, domain="any"), arr(3, 2, domain="unit"), arr(2, 8, domain="unit"))
+_gru_grad_args = args(arr(3, 2), arr(3, 6), arr(3, 2), _gates(3, 6), arr(3, 2),
+                      arr(3, 2, domain="unit"), arr(2, 6, domain="unit"))
 
 
 def specs() -> list[OpSpec]:
@@ -98,11 +110,12 @@ def specs() -> list[OpSpec]:
                             arr(6, domain="unit") if bias else None), reset_after=ra)
             for name, ra, bias in gru), FLOATS, True, (0, 1, 2, 3), _gru_torch),
         OpSpec("lstm_cell_grad", rec.lstm_cell_grad, _lstm_grad_ref, (
-            case("batch3", args(arr(3, 2), arr(3, 2), arr(3, 8), arr(3, 2), _gates(3, 8),
-                                _gates(3, 2), arr(3, 2, domain="any"))),
-        ), FLOATS, True, (0, 1, 2, 3, 4, 5, 6)),
+            case("all", _lstm_grad_args),
+            case("no_h_no_u", _lstm_grad_args, need_h=False, need_u=False),
+        ), FLOATS, True, tuple(range(9))),
         OpSpec("gru_cell_grad", rec.gru_cell_grad, _gru_grad_ref, (
-            case("batch3", args(arr(3, 2), arr(3, 6), arr(3, 2), _gates(3, 6), arr(3, 2),
-                                arr(3, 2, domain="unit"))),
-        ), FLOATS, True, (0, 1, 2, 3, 4, 5)),
+            case("all", _gru_grad_args),
+            case("no_h_no_bias", _gru_grad_args, need_h=False, bias=False),
+            case("no_u", _gru_grad_args, need_u=False),
+        ), FLOATS, True, tuple(range(7))),
     ]
