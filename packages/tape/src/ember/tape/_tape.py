@@ -286,7 +286,7 @@ class GradientTape:
                 dys = [get(id(o)) for o in outputs]
                 if all(d is None for d in dys):
                     continue
-                dy = [em.zeros_like(o) if d is None else d for o, d in zip(outputs, dys)]
+                dy = [_zeros(o) if d is None else d for o, d in zip(outputs, dys)]
             name = rec.op.name
             rule = _RULES.get(name) if name != "custom_gradient" else rec.attrs["grad_fn"]
             if rule is None:
@@ -422,3 +422,11 @@ def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     if axes:
         g = em.reduce_sum(g, axes, keepdims=False)
     return em.reshape(g, shape) if g.shape != shape else g
+
+
+def _zeros(t: Tensor) -> Tensor:
+    """Zeros for an output that got no gradient: a constant made directly, as the seed is
+    (no recorder needs to see it; an op per output cost a dispatch at every recurrent step)."""
+    d = device_of(t)
+    a = array_of(t)
+    return tensor_from_array(d.xp.zeros(a.shape, dtype=a.dtype), d)

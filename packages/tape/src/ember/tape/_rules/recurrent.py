@@ -1,8 +1,8 @@
 """Gradients of the fused recurrent cells (``lstm_cell``, ``gru_cell``).
 
 The forward ops return their gate activations as extra outputs, so a cell's rule reuses
-them rather than recomputing them: its element-wise part is one fused op
-(``lstm_cell_grad``, ``gru_cell_grad``) and the rest two matmuls. Because the activations
+them rather than recomputing them: the whole backward of a step is one fused op
+(``lstm_cell_grad``, ``gru_cell_grad``: the element-wise part and the two matmuls). Because the activations
 are outputs, a second-order gradient reaching them comes back into the same rule through
 ``dy``, and the rules add it in.
 
@@ -36,10 +36,10 @@ def _lstm(op: OpContext, dy: Any) -> Gradients:
     dh, dc, dgates, dtc = dy
     _, h, c, u = op.inputs
     _, _, gates, tc = op.outputs
-    dz, dc_prev = run_op(_LSTM_GRAD, (dh, dc, dgates, dtc, gates, tc, c))
     _, nh, _, nu = op.needs
-    return (dz, em.matmul(dz, _t(u)) if nh else None, dc_prev,
-            em.matmul(_t(h), dz) if nu else None)
+    dz, dh_prev, dc_prev, du = run_op(_LSTM_GRAD, (dh, dc, dgates, dtc, gates, tc, c, h, u),
+                                      {"need_h": nh, "need_u": nu})
+    return dz, dh_prev if nh else None, dc_prev, du if nu else None
 
 
 @reg("gru_cell")
@@ -48,13 +48,11 @@ def _gru(op: OpContext, dy: Any) -> Gradients:
     h, u = op.inputs[1], op.inputs[2]
     _, gates, hh = op.outputs
     needs = op.needs
+    bias = len(op.inputs) == 4
     if op.attrs["reset_after"]:
-        dzr, da, dhh_t, dh_direct = run_op(_GRU_GRAD, (dh, dgates, dhh, gates, hh, h))
-        dhu = em.concat([dzr, dhh_t], 1)
-        dh_prev = em.add(dh_direct, em.matmul(dhu, _t(u))) if needs[1] else None
-        du = em.matmul(_t(h), dhu) if needs[2] else None
-        return (em.concat([dzr, da], 1), dh_prev, du,
-                *([em.reduce_sum(dhu, 0)] if len(op.inputs) == 4 else []))
+        g = run_op(_GRU_GRAD, (dh, dgates, dhh, gates, hh, h, u),
+                   {"need_h": needs[1], "need_u": needs[2], "bias": bias})
+        return (g[0], g[1] if needs[1] else None, g[2] if needs[2] else None, *g[3:])
     # reset_before: hh is r * h, and a matmul sits inside the element-wise chain
     n = h.shape[1]
     z, r, cand = em.split(gates, 3, axis=1)
@@ -72,24 +70,29 @@ def _gru(op: OpContext, dy: Any) -> Gradients:
 
 
 # --- the fused backward ops, differentiated as compositions -------------------------------
-def _lstm_backward(dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any,
-                   c: Any) -> tuple[Any, Any]:
+def _lstm_backward(dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any, c: Any,
+                   h: Any, u: Any, need_h: bool, need_u: bool) -> tuple[Any, ...]:
     i, f, g, o = em.split(gates, 4, axis=1)
     di, df, dg, do = em.split(dgates, 4, axis=1)
     dct = dc + (dtc + dh * o) * (1 - tc * tc)
     dz = em.concat([(di + dct * g) * (i * (1 - i)), (df + dct * c) * (f * (1 - f)),
                     (dg + dct * i) * (1 - g * g), (do + dh * tc) * (o * (1 - o))], 1)
-    return dz, dct * f
+    return (dz, em.matmul(dz, _t(u)) if need_h else em.zeros_like(h), dct * f,
+            em.matmul(_t(h), dz) if need_u else em.zeros_like(u))
 
 
-def _gru_backward(dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any,
-                  h: Any) -> tuple[Any, Any, Any, Any]:
+def _gru_backward(dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any, u: Any,
+                  need_h: bool, need_u: bool, bias: bool) -> tuple[Any, ...]:
     z, r, cand = em.split(gates, 3, axis=1)
     dgz, dgr, dgc = em.split(dgates, 3, axis=1)
     da = (dgc + dh * (1 - z)) * (1 - cand * cand)
     dzr = em.concat([(dgz + dh * (h - cand)) * (z * (1 - z)),
                      (dgr + da * hh) * (r * (1 - r))], 1)
-    return dzr, da, dhh + da * r, dh * z
+    dhu = em.concat([dzr, dhh + da * r], 1)
+    out = (em.concat([dzr, da], 1),
+           dh * z + em.matmul(dhu, _t(u)) if need_h else em.zeros_like(h),
+           em.matmul(_t(h), dhu) if need_u else em.zeros_like(u))
+    return (*out, em.reduce_sum(dhu, 0)) if bias else out
 
 
 def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
@@ -102,7 +105,7 @@ def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
     with GradientTape() as t:
         for x in xs:
             t.watch(x)
-        outs = fn(*xs)
+        outs = fn(*xs, **op.attrs)
     return t.gradient(list(outs), xs, output_gradients=list(dy))
 
 
