@@ -25,6 +25,7 @@ from ember.core.extend import (
 )
 
 from ._nest import flatten, pack_as
+from ._rules import MISSING_AS_NONE as _MISSING_AS_NONE
 from ._rules import RULES as _RULES
 from ._rules import OpContext
 
@@ -286,7 +287,8 @@ class GradientTape:
                 dys = [get(id(o)) for o in outputs]
                 if all(d is None for d in dys):
                     continue
-                dy = [_zeros(o) if d is None else d for o, d in zip(outputs, dys)]
+                dy = dys if rec.op.name in _MISSING_AS_NONE else \
+                    [_zeros(o) if d is None else d for o, d in zip(outputs, dys)]
             name = rec.op.name
             rule = _RULES.get(name) if name != "custom_gradient" else rec.attrs["grad_fn"]
             if rule is None:

@@ -77,9 +77,12 @@ def _lstm(be: Any, xw: Any, h: Any, c: Any, u: Any) -> tuple[Any, Any, Any, Any]
     return o * tc, c_new, z, tc
 
 
-def _lstm_grad(be: Any, dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any,
-               c: Any, h: Any, u: Any, *, need_h: bool, need_u: bool) -> tuple[Any, ...]:
+def _lstm_grad(be: Any, dh: Any, dc: Any, gates: Any, tc: Any, c: Any, h: Any, u: Any,
+               *extra: Any, need_h: bool, need_u: bool) -> tuple[Any, ...]:
     """The backward of one LSTM step from its output gradients and saved activations.
+
+    ``extra``: the gradients of the ``gates`` and ``tc`` outputs, or nothing where they
+    have none (first order: no zero arrays to make and add).
 
     Returns d(inputs) (the pre-activations), d(h_prev), d(c_prev) and d(recurrent_kernel);
     zeros for ``h_prev`` / the kernel where ``need_h`` / ``need_u`` is False.
@@ -89,7 +92,8 @@ def _lstm_grad(be: Any, dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc:
     n = tc.shape[-1]
     i, f, g, o = gates[:, :n], gates[:, n:2 * n], gates[:, 2 * n:3 * n], gates[:, 3 * n:]
     dct = dh * o
-    dct += dtc
+    if extra:
+        dct += extra[1]
     dct *= one - tc * tc
     dct += dc
     dz = xp.empty_like(gates)  # whole-array passes: few numpy calls per step
@@ -97,7 +101,8 @@ def _lstm_grad(be: Any, dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc:
     xp.multiply(dct, c, out=dz[:, n:2 * n])
     xp.multiply(dct, i, out=dz[:, 2 * n:3 * n])
     xp.multiply(dh, tc, out=dz[:, 3 * n:])
-    dz += dgates
+    if extra:
+        dz += extra[0]
     d = one - gates  # the activations' derivatives: s (1 - s), and 1 - g^2 for tanh
     d *= gates
     dg = d[:, 2 * n:3 * n]
@@ -148,9 +153,12 @@ def _gru(be: Any, xw: Any, h: Any, u: Any, *rb: Any, reset_after: bool
     return h_new, gates, hh
 
 
-def _gru_grad(be: Any, dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any, u: Any,
-              *, need_h: bool, need_u: bool, bias: bool) -> tuple[Any, ...]:
+def _gru_grad(be: Any, dh: Any, gates: Any, hh: Any, h: Any, u: Any, *extra: Any,
+              need_h: bool, need_u: bool, bias: bool) -> tuple[Any, ...]:
     """The backward of one ``reset_after`` GRU step (see ``_gru`` for the names).
+
+    ``extra``: the gradients of the ``gates`` and ``hh`` outputs, or nothing where they
+    have none.
 
     Returns d(inputs), d(h_prev), d(recurrent_kernel) and, with ``bias``, d(recurrent
     bias); zeros where ``need_h`` / ``need_u`` is False.
@@ -160,13 +168,21 @@ def _gru_grad(be: Any, dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: A
     n = h.shape[-1]
     z, r, cand = gates[:, :n], gates[:, n:2 * n], gates[:, 2 * n:]
     da = dh * (one - z)
-    da += dgates[:, 2 * n:]
+    if extra:
+        da += extra[0][:, 2 * n:]
     da *= one - cand * cand
     dhu = xp.empty_like(gates)  # d(h @ u + b): z and r as for the inputs, then d(hh)
-    dhu[:, :n] = (dgates[:, :n] + dh * (h - cand)) * (z * (one - z))
-    dhu[:, n:2 * n] = (dgates[:, n:2 * n] + da * hh) * (r * (one - r))
+    xp.multiply(dh, h - cand, out=dhu[:, :n])
+    xp.multiply(da, hh, out=dhu[:, n:2 * n])
+    if extra:
+        dhu[:, :2 * n] += extra[0][:, :2 * n]
+    dzr = dhu[:, :2 * n]
+    d = one - gates[:, :2 * n]  # sigmoid' = s (1 - s)
+    d *= gates[:, :2 * n]
+    dzr *= d
     xp.multiply(da, r, out=dhu[:, 2 * n:])
-    dhu[:, 2 * n:] += dhh
+    if extra:
+        dhu[:, 2 * n:] += extra[1]
     dxw = dhu.copy()
     dxw[:, 2 * n:] = da
     if need_h:
@@ -277,17 +293,27 @@ def gru_cell(inputs: Any, h: Any, recurrent_kernel: Any, recurrent_bias: Any = N
     return out[0]
 
 
-def lstm_cell_grad(dh: Any, dc: Any, dgates: Any, dtc: Any, gates: Any, tc: Any, c: Any,
-                   h: Any, u: Any, need_h: bool = True, need_u: bool = True) -> Any:
+def _pair_or_none(op: str, a: Any, b: Any, names: str) -> tuple[Any, ...]:
+    if (a is None) != (b is None):
+        raise InvalidArgumentError(f"{op}: give both {names} or neither")
+    return () if a is None else (_args.tensor(a), _args.tensor(b))
+
+
+def lstm_cell_grad(dh: Any, dc: Any, gates: Any, tc: Any, c: Any, h: Any, u: Any,
+                   dgates: Any = None, dtc: Any = None, need_h: bool = True,
+                   need_u: bool = True) -> Any:
     """The backward of ``lstm_cell`` (for its gradient rule and the op table)."""
+    extra = _pair_or_none("lstm_cell_grad", dgates, dtc, "dgates and dtc")
     return execute(_lstm_grad_op, tuple(_args.tensor(v) for v in (
-        dh, dc, dgates, dtc, gates, tc, c, h, u)), {"need_h": need_h, "need_u": need_u})
+        dh, dc, gates, tc, c, h, u)) + extra, {"need_h": need_h, "need_u": need_u})
 
 
-def gru_cell_grad(dh: Any, dgates: Any, dhh: Any, gates: Any, hh: Any, h: Any, u: Any,
-                  need_h: bool = True, need_u: bool = True, bias: bool = True) -> Any:
+def gru_cell_grad(dh: Any, gates: Any, hh: Any, h: Any, u: Any, dgates: Any = None,
+                  dhh: Any = None, need_h: bool = True, need_u: bool = True,
+                  bias: bool = True) -> Any:
     """The backward of ``gru_cell(reset_after=True)`` (for its rule and the op table);
     ``reset_after=False`` puts a matmul inside the element-wise chain, so its rule
     composes ops."""
-    return execute(_gru_grad_op, tuple(_args.tensor(v) for v in (dh, dgates, dhh, gates, hh, h, u)),
+    extra = _pair_or_none("gru_cell_grad", dgates, dhh, "dgates and dhh")
+    return execute(_gru_grad_op, tuple(_args.tensor(v) for v in (dh, gates, hh, h, u)) + extra,
                    {"need_h": need_h, "need_u": need_u, "bias": bias})

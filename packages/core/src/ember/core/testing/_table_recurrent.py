@@ -59,9 +59,12 @@ def _gru_torch(T: Any, xw: Any, h: Any, u: Any, rb: Any = None,
                       None if rb is None else rb[perm])
 
 
-def _lstm_grad_ref(dh: Any, dc: Any, dg: Any, dtc: Any, g: Any, tc: Any, c: Any, h: Any,
-                   u: Any, need_h: bool = True, need_u: bool = True) -> Any:
+def _lstm_grad_ref(dh: Any, dc: Any, g: Any, tc: Any, c: Any, h: Any, u: Any,
+                   dg: Any = None, dtc: Any = None, need_h: bool = True,
+                   need_u: bool = True) -> Any:
     n = tc.shape[1]
+    dg = np.zeros_like(g) if dg is None else dg
+    dtc = np.zeros_like(tc) if dtc is None else dtc
     i, f, gg, o = (g[:, k * n:(k + 1) * n] for k in range(4))
     dct = dc + (dtc + dh * o) * (1 - tc ** 2)
     dz = np.concatenate([(dg[:, :n] + dct * gg) * i * (1 - i),
@@ -72,9 +75,11 @@ def _lstm_grad_ref(dh: Any, dc: Any, dg: Any, dtc: Any, g: Any, tc: Any, c: Any,
     return tuple(v.astype(c.dtype) for v in out)
 
 
-def _gru_grad_ref(dh: Any, dg: Any, dhh: Any, g: Any, hh: Any, h: Any, u: Any,
+def _gru_grad_ref(dh: Any, g: Any, hh: Any, h: Any, u: Any, dg: Any = None, dhh: Any = None,
                   need_h: bool = True, need_u: bool = True, bias: bool = True) -> Any:
     n = h.shape[1]
+    dg = np.zeros_like(g) if dg is None else dg
+    dhh = np.zeros_like(hh) if dhh is None else dhh
     z, r, cand = g[:, :n], g[:, n:2 * n], g[:, 2 * n:]
     da = (dg[:, 2 * n:] + dh * (1 - z)) * (1 - cand ** 2)
     dzr = np.concatenate([(dg[:, :n] + dh * (h - cand)) * z * (1 - z),
@@ -89,10 +94,16 @@ def _gates(b: int, k: int) -> Any:
     return arr(b, k, domain="unit")  # activations: sigmoids in (0, 1), tanh in (-1, 1)
 
 
-_lstm_grad_args = args(arr(3, 2), arr(3, 2), arr(3, 8), arr(3, 2), _gates(3, 8), _gates(3, 2),
-                       arr(3, 2, domain="any"), arr(3, 2, domain="unit"), arr(2, 8, domain="unit"))
-_gru_grad_args = args(arr(3, 2), arr(3, 6), arr(3, 2), _gates(3, 6), arr(3, 2),
-                      arr(3, 2, domain="unit"), arr(2, 6, domain="unit"))
+_lstm_grad_args = args(arr(3, 2), arr(3, 2), _gates(3, 8), _gates(3, 2),
+                       arr(3, 2, domain="any"), arr(3, 2, domain="unit"), arr(2, 8, domain="unit"),
+                       None, None)
+_lstm_grad_extra = args(arr(3, 2), arr(3, 2), _gates(3, 8), _gates(3, 2),
+                        arr(3, 2, domain="any"), arr(3, 2, domain="unit"),
+                        arr(2, 8, domain="unit"), arr(3, 8), arr(3, 2))
+_gru_grad_args = args(arr(3, 2), _gates(3, 6), arr(3, 2), arr(3, 2, domain="unit"),
+                      arr(2, 6, domain="unit"), None, None)
+_gru_grad_extra = args(arr(3, 2), _gates(3, 6), arr(3, 2), arr(3, 2, domain="unit"),
+                       arr(2, 6, domain="unit"), arr(3, 6), arr(3, 2))
 
 
 def specs() -> list[OpSpec]:
@@ -110,12 +121,14 @@ def specs() -> list[OpSpec]:
                             arr(6, domain="unit") if bias else None), reset_after=ra)
             for name, ra, bias in gru), FLOATS, True, (0, 1, 2, 3), _gru_torch),
         OpSpec("lstm_cell_grad", rec.lstm_cell_grad, _lstm_grad_ref, (
-            case("all", _lstm_grad_args),
-            case("no_h_no_u", _lstm_grad_args, need_h=False, need_u=False),
+            case("first_order", _lstm_grad_args),
+            case("saved_gradients", _lstm_grad_extra),
+            case("no_h_no_u", _lstm_grad_extra, need_h=False, need_u=False),
         ), FLOATS, True, tuple(range(9))),
         OpSpec("gru_cell_grad", rec.gru_cell_grad, _gru_grad_ref, (
-            case("all", _gru_grad_args),
-            case("no_h_no_bias", _gru_grad_args, need_h=False, bias=False),
+            case("first_order", _gru_grad_args),
+            case("saved_gradients", _gru_grad_extra),
+            case("no_h_no_bias", _gru_grad_extra, need_h=False, bias=False),
             case("no_u", _gru_grad_args, need_u=False),
         ), FLOATS, True, tuple(range(7))),
     ]
