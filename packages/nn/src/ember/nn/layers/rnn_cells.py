@@ -160,10 +160,15 @@ class _GatedCell(Layer):
         self._check_features(inputs)
         lead = tuple(inputs.shape[:-1])
         x2 = em.reshape(inputs, (-1, inputs.shape[-1])) if len(lead) != 1 else inputs
-        xw = em.matmul(x2, self.kernel.value())
+        w = self.kernel.value()
         b = self._input_bias()
         if b is not None:
-            xw = em.add(xw, b)
+            # [x, 1] @ [kernel; bias]: the bias rides in the matmul, so no second
+            # (steps * batch, gates) array is made (and kept by a tape) for the sum
+            ones = em.ones((x2.shape[0], 1), dtype=x2.dtype)
+            x2 = em.concat([x2, ones], 1)
+            w = em.concat([w, em.reshape(b, (1, -1))], 0)
+        xw = em.matmul(x2, w)
         return em.reshape(xw, lead + (self.gates * self.units,)) if len(lead) != 1 else xw
 
     def step_weights(self) -> Any:
