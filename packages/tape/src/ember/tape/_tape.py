@@ -25,6 +25,7 @@ from ember.core.extend import (
 )
 
 from ._nest import flatten, pack_as
+from ._rules import MISSING_AS_NONE as _MISSING_AS_NONE
 from ._rules import RULES as _RULES
 from ._rules import OpContext
 
@@ -295,7 +296,8 @@ class GradientTape:
                 dys = [get(id(o)) for o in outputs]
                 if all(d is None for d in dys):
                     continue
-                dy = [em.zeros_like(o) if d is None else d for o, d in zip(outputs, dys)]
+                dy = dys if op.name in _MISSING_AS_NONE else \
+                    [_zeros(o) if d is None else d for o, d in zip(outputs, dys)]
             name = op.name
             rule = _RULES.get(name)
             if rule is None:
@@ -425,3 +427,11 @@ def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     if axes:
         g = em.reduce_sum(g, axes, keepdims=False)
     return em.reshape(g, shape) if g.shape != shape else g
+
+
+def _zeros(t: Tensor) -> Tensor:
+    """Zeros for an output that got no gradient, recorded by no tape, as the seed is (an op
+    still: graph mode's tracer replays it; the fused recurrent cells skip it altogether,
+    see ``MISSING_AS_NONE``)."""
+    with recording_to():
+        return em.zeros_like(t)

@@ -220,9 +220,13 @@ class RNN(Layer):
                                                    training, inputs.dtype)
             if in_mask is not None:
                 inputs = em.multiply(inputs, em.expand_dims(in_mask, 1))
-            # time-major projection, unstacked once: its gradient is one concat, where
-            # xw[t] per step would scatter into a sequence-sized zero tensor at every step.
-            xs = em.unstack(cell.project(em.transpose(inputs, (1, 0, 2))), axis=0)
+            # time-major projection of every step in one matmul, as (steps * batch, gates)
+            # rows split once into the steps' (batch, gates) blocks: its gradient is one
+            # concat, where xw[t] per step would scatter into a sequence-sized zero tensor
+            # at every step (and unstack would add a squeeze per step).
+            n, steps, f = inputs.shape
+            flat = em.reshape(em.transpose(inputs, (1, 0, 2)), (steps * n, f))
+            xs = em.split(cell.project(flat), steps, axis=0)
             weights = cell.step_weights()
             return lambda t, states: cell.step(xs[t], states, weights, rec_mask)
         xs = em.unstack(inputs, axis=1)

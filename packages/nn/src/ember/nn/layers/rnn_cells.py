@@ -8,6 +8,10 @@ GRU, with a bias of shape (2, 3 * units) (input bias, recurrent bias).
 
 The built-in cells also expose a split step (``project`` the inputs of every step at once,
 then ``step`` per time step), which ``RNN`` uses to do one input matmul per sequence.
+With the default activations (tanh, sigmoid) an LSTM or GRU step is one fused op,
+``em.nn_ops.lstm_cell`` / ``gru_cell`` (one recurrent matmul for all gates, one
+element-wise pass, a gradient rule that reuses the gate activations); other activations,
+and a GRU with ``recurrent_dropout``, compose the step from element-wise ops.
 
 Examples:
     >>> import ember.core as em
@@ -156,10 +160,15 @@ class _GatedCell(Layer):
         self._check_features(inputs)
         lead = tuple(inputs.shape[:-1])
         x2 = em.reshape(inputs, (-1, inputs.shape[-1])) if len(lead) != 1 else inputs
-        xw = em.matmul(x2, self.kernel.value())
+        w = self.kernel.value()
         b = self._input_bias()
         if b is not None:
-            xw = em.add(xw, b)
+            # [x, 1] @ [kernel; bias]: the bias rides in the matmul, so no second
+            # (steps * batch, gates) array is made (and kept by a tape) for the sum
+            ones = em.ones((x2.shape[0], 1), dtype=x2.dtype)
+            x2 = em.concat([x2, ones], 1)
+            w = em.concat([w, em.reshape(b, (1, -1))], 0)
+        xw = em.matmul(x2, w)
         return em.reshape(xw, lead + (self.gates * self.units,)) if len(lead) != 1 else xw
 
     def step_weights(self) -> Any:
@@ -304,6 +313,9 @@ class LSTMCell(_GatedCell):
              rec_mask: Any = None) -> tuple[Any, list[Any]]:
         h, c = states
         hd = h if rec_mask is None else em.multiply(h, rec_mask)
+        if _default_activations(self):  # one fused op: em.nn_ops.lstm_cell
+            h, c = em.nn_ops.lstm_cell(xw, hd, c, weights)
+            return h, [h, c]
         z = em.add(xw, em.matmul(hd, weights))
         i, f, g, o = em.split(z, 4, axis=1)
         ra = self.recurrent_activation
@@ -344,10 +356,15 @@ class GRUCell(_GatedCell):
             return None
         return self.bias.value()[0] if self.reset_after else self.bias.value()
 
+    def _fused(self) -> bool:
+        # the fused op reads h once, so a dropout mask on h alone (not on the carried
+        # state) needs the composed step
+        return _default_activations(self) and not self.recurrent_dropout
+
     def step_weights(self) -> Any:
         u = self.recurrent_kernel.value()
-        if self.reset_after:
-            rb = self.bias.value()[1] if self.use_bias else None
+        if self.reset_after or self._fused():
+            rb = self.bias.value()[1] if self.use_bias and self.reset_after else None
             return u, rb
         n = self.units
         return u[:, :2 * n], u[:, 2 * n:]
@@ -355,6 +372,9 @@ class GRUCell(_GatedCell):
     def step(self, xw: Any, states: list[Any], weights: Any,
              rec_mask: Any = None) -> tuple[Any, list[Any]]:
         h = states[0]
+        if rec_mask is None and self._fused():  # one fused op: em.nn_ops.gru_cell
+            h = em.nn_ops.gru_cell(xw, h, weights[0], weights[1], reset_after=self.reset_after)
+            return h, [h]
         hd = h if rec_mask is None else em.multiply(h, rec_mask)
         ra = self.recurrent_activation
         xz, xr, xh = em.split(xw, 3, axis=1)
@@ -373,6 +393,11 @@ class GRUCell(_GatedCell):
             cand = self.activation(em.add(xh, em.matmul(em.multiply(r, hd), u_h)))
         h = em.add(cand, em.multiply(z, em.subtract(h, cand)))
         return h, [h]
+
+
+def _default_activations(cell: Any) -> bool:
+    """tanh and sigmoid, the activations the fused cell ops compute."""
+    return cell.activation is em.tanh and cell.recurrent_activation is em.sigmoid
 
 
 class StackedRNNCells(Layer):

@@ -22,6 +22,9 @@ from ember.core import OpDef, Tensor
 Gradients = Tensor | None | Sequence[Tensor | None]
 
 RULES: dict[str, Callable[..., Any]] = {}
+# Multi-output ops whose rules take None (not zeros) for outputs without a gradient: the
+# fused recurrent cells, whose extra outputs (saved activations) have none at first order.
+MISSING_AS_NONE: set[str] = set()
 
 
 def register_gradient(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -70,7 +73,15 @@ _EMPTY: dict[str, Any] = {}
 
 
 def _load() -> None:
-    from . import array, conv, linalg, math, nn, reduce  # noqa: F401  (registers the rules)
+    from . import (  # noqa: F401  (registers the rules)
+        array,
+        conv,
+        linalg,
+        math,
+        nn,
+        recurrent,
+        reduce,
+    )
 
 
 _load()

@@ -1,0 +1,134 @@
+"""Specs for the fused recurrent cells and their element-wise backward ops.
+
+The numpy references are written independently (``1 / (1 + exp(-x))``, gate slices); the
+PyTorch ones run ``torch.lstm_cell`` / ``torch.gru_cell`` with Keras's gate order mapped
+to PyTorch's (LSTM ``i, f, c, o`` is PyTorch's ``i, f, g, o``; GRU ``z, r, h`` becomes
+``r, z, n``) and an identity input weight, since the cells take projected inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import nn_ops as nn
+from .._ops import recurrent as rec
+from ._spec import FLOATS, OpSpec, args, arr, case
+
+
+def _sig(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _lstm_ref(xw: np.ndarray, h: np.ndarray, c: np.ndarray, u: np.ndarray) -> Any:
+    n = h.shape[1]
+    z = xw + h @ u
+    i, f, o = _sig(z[:, :n]), _sig(z[:, n:2 * n]), _sig(z[:, 3 * n:])
+    c2 = f * c + i * np.tanh(z[:, 2 * n:3 * n])
+    return (o * np.tanh(c2)).astype(h.dtype), c2.astype(h.dtype)
+
+
+def _gru_ref(xw: np.ndarray, h: np.ndarray, u: np.ndarray, rb: Any = None,
+             reset_after: bool = True) -> np.ndarray:
+    n = h.shape[1]
+    rb = np.zeros(3 * n, h.dtype) if rb is None else rb
+    zr = _sig(xw[:, :2 * n] + h @ u[:, :2 * n] + rb[:2 * n])
+    z, r = zr[:, :n], zr[:, n:]
+    if reset_after:
+        rec_h = r * (h @ u[:, 2 * n:] + rb[2 * n:])
+    else:
+        rec_h = (r * h) @ u[:, 2 * n:] + rb[2 * n:]
+    cand = np.tanh(xw[:, 2 * n:] + rec_h)
+    return (z * h + (1 - z) * cand).astype(h.dtype)
+
+
+def _lstm_torch(T: Any, xw: Any, h: Any, c: Any, u: Any) -> Any:
+    eye = T.eye(xw.shape[1], dtype=xw.dtype)
+    return T.lstm_cell(xw, (h, c), eye, u.T)
+
+
+def _gru_torch(T: Any, xw: Any, h: Any, u: Any, rb: Any = None,
+               reset_after: bool = True) -> Any:
+    if not reset_after:
+        return None  # PyTorch's GRU applies the reset gate after the matmul only
+    n = h.shape[1]
+    perm = T.cat([T.arange(n, 2 * n), T.arange(n), T.arange(2 * n, 3 * n)])
+    eye = T.eye(3 * n, dtype=xw.dtype)
+    return T.gru_cell(xw[:, perm], h, eye, u[:, perm].T, None,
+                      None if rb is None else rb[perm])
+
+
+def _lstm_grad_ref(dh: Any, dc: Any, g: Any, tc: Any, c: Any, h: Any, u: Any,
+                   dg: Any = None, dtc: Any = None, need_h: bool = True,
+                   need_u: bool = True) -> Any:
+    n = tc.shape[1]
+    dg = np.zeros_like(g) if dg is None else dg
+    dtc = np.zeros_like(tc) if dtc is None else dtc
+    i, f, gg, o = (g[:, k * n:(k + 1) * n] for k in range(4))
+    dct = dc + (dtc + dh * o) * (1 - tc ** 2)
+    dz = np.concatenate([(dg[:, :n] + dct * gg) * i * (1 - i),
+                         (dg[:, n:2 * n] + dct * c) * f * (1 - f),
+                         (dg[:, 2 * n:3 * n] + dct * i) * (1 - gg ** 2),
+                         (dg[:, 3 * n:] + dh * tc) * o * (1 - o)], 1)
+    out = (dz, dz @ u.T if need_h else 0 * h, dct * f, h.T @ dz if need_u else 0 * u)
+    return tuple(v.astype(c.dtype) for v in out)
+
+
+def _gru_grad_ref(dh: Any, g: Any, hh: Any, h: Any, u: Any, dg: Any = None, dhh: Any = None,
+                  need_h: bool = True, need_u: bool = True, bias: bool = True) -> Any:
+    n = h.shape[1]
+    dg = np.zeros_like(g) if dg is None else dg
+    dhh = np.zeros_like(hh) if dhh is None else dhh
+    z, r, cand = g[:, :n], g[:, n:2 * n], g[:, 2 * n:]
+    da = (dg[:, 2 * n:] + dh * (1 - z)) * (1 - cand ** 2)
+    dzr = np.concatenate([(dg[:, :n] + dh * (h - cand)) * z * (1 - z),
+                          (dg[:, n:2 * n] + da * hh) * r * (1 - r)], 1)
+    dhu = np.concatenate([dzr, dhh + da * r], 1)
+    out = (np.concatenate([dzr, da], 1), dh * z + dhu @ u.T if need_h else 0 * h,
+           h.T @ dhu if need_u else 0 * u) + ((dhu.sum(0),) if bias else ())
+    return tuple(v.astype(h.dtype) for v in out)
+
+
+def _gates(b: int, k: int) -> Any:
+    return arr(b, k, domain="unit")  # activations: sigmoids in (0, 1), tanh in (-1, 1)
+
+
+_lstm_grad_args = args(arr(3, 2), arr(3, 2), _gates(3, 8), _gates(3, 2),
+                       arr(3, 2, domain="any"), arr(3, 2, domain="unit"), arr(2, 8, domain="unit"),
+                       None, None)
+_lstm_grad_extra = args(arr(3, 2), arr(3, 2), _gates(3, 8), _gates(3, 2),
+                        arr(3, 2, domain="any"), arr(3, 2, domain="unit"),
+                        arr(2, 8, domain="unit"), arr(3, 8), arr(3, 2))
+_gru_grad_args = args(arr(3, 2), _gates(3, 6), arr(3, 2), arr(3, 2, domain="unit"),
+                      arr(2, 6, domain="unit"), None, None)
+_gru_grad_extra = args(arr(3, 2), _gates(3, 6), arr(3, 2), arr(3, 2, domain="unit"),
+                       arr(2, 6, domain="unit"), arr(3, 6), arr(3, 2))
+
+
+def specs() -> list[OpSpec]:
+    lstm = (("batch3", 3, 2), ("one_unit", 2, 1))
+    gru = [(f"{'after' if ra else 'before'}_{'bias' if bias else 'nobias'}", ra, bias)
+           for ra in (True, False) for bias in (True, False)]
+    return [
+        OpSpec("nn_ops.lstm_cell", nn.lstm_cell, _lstm_ref, tuple(
+            case(name, args(arr(b, 4 * n, domain="any"), arr(b, n, domain="unit"),
+                            arr(b, n, domain="any"), arr(n, 4 * n, domain="unit")))
+            for name, b, n in lstm), FLOATS, True, (0, 1, 2, 3), _lstm_torch),
+        OpSpec("nn_ops.gru_cell", nn.gru_cell, _gru_ref, tuple(
+            case(name, args(arr(3, 6, domain="any"), arr(3, 2, domain="unit"),
+                            arr(2, 6, domain="unit"),
+                            arr(6, domain="unit") if bias else None), reset_after=ra)
+            for name, ra, bias in gru), FLOATS, True, (0, 1, 2, 3), _gru_torch),
+        OpSpec("lstm_cell_grad", rec.lstm_cell_grad, _lstm_grad_ref, (
+            case("first_order", _lstm_grad_args),
+            case("saved_gradients", _lstm_grad_extra),
+            case("no_h_no_u", _lstm_grad_extra, need_h=False, need_u=False),
+        ), FLOATS, True, tuple(range(9))),
+        OpSpec("gru_cell_grad", rec.gru_cell_grad, _gru_grad_ref, (
+            case("first_order", _gru_grad_args),
+            case("saved_gradients", _gru_grad_extra),
+            case("no_h_no_bias", _gru_grad_extra, need_h=False, bias=False),
+            case("no_u", _gru_grad_args, need_u=False),
+        ), FLOATS, True, tuple(range(7))),
+    ]

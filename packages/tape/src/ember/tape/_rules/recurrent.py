@@ -1,0 +1,129 @@
+"""Gradients of the fused recurrent cells (``lstm_cell``, ``gru_cell``).
+
+The forward ops return their gate activations as extra outputs, so a cell's rule reuses
+them rather than recomputing them: the whole backward of a step is one fused op
+(``lstm_cell_grad``, ``gru_cell_grad``: the element-wise part and the two matmuls). Because the activations
+are outputs, a second-order gradient reaching them comes back into the same rule through
+``dy``, and the rules add it in.
+
+The fused backward ops get their own rule by differentiating the same element-wise
+computation written in ember ops under a nested tape: slower than the fused op, but it
+runs only for second and higher orders, and it is exact to every order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember.core as em
+from ember.core import REGISTRY, Tensor
+from ember.core.extend import run_op
+
+from . import MISSING_AS_NONE, Gradients, OpContext
+from . import register_gradient as reg
+
+_LSTM_GRAD = REGISTRY["lstm_cell_grad"]
+_GRU_GRAD = REGISTRY["gru_cell_grad"]
+
+
+def _t(x: Tensor) -> Tensor:
+    return em.transpose(x, (1, 0))
+
+
+def _given(d: Any, like: Tensor) -> Tensor:
+    return em.zeros_like(like) if d is None else d
+
+
+def _extra(d1: Any, d2: Any, like1: Tensor, like2: Tensor) -> tuple[Tensor, ...]:
+    """The saved outputs' gradients: none at first order, both (zeros filled) above."""
+    if d1 is None and d2 is None:
+        return ()
+    return _given(d1, like1), _given(d2, like2)
+
+
+@reg("lstm_cell")
+def _lstm(op: OpContext, dy: Any) -> Gradients:
+    dh, dc, dgates, dtc = dy
+    _, h, c, u = op.inputs
+    h_out, c_out, gates, tc = op.outputs
+    _, nh, _, nu = op.needs
+    dz, dh_prev, dc_prev, du = run_op(
+        _LSTM_GRAD, (_given(dh, h_out), _given(dc, c_out), gates, tc, c, h, u,
+                     *_extra(dgates, dtc, gates, tc)), {"need_h": nh, "need_u": nu})
+    return dz, dh_prev if nh else None, dc_prev, du if nu else None
+
+
+@reg("gru_cell")
+def _gru(op: OpContext, dy: Any) -> Gradients:
+    h_out, gates, hh = op.outputs
+    dh = _given(dy[0], h_out)
+    h, u = op.inputs[1], op.inputs[2]
+    needs = op.needs
+    bias = len(op.inputs) == 4
+    if op.attrs["reset_after"]:
+        g = run_op(_GRU_GRAD, (dh, gates, hh, h, u, *_extra(dy[1], dy[2], gates, hh)),
+                   {"need_h": needs[1], "need_u": needs[2], "bias": bias})
+        return (g[0], g[1] if needs[1] else None, g[2] if needs[2] else None, *g[3:])
+    dgates, dhh = _given(dy[1], gates), _given(dy[2], hh)
+    # reset_before: hh is r * h, and a matmul sits inside the element-wise chain
+    n = h.shape[1]
+    z, r, cand = em.split(gates, 3, axis=1)
+    dgz, dgr, dgc = em.split(dgates, 3, axis=1)
+    u_zr, u_h = em.split(u, [2 * n, n], axis=1)
+    da = (dgc + dh * (1 - z)) * (1 - cand * cand)
+    drh = dhh + em.matmul(da, _t(u_h))
+    dzr = em.concat([(dgz + dh * (h - cand)) * (z * (1 - z)),
+                     (dgr + drh * h) * (r * (1 - r))], 1)
+    dh_prev = dh * z + drh * r + em.matmul(dzr, _t(u_zr)) if needs[1] else None
+    du = em.concat([em.matmul(_t(h), dzr), em.matmul(_t(hh), da)], 1) if needs[2] else None
+    return (em.concat([dzr, da], 1), dh_prev, du,
+            *([em.concat([em.reduce_sum(dzr, 0), em.reduce_sum(da, 0)], 0)]
+              if len(op.inputs) == 4 else []))
+
+
+# --- the fused backward ops, differentiated as compositions -------------------------------
+def _lstm_backward(dh: Any, dc: Any, gates: Any, tc: Any, c: Any, h: Any, u: Any,
+                   *extra: Any, need_h: bool, need_u: bool) -> tuple[Any, ...]:
+    i, f, g, o = em.split(gates, 4, axis=1)
+    dct = dh * o if not extra else extra[1] + dh * o
+    dct = dc + dct * (1 - tc * tc)
+    dz = em.concat([dct * g * (i * (1 - i)), dct * c * (f * (1 - f)),
+                    dct * i * (1 - g * g), dh * tc * (o * (1 - o))], 1)
+    if extra:
+        dz = dz + extra[0] * em.concat([i * (1 - i), f * (1 - f), 1 - g * g, o * (1 - o)], 1)
+    return (dz, em.matmul(dz, _t(u)) if need_h else em.zeros_like(h), dct * f,
+            em.matmul(_t(h), dz) if need_u else em.zeros_like(u))
+
+
+def _gru_backward(dh: Any, gates: Any, hh: Any, h: Any, u: Any, *extra: Any,
+                  need_h: bool, need_u: bool, bias: bool) -> tuple[Any, ...]:
+    z, r, cand = em.split(gates, 3, axis=1)
+    dgz, dgr, dgc = em.split(extra[0], 3, axis=1) if extra else (0, 0, 0)
+    da = (dgc + dh * (1 - z)) * (1 - cand * cand)
+    dzr = em.concat([(dgz + dh * (h - cand)) * (z * (1 - z)),
+                     (dgr + da * hh) * (r * (1 - r))], 1)
+    dhu = em.concat([dzr, (extra[1] if extra else 0) + da * r], 1)
+    out = (em.concat([dzr, da], 1),
+           dh * z + em.matmul(dhu, _t(u)) if need_h else em.zeros_like(h),
+           em.matmul(_t(h), dhu) if need_u else em.zeros_like(u))
+    return (*out, em.reduce_sum(dhu, 0)) if bias else out
+
+
+def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
+    """The vector-Jacobian product of ``fn`` (the fused op's maths in ember ops)."""
+    from .._tape import GradientTape
+
+    # fresh copies: an input given twice gets its two partial derivatives, not the total
+    # derivative at each position (which the tape would then add up twice)
+    xs = [em.identity(x) for x in op.inputs]
+    with GradientTape() as t:
+        for x in xs:
+            t.watch(x)
+        outs = fn(*xs, **op.attrs)
+    return t.gradient(list(outs), xs, output_gradients=list(dy))
+
+
+reg("lstm_cell_grad")(lambda op, dy: _vjp(_lstm_backward, op, dy))
+reg("gru_cell_grad")(lambda op, dy: _vjp(_gru_backward, op, dy))
+MISSING_AS_NONE.update({"lstm_cell", "gru_cell"})
