@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import bench_recurrent
 import numpy as np
 from _harness import compare, try_import, write
 
@@ -190,45 +191,9 @@ def lstm(torch, tf=None):
     n, t_, f, u = 64, 28, 28, 128
     x = rng.random((n, t_, f), dtype=np.float32)
     y = rng.integers(0, 10, n)
-    Wx, Wh = _glorot(f, 4 * u), _glorot(u, 4 * u)
-    b, Wo, bo = np.zeros(4 * u, np.float32), _glorot(u, 10), np.zeros(10, np.float32)
-
-    def sig(z):
-        return 1 / (1 + np.exp(-z))
-
-    def numpy_by_hand():
-        xw = (x.transpose(1, 0, 2).reshape(t_ * n, f) @ Wx + b).reshape(t_, n, 4 * u)
-        h, c = np.zeros((n, u), np.float32), np.zeros((n, u), np.float32)
-        cache = []
-        for t in range(t_):
-            z = xw[t] + h @ Wh
-            i, fg, o = sig(z[:, :u]), sig(z[:, u:2 * u]), sig(z[:, 3 * u:])
-            g = np.tanh(z[:, 2 * u:3 * u])
-            c_prev, h_prev = c, h
-            c = fg * c + i * g
-            tc = np.tanh(c)
-            h = o * tc
-            cache.append((i, fg, o, g, c_prev, h_prev, tc))
-        dlog = _ce_grad(h @ Wo + bo, y)
-        dWo, dbo = h.T @ dlog, dlog.sum(0)
-        dh, dc = dlog @ Wo.T, np.zeros((n, u), np.float32)
-        dWh = np.zeros_like(Wh)
-        dz_all = np.empty((t_, n, 4 * u), np.float32)
-        for t in reversed(range(t_)):
-            i, fg, o, g, c_prev, h_prev, tc = cache[t]
-            dc = dc + dh * o * (1 - tc * tc)
-            dz = dz_all[t]
-            dz[:, :u] = dc * g * i * (1 - i)
-            dz[:, u:2 * u] = dc * c_prev * fg * (1 - fg)
-            dz[:, 2 * u:3 * u] = dc * i * (1 - g * g)
-            dz[:, 3 * u:] = dh * tc * o * (1 - o)
-            dWh += h_prev.T @ dz
-            dh = dz @ Wh.T
-            dc = dc * fg
-        dz2 = dz_all.reshape(t_ * n, 4 * u)
-        dWx = x.transpose(1, 0, 2).reshape(t_ * n, f).T @ dz2
-        for w, d in ((Wx, dWx), (Wh, dWh), (b, dz2.sum(0)), (Wo, dWo), (bo, dbo)):
-            w -= 0.01 * d
+    # the same hand-written LSTM step as bench_recurrent's (its forward caches what the
+    # backward needs, nothing else)
+    numpy_by_hand = bench_recurrent.numpy_lstm(x, y)
 
     model = nn.Sequential([L.LSTM(u, input_shape=(t_, f)), L.Dense(10)])
     c = {"numpy by hand": numpy_by_hand,
