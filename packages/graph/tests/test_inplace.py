@@ -73,3 +73,84 @@ def test_results_and_variables_are_never_written():
     assert_array_equal(v.numpy(), np.full((4, 4), 6.0))
     assert_array_equal(out[0].numpy(), np.full((4, 4), 7.0))
     assert_array_equal(out[1].numpy(), np.full((4, 4), 14.0))
+
+
+def _sgd_step(v):
+    def step(g):
+        v.assign_sub(g * 0.5)
+    return graph.function(step)
+
+
+def _count_updating_replays(step):
+    plan = _plan(step)
+    assert plan.replay_updating is not None
+    calls = []
+    inner = plan.replay_updating
+
+    def counted(*args):
+        calls.append(1)
+        return inner(*args)
+
+    plan.replay_updating = counted
+    return calls
+
+
+def test_a_variable_nobody_else_holds_is_updated_in_its_own_buffer():
+    v = em.Variable(np.ones((8, 8), np.float32))
+    step = _sgd_step(v)
+    step(em.ones([8, 8]))
+    calls = _count_updating_replays(step)
+    step(em.ones([8, 8]))
+    step(em.ones([8, 8]))
+    assert len(calls) == 2
+    assert_array_equal(v.numpy(), np.full((8, 8), -0.5))
+
+
+def test_values_read_before_a_call_keep_their_value():
+    v = em.Variable(np.ones((8, 8), np.float32))
+    step = _sgd_step(v)
+    step(em.ones([8, 8]))
+    calls = _count_updating_replays(step)
+    step(em.ones([8, 8]))  # v == 0
+    kept = v.value()  # a tensor the user keeps
+    host = v.numpy()  # on the CPU: the variable's own array
+    step(em.ones([8, 8]))
+    assert_array_equal(kept.numpy(), np.zeros((8, 8)))
+    assert_array_equal(host, np.zeros((8, 8)))
+    assert_array_equal(v.numpy(), np.full((8, 8), -0.5))
+    assert len(calls) == 1  # the second call saw the kept values and allocated
+    del kept, host
+    step(em.ones([8, 8]))  # nothing holds the old value now: in place again
+    assert_array_equal(v.numpy(), np.full((8, 8), -1.0))
+    assert len(calls) == 2
+
+
+def test_a_variable_value_returned_by_an_earlier_call_is_not_overwritten():
+    v = em.Variable(np.ones((4,), np.float32))
+
+    @graph.function
+    def step(g):
+        v.assign_sub(g)
+        return v.value()
+
+    step(em.ones([4]))
+    first = step(em.ones([4]))
+    second = step(em.ones([4]))
+    assert_array_equal(first.numpy(), np.full(4, -1.0))
+    assert_array_equal(second.numpy(), np.full(4, -2.0))
+
+
+def test_no_variable_is_updated_in_place_when_a_guard_could_fail():
+    v = em.Variable(np.ones((4,), np.float32))
+
+    @graph.function
+    def step(g):
+        v.assign_sub(g)
+        if em.reduce_sum(g) > 0:  # a guard after the update
+            return g * 1.0
+        return g * -1.0
+
+    step(em.ones([4]))
+    assert _plan(step).replay_updating is None
+    step(em.fill([4], -1.0))  # the guard fails: eager, v updated once
+    assert_array_equal(v.numpy(), np.full(4, 1.0))

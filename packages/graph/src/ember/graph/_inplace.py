@@ -31,6 +31,29 @@ def _root(a: Any) -> Any:
     return a
 
 
+def _buffers(steps: list[Step], arrays: dict[int, Any], pinned: set[int]
+             ) -> tuple[dict[int, int], dict[int, list[Any]]]:
+    """Each slot's last use, and per buffer (id of the root array): [the last step any
+    value in it is used, whether it may be written]."""
+    last_use: dict[int, int] = {}
+    for j, s in enumerate(steps):
+        for k in s.ins:
+            last_use[k] = j
+    buffers: dict[int, list[Any]] = {}
+    for k, a in arrays.items():
+        entry = buffers.setdefault(id(_root(a)), [-1, True])
+        entry[0] = max(entry[0], last_use.get(k, -1))
+        if k in pinned or not isinstance(a, np.ndarray):
+            entry[1] = False
+    return last_use, buffers
+
+
+def _fits(a: Any, out: Any) -> bool:
+    return (isinstance(a, np.ndarray) and isinstance(out, np.ndarray) and a.base is None
+            and a.flags.c_contiguous and a.flags.writeable and a.shape == out.shape
+            and a.dtype == out.dtype)
+
+
 def plan_inplace(steps: list[Step], arrays: dict[int, Any], pinned: set[int]
                  ) -> dict[int, int]:
     """For each step index that can run in place, the input slot it writes into.
@@ -41,29 +64,15 @@ def plan_inplace(steps: list[Step], arrays: dict[int, Any], pinned: set[int]
         pinned: slots whose buffers must never be written: arguments, constants, variable
             values, results, variable writes.
     """
-    last_use: dict[int, int] = {}
-    for j, s in enumerate(steps):
-        for k in s.ins:
-            last_use[k] = j
-    # buffer -> (last step any value in it is used, whether it may be written)
-    buffers: dict[int, list[Any]] = {}
-    for k, a in arrays.items():
-        r = id(_root(a))
-        entry = buffers.setdefault(r, [-1, True])
-        entry[0] = max(entry[0], last_use.get(k, -1))
-        if k in pinned or not isinstance(a, np.ndarray):
-            entry[1] = False
+    last_use, buffers = _buffers(steps, arrays, pinned)
     chosen: dict[int, int] = {}
     for j, s in enumerate(steps):
         if s.name not in UFUNCS or len(s.outs) != 1 or s.attrs:
             continue
         out = arrays.get(s.outs[0])
-        if not isinstance(out, np.ndarray):
-            continue
         for k in s.ins:
             a = arrays.get(k)
-            if not (isinstance(a, np.ndarray) and a.base is None and a.flags.c_contiguous
-                    and a.flags.writeable and a.shape == out.shape and a.dtype == out.dtype):
+            if not _fits(a, out):
                 continue
             last, writable = buffers[id(a)]
             if writable and last == j and last_use.get(k) == j:
@@ -72,4 +81,40 @@ def plan_inplace(steps: list[Step], arrays: dict[int, Any], pinned: set[int]
                 # stands for it from here on, so k's entry is never chosen again
                 buffers[id(a)][1] = False
                 break
+    return chosen
+
+
+def plan_variable_updates(steps: list[Step], arrays: dict[int, Any],
+                          reads: dict[int, int], writes: dict[int, int],
+                          pinned: set[int]) -> dict[int, int]:
+    """Steps that compute a variable's new value from its old one element-wise (an
+    optimizer's ``v - lr * g``), where the old value is not needed afterwards: step index
+    -> the old value's slot, to write into.
+
+    Whether the old array is the variable's alone (no tensor read earlier and kept, no
+    numpy view) can only be known when a call starts: ``Plan.run`` checks that first.
+
+    Args:
+        reads: id(variable) -> the slot of its first read.
+        writes: id(variable) -> the slot of its final value.
+        pinned: the slots no element-wise step may write (see ``plan_inplace``); the old
+            values in question are among them, and only they are exempted here.
+    """
+    producer = {s.outs[0]: j for j, s in enumerate(steps) if len(s.outs) == 1}
+    chosen: dict[int, int] = {}
+    for vid, final in writes.items():
+        old = reads.get(vid)
+        j = producer.get(final)
+        if old is None or j is None:
+            continue
+        s = steps[j]
+        if s.name not in UFUNCS or s.attrs or old not in s.ins:
+            continue
+        a = arrays.get(old)
+        if not _fits(a, arrays.get(final)):
+            continue
+        last_use, buffers = _buffers(steps, arrays, pinned - {old})
+        last, writable = buffers[id(a)]
+        if writable and last == j:
+            chosen[j] = old
     return chosen

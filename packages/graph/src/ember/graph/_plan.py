@@ -9,12 +9,15 @@ those are put back.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+import numpy as np
 
 import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
-from ._inplace import UFUNCS, plan_inplace
+from ._inplace import UFUNCS, plan_inplace, plan_variable_updates
 from ._trace import GuardFailed, Step, Trace
 
 _Tensor = em.Tensor
@@ -83,9 +86,24 @@ class Plan:
         pinned |= set(output_slots) | {k for _, k in trace.var_writes.values()}
         inplace = plan_inplace(kept, trace.arrays, pinned)
         self.ops_in_place = len(inplace)
-        self.replay = _compile(kept, number, frees, inplace, self.inputs,
-                               [i for _, i in self.var_loads], template,
-                               [i for _, i, _ in self.var_stores], [i for i, _ in self.outputs])
+        io = (self.inputs, [i for _, i in self.var_loads], template,
+              [i for _, i, _ in self.var_stores], [i for i, _ in self.outputs])
+        self.replay = _compile(kept, number, frees, inplace, *io)
+        # Variables updated in their own buffers (an optimizer's step), where nothing else
+        # can read the old value: only without guards (a failed replay must change nothing)
+        # and, checked per call, only when the variable's array is its alone.
+        first_read: dict[int, int] = {}
+        for v, k in trace.var_reads:
+            first_read.setdefault(id(v), k)
+        updates = {} if trace.guards or any(st.shapes for st in kept) else \
+            plan_variable_updates(kept, trace.arrays, first_read,
+                                  {vid: k for vid, (_, k) in trace.var_writes.items()},
+                                  pinned | set(output_slots))
+        loaded = {id(v) for v, _ in self.var_loads}
+        self.updated_in_place = [v for vid, (v, k) in trace.var_writes.items()
+                                 if first_read.get(vid) in updates.values() and vid in loaded]
+        self.replay_updating = _compile(kept, number, frees, {**inplace, **updates}, *io) \
+            if updates and len(self.updated_in_place) == len(updates) else None
 
     def run(self, leaves: list[Any]) -> list[Any]:
         """Replay on the argument tensors ``leaves``; returns the output Tensors.
@@ -94,6 +112,10 @@ class Plan:
             GuardFailed: a guarded value differs from the traced call's (nothing was
                 written; the caller runs the function eagerly instead).
         """
+        replay = self.replay
+        if self.replay_updating is not None and all(
+                _alone(v) for v in self.updated_in_place):
+            replay = self.replay_updating
         args = [array_of(t) for i, t in zip(self.inputs, leaves) if i >= 0]
         for v, _ in self.var_loads:
             args.append(_var_array(v))
@@ -103,7 +125,7 @@ class Plan:
                                   "when the function was traced")
         saved = [g.state for _, g in self.generators] if self.has_guards else None
         try:
-            stores, outs = self.replay(*args)
+            stores, outs = replay(*args)
         except GuardFailed:
             if saved is not None:
                 for (_, g), st in zip(self.generators, saved):
@@ -112,6 +134,24 @@ class Plan:
         for (v, _, dev), a in zip(self.var_stores, stores):
             v.assign(tensor_from_array(a, dev), read_value=False)
         return [tensor_from_array(a, dev) for (_, dev), a in zip(self.outputs, outs)]
+
+
+def _counts(v: Any) -> tuple[int, int]:
+    """References to a variable's value tensor and to its array, counted from here."""
+    t = read_without_recording(v)
+    a = array_of(t)
+    return sys.getrefcount(t), sys.getrefcount(a)
+
+
+# The counts for a variable whose value nobody else holds (made here, so nothing else can).
+_ALONE = _counts(em.Variable(np.zeros(2, np.float32)))
+
+
+def _alone(v: Any) -> bool:
+    """True when nothing but ``v`` holds its value tensor and array (no tensor read earlier
+    and kept, no numpy view, no earlier result): its array may be updated in place."""
+    t, a = _counts(v)
+    return t <= _ALONE[0] and a <= _ALONE[1]
 
 
 def _defined(plan: Plan, i: int, leaves: list[Any]) -> Any:
