@@ -8,7 +8,7 @@ stops with a message that says how to start a separate run.
 
     python examples/mnist.py                          # the MLP, 1 epoch: ~15 s on a CPU
     python examples/mnist.py --eager                  # every step eagerly (same numbers)
-    python examples/mnist.py --epochs 2 --model cnn   # CNN + LSTM: ~15 min an epoch on a CPU
+    python examples/mnist.py --epochs 2 --model cnn   # CNN + LSTM: ~4 min an epoch on a CPU
     mpiexec -n 2 python examples/mnist.py --distributed   # data-parallel over 2 processes
 
 With ``--distributed`` (and ember-distribute installed), every rank takes its share of each
