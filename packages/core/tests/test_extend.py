@@ -21,7 +21,6 @@ def _forget_test_ops():
     yield
     for name in set(extend.REGISTRY) - before:
         del extend.REGISTRY[name]
-        extend._OUT_FORMS.pop(name, None)
 
 
 def _name(stem: str) -> str:

@@ -57,7 +57,6 @@ __all__ = [
 _new = object.__new__
 _BFLOAT16 = _dtypes.bfloat16
 _PROMOTE_MODES = (None, "all", "values", "into_first")
-_OUT_FORMS: dict[str, Callable[..., Any]] = {}
 
 
 # --- ops ---------------------------------------------------------------------------------
@@ -80,8 +79,9 @@ def register_op(name: str, forward: Callable[..., Any], *, family: str,
             dtype) or None (no promotion; core's default for ``name`` if it has one).
         out: Optional ``out(be, *arrays, out=array, **attrs)``, the same computation
             written into a preallocated ``out`` array (for a single-output op) and
-            returning it. Eager execution never calls it: it is stored for graph mode,
-            which reuses buffers, and read back with ``out_form``.
+            returning it. Eager execution never calls it: graph mode (ember-graph) does,
+            to write a result into a buffer that is dead by then; ``out_form`` reads it
+            back. Core's element-wise ops written as an ``xp`` function have one.
 
     Returns:
         The registered op; pass it to ``run_op``.
@@ -112,11 +112,8 @@ def register_op(name: str, forward: Callable[..., Any], *, family: str,
     if not isinstance(family, str) or not family:
         raise TypeError(f"register_op({name!r}): family must be a non-empty string, "
                         f"got {family!r}")
-    op = _registry.register(name, forward, family=family, differentiable=bool(differentiable),
-                            promote=promote)
-    if out is not None:
-        _OUT_FORMS[name] = out
-    return op
+    return _registry.register(name, forward, family=family,
+                              differentiable=bool(differentiable), promote=promote, out=out)
 
 
 def out_form(op: OpDef | str) -> Callable[..., Any] | None:
@@ -131,7 +128,7 @@ def out_form(op: OpDef | str) -> Callable[..., Any] | None:
     Raises:
         KeyError: no op of that name is registered.
     """
-    return _OUT_FORMS.get(_lookup(op).name)
+    return _lookup(op).out
 
 
 def run_op(op: OpDef | str, inputs: Sequence[Any],

@@ -1,13 +1,14 @@
-"""Buffer reuse: an element-wise step writes its result into an input that dies there.
+"""Buffer reuse: a step writes its result into an input that dies there.
 
 Eager execution allocates a new array for every result; a replay knows each value's last
-use, so an element-wise op (``add``, ``multiply``, ...) whose input is an intermediate used
-for the last time, of the result's shape and dtype, can write into that input's buffer
-(``xp.add(a, b, out=a)``). Views are the danger: an input that shares memory with a value
-still needed (a reshape or transpose of it, or of what it views) is never overwritten, so
-the traced arrays are grouped by the buffer they live in, and a buffer is reused only when
-every value in it is dead. Only host numpy arrays are analysed (their ``base`` tells which
-buffer a view lives in); on other backends every step allocates, as eagerly.
+use, so an op with an ``out=`` form (``extend.out_form``: core's element-wise ops, and any
+op registered with one) whose input is an intermediate used for the last time, of the
+result's shape and dtype, can write into that input's buffer (``xp.add(a, b, out=a)``).
+Views are the danger: an input that shares memory with a value still needed (a reshape
+or transpose of it, or of what it views) is never overwritten, so the traced arrays are
+grouped by the buffer they live in, and a buffer is reused only when every value in it
+is dead. Only host numpy arrays are analysed (their ``base`` tells which buffer a view
+lives in); on other backends every step allocates, as eagerly.
 """
 
 from __future__ import annotations
@@ -17,12 +18,6 @@ from typing import Any
 import numpy as np
 
 from ._trace import Step
-
-# Registered op -> the ufunc of the array module that computes it (its forward, for
-# inputs of the result's dtype): these can write into an ``out`` array.
-UFUNCS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
-          "maximum": "maximum", "minimum": "minimum", "negative": "negative",
-          "square": "square"}
 
 
 def _root(a: Any) -> Any:
@@ -67,7 +62,7 @@ def plan_inplace(steps: list[Step], arrays: dict[int, Any], pinned: set[int]
     last_use, buffers = _buffers(steps, arrays, pinned)
     chosen: dict[int, int] = {}
     for j, s in enumerate(steps):
-        if s.name not in UFUNCS or len(s.outs) != 1 or s.attrs:
+        if s.out_form is None or len(s.outs) != 1:
             continue
         out = arrays.get(s.outs[0])
         for k in s.ins:
@@ -108,7 +103,7 @@ def plan_variable_updates(steps: list[Step], arrays: dict[int, Any],
         if old is None or j is None:
             continue
         s = steps[j]
-        if s.name not in UFUNCS or s.attrs or old not in s.ins:
+        if s.out_form is None or len(s.outs) != 1 or old not in s.ins:
             continue
         a = arrays.get(old)
         if not _fits(a, arrays.get(final)):

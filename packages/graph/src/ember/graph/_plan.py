@@ -17,10 +17,8 @@ import numpy as np
 import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
-from ._inplace import UFUNCS, plan_inplace, plan_variable_updates
+from ._inplace import plan_inplace, plan_variable_updates
 from ._trace import GuardFailed, Step, Trace
-
-_Tensor = em.Tensor
 
 
 class Plan:
@@ -180,14 +178,10 @@ def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
             lines.append(f"    x{i} = C{i}")
     for j, s in enumerate(steps):
         ns[f"F{j}"], ns[f"B{j}"] = s.forward, s.backend
-        if j in inplace:  # writes into a dead input's buffer (see _inplace)
-            ns[f"F{j}"] = getattr(s.backend.xp, UFUNCS[s.name])
-            args = ", ".join(f"x{number[k]}" for k in s.ins)
-            lines.append(f"    x{number[s.outs[0]]} = F{j}({args}, out=x{number[inplace[j]]})")
-            if frees[j]:
-                lines.append(f"    del {', '.join(f'x{k}' for k in frees[j])}")
-            continue
         call = [f"B{j}"] + [f"x{number[k]}" for k in s.ins]
+        if j in inplace:  # the out= form, into a dead input's buffer (see _inplace)
+            ns[f"F{j}"] = s.out_form
+            call.append(f"out=x{number[inplace[j]]}")
         for key, value in (s.attrs or {}).items():
             ns[f"A{j}_{key}"] = value
             call.append(f"{key}=A{j}_{key}")

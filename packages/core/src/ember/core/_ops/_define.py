@@ -27,13 +27,17 @@ def to_float(x: Any) -> Any:
     return x.astype(_F32) if x.dtype.kind in "biu" else x
 
 
-def _resolve(forward: Callable[..., Any] | str) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """(forward(be, *arrays), direct(be) -> the callable taking arrays only)."""
+def _resolve(forward: Callable[..., Any] | str
+             ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any] | None]:
+    """(forward(be, *arrays), direct(be) -> the callable taking arrays only, and the
+    ``out=`` form when ``forward`` names an ``xp`` function, else None)."""
     if isinstance(forward, str):
         xp_name = forward
-        return (lambda be, *a: getattr(be.xp, xp_name)(*a)), (lambda be: getattr(be.xp, xp_name))
+        return ((lambda be, *a: getattr(be.xp, xp_name)(*a)),
+                (lambda be: getattr(be.xp, xp_name)),
+                (lambda be, *a, out: getattr(be.xp, xp_name)(*a, out=out)))
     fwd = forward
-    return fwd, (lambda be: lambda *a: fwd(be, *a))
+    return fwd, (lambda be: lambda *a: fwd(be, *a)), None
 
 
 class _PerDevice(dict):  # type: ignore[type-arg]
@@ -71,8 +75,8 @@ def elementwise(name: str, forward: Callable[..., Any] | str, family: str, doc: 
     """
     if arity not in (1, 2):
         raise ValueError(f"elementwise({name!r}): arity must be 1 or 2, got {arity}")
-    fwd, direct = _resolve(forward)
-    op = register(name, fwd, family=family, differentiable=differentiable,
+    fwd, direct, out = _resolve(forward)
+    op = register(name, fwd, family=family, differentiable=differentiable, out=out,
                   promote="all" if arity == 2 else None)
     fns = _PerDevice(direct)
 
