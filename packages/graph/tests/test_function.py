@@ -220,3 +220,20 @@ def test_dead_ops_are_not_replayed():
     f(em.constant([1.0]))
     plan = f._cache[next(iter(f._cache))].entries[0].plan
     assert plan.ops_recorded == 3 and plan.ops_kept == 1
+
+
+def test_an_attribute_holding_a_traced_array_is_refused_by_name():
+    op = extend.register_op("graph_test_add_attr", lambda be, x, *, w: x + w, family="math")
+    try:
+        @graph.function
+        def f(x, y):
+            z = y * 2.0  # a traced value, passed as an attribute below
+            return extend.run_op(op, (x,), {"w": extend.array_of(z)})
+
+        assert float(f(em.constant(1.0), em.constant(1.0))) == 3.0
+        with pytest.warns(UserWarning, match="'graph_test_add_attr' took a traced value as its "
+                                             "attribute 'w'"):
+            assert float(f(em.constant(1.0), em.constant(2.0))) == 5.0
+        assert float(f(em.constant(1.0), em.constant(3.0))) == 7.0  # eager: not frozen
+    finally:
+        del extend.REGISTRY[op.name]

@@ -15,7 +15,7 @@ def _plan(f):
     return f._cache[next(iter(f._cache))].entries[0].plan
 
 
-def _check(body, *shapes, in_place_at_least=0):
+def _assert_replays_like_eager(body, *shapes, in_place_at_least=0):
     f = graph.function(body)
     first = [em.constant(RNG.standard_normal(s).astype(np.float32)) for s in shapes]
     f(*first)
@@ -33,7 +33,8 @@ def _check(body, *shapes, in_place_at_least=0):
 
 
 def test_a_chain_reuses_its_buffers():
-    plan = _check(lambda x: ((x * 2.0 + 1.0) * x - x) * 3.0, (64, 32), in_place_at_least=3)
+    plan = _assert_replays_like_eager(lambda x: ((x * 2.0 + 1.0) * x - x) * 3.0, (64, 32),
+                                      in_place_at_least=3)
     assert plan.ops_in_place >= 3
 
 
@@ -44,7 +45,7 @@ def test_a_view_of_a_dying_value_keeps_it_alive():
         z = y + 1.0  # y's last use, but t still needs the buffer
         return z, t * 1.0
 
-    _check(body, (8, 8))
+    _assert_replays_like_eager(body, (8, 8))
 
 
 def test_reshape_views_and_inputs_are_never_written():
@@ -54,7 +55,7 @@ def test_reshape_views_and_inputs_are_never_written():
         u = r + 3.0  # r's last use; s (same buffer) is used below
         return u, s * w
 
-    _check(body, (8, 8), (8, 8))
+    _assert_replays_like_eager(body, (8, 8), (8, 8))
 
 
 def test_results_and_variables_are_never_written():
@@ -154,3 +155,19 @@ def test_no_variable_is_updated_in_place_when_a_guard_could_fail():
     assert _plan(step).replay_updating is None
     step(em.fill([4], -1.0))  # the guard fails: eager, v updated once
     assert_array_equal(v.numpy(), np.full(4, 1.0))
+
+
+def test_an_op_registered_with_an_out_form_reuses_buffers_too():
+    from ember.core import extend
+
+    op = extend.register_op(
+        "graph_test_twice", lambda be, x: x * 2, family="math",
+        out=lambda be, x, out: be.xp.multiply(x, 2, out=out))
+    try:
+        def body(x):
+            return extend.run_op(op, (x * 3.0,)) + 1.0  # x * 3 dies in the op
+
+        plan = _assert_replays_like_eager(body, (16, 16), in_place_at_least=1)
+        assert "graph_test_twice" in plan.names
+    finally:
+        del extend.REGISTRY[op.name]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as em
-from ember.core.extend import array_of, device_of
+from ember.core.extend import array_of, device_of, out_form
 
 _Tensor = em.Tensor
 
@@ -35,8 +35,8 @@ class Untraceable(Exception):
 class Step:
     """One recorded op: ``outs = forward(backend, *ins, **attrs)``, or a guard."""
 
-    __slots__ = ("attrs", "backend", "forward", "ins", "name", "outs", "shapes", "stateful",
-                 "where")
+    __slots__ = ("attrs", "backend", "forward", "ins", "name", "out_form", "outs", "shapes",
+                 "stateful", "where")
 
     def __init__(self, name: str, forward: Any, backend: Any, ins: tuple[int, ...],
                  outs: tuple[int, ...], attrs: dict[str, Any] | None, stateful: bool,
@@ -50,6 +50,7 @@ class Step:
         self.stateful = stateful
         self.where = where
         self.shapes = shapes  # the traced output shapes, where a replay must check them
+        self.out_form: Any = None  # the op's ``out=`` form (extend.out_form), if it has one
 
 
 class Trace:
@@ -78,6 +79,7 @@ class Tracer:
         self.trace = Trace()
         self._slot: dict[int, int] = {}
         self._alive: list[Any] = []  # keeps traced tensors alive so their ids stay unique
+        self._computed: set[int] = set()  # ids of the arrays of non-constant slots
         self._var_slot: dict[int, int] = {}  # id(var) -> slot holding its current value
         for t in leaves:
             self.trace.inputs.append(self._new_slot(t))
@@ -92,6 +94,7 @@ class Tracer:
         tr.devices[k] = device_of(t)
         tr.arrays[k] = a = array_of(t)
         tr.shapes[k] = tuple(a.shape)
+        self._computed.add(id(a))
         return k
 
     def slot_of(self, t: Any) -> int:
@@ -101,7 +104,8 @@ class Tracer:
         k = self._slot.get(id(t))
         if k is None:
             k = self._new_slot(t)
-            self.trace.constants[k] = array_of(t)
+            self.trace.constants[k] = a = array_of(t)
+            self._computed.discard(id(a))
         return k
 
     # --- the recorder protocol -------------------------------------------------------
@@ -121,16 +125,17 @@ class Tracer:
         src = inputs[0] if inputs else outputs[0]
         dynamic = op.name in DYNAMIC_SHAPE_OPS or (attrs is not None and any(
             getattr(k, "kind", None) == "mask" for k in _key_items(attrs.get("key"))))
-        self.trace.steps.append(Step(
-            op.name, op.forward, device_of(src).backend, ins, outs,
-            dict(attrs) if attrs else None,
-            op.family in STATEFUL_FAMILIES or op.name in STATEFUL_OPS,
-            shapes=tuple(self.trace.shapes[o] for o in outs) if dynamic else None))
+        step = Step(op.name, op.forward, device_of(src).backend, ins, outs,
+                    dict(attrs) if attrs else None,
+                    op.family in STATEFUL_FAMILIES or op.name in STATEFUL_OPS,
+                    shapes=tuple(self.trace.shapes[o] for o in outs) if dynamic else None)
+        step.out_form = out_form(op)
+        self.trace.steps.append(step)
 
     def _check_attrs(self, name: str, attrs: dict[str, Any]) -> None:
         """An attribute holding a traced value's array (or a view of one) would be frozen
         at its traced value: such a call is not replayed."""
-        traced = self._traced_arrays()
+        traced = self._computed
         for key, v in attrs.items():
             for a in _arrays_in(v):
                 while a is not None:
@@ -139,11 +144,6 @@ class Tracer:
                                           f"attribute {key!r}, which a replay would freeze")
                         return
                     a = getattr(a, "base", None)
-
-    def _traced_arrays(self) -> set[int]:
-        consts = self.trace.constants
-        return {id(array_of(t)) for t in self._alive
-                if self._slot[id(t)] not in consts}
 
     def variable_read(self, variable: Any, value: Any) -> None:
         vid = id(variable)
@@ -215,7 +215,7 @@ def _key_items(key: Any) -> tuple[Any, ...]:
 
 def _arrays_in(v: Any) -> list[Any]:
     """The backend arrays in an attribute value (walking tuples, lists and dicts)."""
-    if hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, (np.generic, type)):
+    if hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, type):
         return [v]
     if isinstance(v, (tuple, list)):
         return [a for x in v for a in _arrays_in(x)]
