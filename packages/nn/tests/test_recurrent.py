@@ -13,7 +13,7 @@ def rand(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
-def close(a, b):
+def assert_close(a, b):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
@@ -44,7 +44,7 @@ def test_rnn_of_a_cell_equals_the_layer_with_the_same_weights():
     rnn = L.RNN(L.LSTMCell(4), return_sequences=True)
     rnn(x)
     rnn.set_weights(layer.get_weights())
-    close(rnn(x), y)
+    assert_close(rnn(x), y)
 
 
 def test_generic_cell_path_equals_the_fast_path():
@@ -70,7 +70,7 @@ def test_generic_cell_path_equals_the_fast_path():
     ref = L.SimpleRNN(5, use_bias=False, return_sequences=True)
     ref(x)
     ref.set_weights(mine.get_weights())
-    close(y, ref(x))
+    assert_close(y, ref(x))
 
 
 def test_get_initial_state_and_zero_state():
@@ -94,7 +94,7 @@ def test_single_state_cell_returns_what_it_was_given():
     assert isinstance(h, em.Tensor)
     out2, hs = cell(em.ones((2, 4)), [em.zeros((2, 3))])
     assert isinstance(hs, list)
-    close(out, out2)
+    assert_close(out, out2)
 
 
 def test_stacked_cells_equal_two_layers():
@@ -105,7 +105,7 @@ def test_stacked_cells_equal_two_layers():
     second(first(x))
     first.set_weights(stacked.cell.cells[0].get_weights())
     second.set_weights(stacked.cell.cells[1].get_weights())
-    close(y, second(first(x)))
+    assert_close(y, second(first(x)))
 
 
 def test_stateful_carries_the_state_between_calls():
@@ -118,9 +118,9 @@ def test_stateful_carries_the_state_between_calls():
     stateful.reset_states()
     a = stateful(em.constant(x[:, :5])).numpy()
     b = stateful(em.constant(x[:, 5:])).numpy()
-    close(np.concatenate([a, b], axis=1), y)
+    assert_close(np.concatenate([a, b], axis=1), y)
     stateful.reset_states()
-    close(stateful(em.constant(x[:, :5])), a)
+    assert_close(stateful(em.constant(x[:, :5])), a)
     with pytest.raises(ValueError, match="stateful"):
         stateful(em.constant(x[:2]))
     with pytest.raises(AttributeError, match="stateful"):
@@ -144,7 +144,7 @@ def test_go_backwards_runs_the_reversed_sequence():
     bwd = L.LSTM(4, return_sequences=True, go_backwards=True)
     bwd(em.constant(x))
     bwd.set_weights(fwd.get_weights())
-    close(bwd(em.constant(x)), y)  # outputs in processing order, as Keras
+    assert_close(bwd(em.constant(x)), y)  # outputs in processing order, as Keras
 
 
 def test_unroll_true_computes_the_same():
@@ -154,7 +154,7 @@ def test_unroll_true_computes_the_same():
     b = L.GRU(3, unroll=True)
     b(x)
     b.set_weights(a.get_weights())
-    close(b(x), ya)
+    assert_close(b(x), ya)
 
 
 def test_dropout_only_in_training_and_repeatable_under_a_seed():
@@ -164,7 +164,7 @@ def test_dropout_only_in_training_and_repeatable_under_a_seed():
     drop = L.LSTM(5, dropout=0.5, recurrent_dropout=0.3)
     drop(x)
     drop.set_weights(plain.get_weights())
-    close(drop(x, training=False), y)
+    assert_close(drop(x, training=False), y)
     em.random.set_seed(3)
     t1 = drop(x, training=True).numpy()
     em.random.set_seed(3)
@@ -185,10 +185,10 @@ def test_bidirectional_merge_modes(mode):
     want = {"concat": lambda: np.concatenate([f, b], -1), "sum": lambda: f + b,
             "mul": lambda: f * b, "ave": lambda: (f + b) / 2, None: lambda: None}[mode]()
     if mode is None:
-        close(y[0], f)
-        close(y[1], b)
+        assert_close(y[0], f)
+        assert_close(y[1], b)
     else:
-        close(y, want)
+        assert_close(y, want)
     assert bi.backward_layer.go_backwards and not bi.forward_layer.go_backwards
     paths = list(bi.variables_by_path())
     assert paths[0] == "forward_layer/kernel" and "backward_layer/bias" in paths
@@ -199,8 +199,8 @@ def test_bidirectional_return_state_and_initial_state():
     bi = L.Bidirectional(L.LSTM(4, return_state=True))
     out, fh, fc, bh, bc = bi(x)
     assert out.shape == (2, 8)
-    close(out[:, :4], fh)
-    close(out[:, 4:], bh)
+    assert_close(out[:, :4], fh)
+    assert_close(out[:, 4:], bh)
     again = bi(x, initial_state=[fh, fc, bh, bc])[0]
     assert np.abs(again.numpy() - out.numpy()).max() > 1e-4
     with pytest.raises(ValueError, match="merge_mode"):
@@ -265,7 +265,7 @@ def test_time_distributed_applies_the_layer_to_each_step_with_shared_weights():
     y = td(em.constant(x)).numpy()
     assert y.shape == (2, 4, 5)
     for t_ in range(4):
-        close(y[:, t_], td.layer(em.constant(x[:, t_])))
+        assert_close(y[:, t_], td.layer(em.constant(x[:, t_])))
     assert list(td.variables_by_path()) == ["layer/kernel", "layer/bias"]
     with pytest.raises(ValueError, match="rank >= 3"):
         L.TimeDistributed(L.Dense(2))(em.ones((2, 3)))
@@ -293,7 +293,7 @@ def test_activity_regularizer_of_a_recurrent_layer_penalises_its_output():
     layer = L.LSTM(3, activity_regularizer=nn.regularizers.L2(0.5))
     y = layer(em.constant(rand(2, 4, 3)))
     (loss,) = layer.losses
-    close(loss, 0.5 * np.sum(np.square(y.numpy())) / 2)  # divided by the batch, as tf.keras
+    assert_close(loss, 0.5 * np.sum(np.square(y.numpy())) / 2)  # divided by the batch, as tf.keras
 
 
 @pytest.mark.parametrize("reset_after", [True, False])
@@ -308,7 +308,7 @@ def test_gru_without_bias_in_both_reset_modes(reset_after):
     with_bias(x)
     with_bias.kernel.assign(layer.kernel.numpy())
     with_bias.recurrent_kernel.assign(layer.recurrent_kernel.numpy())
-    close(with_bias(x), layer(x))  # a zero bias is no bias
+    assert_close(with_bias(x), layer(x))  # a zero bias is no bias
 
 
 def test_bidirectional_copies_keep_the_activity_regularizer():
