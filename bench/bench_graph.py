@@ -20,7 +20,8 @@ L = nn.layers
 rng = np.random.default_rng(0)
 
 
-def _step_fn(model, opt):
+def training_step(model, opt):
+    """An eager training step ``step(x, y)``: tape, sparse softmax cross entropy, ``opt``."""
     def step(x, y):
         with tape.GradientTape() as t:
             loss = nn.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
@@ -36,7 +37,7 @@ def _ember_pair(make_model, x, y):
     for name in ("ember eager", "ember traced"):
         em.random.set_seed(0)
         model = make_model()
-        step = _step_fn(model, nn.optimizers.SGD(0.01))
+        step = training_step(model, nn.optimizers.SGD(0.01))
         if name == "ember traced":
             step = graph.function(step)
         xt, yt = em.constant(x), em.constant(y)
@@ -98,7 +99,7 @@ def _first_call() -> str:
     yt = em.constant(rng.integers(0, 10, 128))
     eager_t, trace_t = [], []
     for _ in range(5):
-        step = _step_fn(_mlp(), nn.optimizers.SGD(0.01))
+        step = training_step(_mlp(), nn.optimizers.SGD(0.01))
         step(xt, yt)  # builds the model
         t0 = time.perf_counter()
         step(xt, yt)

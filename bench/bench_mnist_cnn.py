@@ -15,9 +15,11 @@ import time
 
 import numpy as np
 from _harness import try_import, write
+from bench_graph import training_step
+from bench_nn import _torch_step
 
 import ember.core as em
-from ember import graph, nn, tape
+from ember import graph, nn
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "examples"))
 from mnist import CNNLSTM  # the main job's model itself
@@ -31,15 +33,7 @@ Y = rng.integers(0, 10, BATCH)
 def _ember(traced: bool):
     model = CNNLSTM()
     model(em.zeros([1, 784]))
-    opt = nn.optimizers.Adam(1e-3)
-
-    def step(images, labels):
-        with tape.GradientTape() as t:
-            loss = nn.losses.sparse_softmax_cross_entropy(labels, model(images, training=True))
-        variables = model.trainable_variables
-        opt.apply_gradients(zip(t.gradient(loss, variables), variables))
-        return loss
-
+    step = training_step(model, nn.optimizers.Adam(1e-3))
     run = graph.function(step) if traced else step
     x, y = em.constant(X), em.constant(Y)
     return lambda: run(x, y)
@@ -61,15 +55,7 @@ def _torch(torch):
             x = x.permute(0, 2, 3, 1).reshape(-1, 49, 64)  # the 49 positions, as ember's
             return self.out(self.lstm(x)[0][:, -1])
 
-    net = Net()
-    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    x, y = torch.tensor(X), torch.tensor(Y, dtype=torch.long)
-
-    def step():
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(net(x), y).backward()
-        opt.step()
-    return step
+    return _torch_step(torch, Net(), X, Y, lambda p: torch.optim.Adam(p, lr=1e-3))
 
 
 def main() -> None:

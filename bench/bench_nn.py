@@ -50,8 +50,9 @@ def _tf_step(tf, model, x, y):
     return step
 
 
-def _torch_step(torch, model, x, y):
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+def _torch_step(torch, model, x, y, make_opt=None):
+    """A PyTorch eager training step (SGD 0.01, or ``make_opt(parameters)``)."""
+    opt = (make_opt or (lambda p: torch.optim.SGD(p, lr=0.01)))(model.parameters())
     xt, yt = torch.tensor(x), torch.tensor(y, dtype=torch.long)
 
     def step():
