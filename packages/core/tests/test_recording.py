@@ -161,3 +161,23 @@ def test_copy_to_device_is_recorded(rec):
     op, inputs, attrs, outputs = rec.ops[-1]
     assert op.name == "copy_to_device" and inputs == (x,) and outputs == (y,)
     assert attrs == {"device": "/cpu:0"}
+
+
+def test_set_differentiator_checks_the_protocol_and_can_be_removed():
+    before = recording.differentiator()
+
+    class Half:
+        def differentiate(self, fn, sources):
+            return fn(), [], lambda targets, dys: [None] * len(sources)
+
+    with pytest.raises(TypeError, match="Half is not a Differentiator"):
+        recording.set_differentiator(Half())
+    try:
+        recording.set_differentiator(None)
+        assert recording.differentiator() is None
+        Half.record_call = lambda self, inputs, outputs, grad_fn: None
+        d = Half()
+        recording.set_differentiator(d)
+        assert recording.differentiator() is d
+    finally:
+        recording.set_differentiator(before)

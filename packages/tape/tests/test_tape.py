@@ -493,3 +493,19 @@ def test_custom_gradient_records_the_registered_op():
     with extend.recording_to(Names()):
         double(em.constant(1.0))
     assert seen == [em.REGISTRY["custom_gradient"]]
+
+
+def test_the_tape_is_core_differentiator_and_records_a_call_as_one_op():
+    from ember.core import recording
+
+    d = recording.differentiator()
+    assert d is not None
+    x = em.constant([1.0, 2.0])
+    y, variables, grad = d.differentiate(lambda: x * x, [x])
+    assert variables == []
+    np.testing.assert_array_equal(grad([y], [em.ones_like(y)])[0].numpy(), [2.0, 4.0])
+    with tape.GradientTape() as t:
+        t.watch(x)
+        out = em.constant([7.0, 7.0])  # computed "elsewhere" (a replay)
+        d.record_call([x], [out], lambda dys: [dys[0] * 3.0])
+    np.testing.assert_array_equal(t.gradient(out, x).numpy(), [3.0, 3.0])

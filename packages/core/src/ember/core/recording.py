@@ -19,13 +19,17 @@ tells it of the things a replay must reproduce::
     tracer.variable_created(variable)        # a Variable was made while tracing
     tracer.host_read(tensor)                 # ``tensor``'s value was read on the host
     tracer.untraced_tensor(tensor)           # made from an array outside the op table
+
+A package that runs functions its own way (graph mode's replay) gets gradients for them
+from whichever tape package is installed through the *differentiator* that package sets
+with ``set_differentiator`` (ember-tape does, on import): see ``Differentiator``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 
@@ -114,3 +118,47 @@ def paused() -> Iterator[None]:
         yield
     finally:
         _active.reset(token)
+
+
+class Differentiator(Protocol):
+    """What a tape package offers packages that run functions their own way (ember-graph
+    replays a traced function as one call; it differentiates the trace once, and the
+    tapes around a replay record it as one op)."""
+
+    def differentiate(self, fn: Callable[[], Any], sources: Sequence[Any]
+                      ) -> tuple[Any, list[Any], Callable[[list[Any], list[Any]], list[Any]]]:
+        """Run ``fn()`` on a fresh recording that watches the Tensors ``sources`` and the
+        trainable variables ``fn`` reads. Returns ``fn``'s result, those variables, and
+        ``grad(targets, output_gradients)``: the gradients of the Tensors ``targets``
+        (weighted by ``output_gradients``) for each source, then each variable (None where
+        unconnected), computed with ops."""
+        ...
+
+    def record_call(self, inputs: Sequence[Any], outputs: Sequence[Any],
+                    grad_fn: Callable[[list[Any]], Sequence[Any]]) -> None:
+        """Tell the active recorders that one call computed the Tensors ``outputs`` from
+        the Tensors ``inputs``; ``grad_fn(dys)`` (one gradient per output) returns one
+        gradient per input, or None."""
+        ...
+
+
+_differentiator: list[Differentiator | None] = [None]
+
+
+def set_differentiator(differentiator: Differentiator | None) -> None:
+    """Install the tape package's ``Differentiator`` (None removes it).
+
+    Raises:
+        TypeError: it lacks ``differentiate`` or ``record_call``.
+    """
+    if differentiator is not None and not (
+            callable(getattr(differentiator, "differentiate", None))
+            and callable(getattr(differentiator, "record_call", None))):
+        raise TypeError(f"set_differentiator: {type(differentiator).__name__} is not a "
+                        "Differentiator (it needs differentiate and record_call methods)")
+    _differentiator[0] = differentiator
+
+
+def differentiator() -> Differentiator | None:
+    """The installed ``Differentiator``, or None when no tape package set one."""
+    return _differentiator[0]

@@ -11,8 +11,10 @@ from typing import Any
 import ember.core as em
 from ember.core import recording
 
+from ._outputs import rebuild, structure
 from ._plan import Plan
 from ._signature import Signature, changed_argument, signature
+from ._taped import TapedEntry, trace_taped
 from ._trace import GuardFailed, Tracer
 
 _Tensor = em.Tensor
@@ -50,6 +52,9 @@ class _Entry:
         self.plan = plan
         self.structure = structure
 
+    def call(self, sig: Signature, d: Any) -> Any:
+        return rebuild(self.structure, self.plan.run(sig.leaves))
+
 
 class _Key:
     """What the cache holds for one signature."""
@@ -57,7 +62,7 @@ class _Key:
     __slots__ = ("eager_reason", "entries", "guard_failures", "untraceable")
 
     def __init__(self) -> None:
-        self.entries: list[_Entry] = []
+        self.entries: list[_Entry | TapedEntry] = []
         self.untraceable = 0
         self.guard_failures = 0
         self.eager_reason: str | None = None
@@ -100,24 +105,32 @@ class Function:
         return sum(len(k.entries) for k in self._cache.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _EAGERLY[0] or recording.active_recorders():
-            # Under a tape (or inside another traced function) every op must be seen one
-            # by one, so the function runs eagerly.
+        if _EAGERLY[0]:
             return self._fn(*args, **kwargs)
+        d = None
+        if recording.active_recorders():
+            # Under a tape the call is one op whose gradient is the traced backward (see
+            # _taped); inside another traced function (a tracer is active), or with no
+            # tape package to differentiate, it runs eagerly: every op is recorded.
+            d = recording.differentiator()
+            if d is None or recording.tracers():
+                return self._fn(*args, **kwargs)
         sig = signature(self._name, args, kwargs)
-        key = self._cache.get(sig.key)
+        ckey = sig.key if d is None else (sig.key, "taped")
+        key = self._cache.get(ckey)
+        failed: str | None = None
         if key is not None:
-            self._cache.move_to_end(sig.key)
+            self._cache.move_to_end(ckey)
             if key.eager_reason is not None:
                 return self._fn(*sig.args, **sig.kwargs)
-            failed: str | None = None
             for entry in key.entries:
+                if d is not None and not entry.replayable():  # type: ignore[union-attr]
+                    return self._fn(*sig.args, **sig.kwargs)
                 try:
-                    outs = entry.plan.run(sig.leaves)
+                    return entry.call(sig, d)
                 except GuardFailed as e:
                     failed = str(e)
                     continue
-                return _rebuild(entry.structure, outs)
             if failed is not None:
                 key.guard_failures += 1
                 if key.guard_failures >= _GUARD_FAILURE_LIMIT:
@@ -131,10 +144,23 @@ class Function:
                     return self._fn(*sig.args, **sig.kwargs)
         elif self.reduce_retracing and self._shape_only_change(sig):
             return self._fn(*sig.args, **sig.kwargs)
-        return self._trace(sig, key, None if key is None else failed)
+        return self._trace(sig, ckey, key, failed, d)
 
     # --- tracing ---------------------------------------------------------------------
-    def _trace(self, sig: Signature, key: _Key | None, guard: str | None = None) -> Any:
+    def _trace(self, sig: Signature, ckey: Any, key: _Key | None, guard: str | None,
+               d: recording.Differentiator | None) -> Any:
+        if key is None:
+            key = self._cache[ckey] = _Key()
+        if d is not None:
+            result, taped, why = trace_taped(self._fn, sig, d)
+            self._traces += 1
+            if taped is None:
+                key.eager_reason = f"under a tape, {why}"
+                return result
+            key.entries.insert(0, taped)
+            self._evict()
+            self._warn_retrace(sig, guard)
+            return result
         tracer = Tracer(sig.leaves)
         token = recording.push(tracer)
         try:
@@ -142,8 +168,6 @@ class Function:
         finally:
             recording.pop(token)
         self._traces += 1
-        if key is None:
-            key = self._cache[sig.key] = _Key()
         trace = tracer.trace
         if trace.untraceable is not None:
             key.untraceable += 1
@@ -155,8 +179,8 @@ class Function:
             return result
         key.untraceable = 0
         slots: list[int] = []
-        structure = _structure(result, tracer, slots)
-        key.entries.insert(0, _Entry(Plan(trace, slots), structure))
+        nest = structure(result, tracer, slots)
+        key.entries.insert(0, _Entry(Plan(trace, slots), nest))
         self._evict()
         self._warn_retrace(sig, guard)
         return result
@@ -200,39 +224,3 @@ def _without_shapes(part: Any) -> Any:
             return ("T", len(part[1]), *part[2:])
         return tuple(_without_shapes(p) for p in part)
     return part
-
-
-# --- outputs -------------------------------------------------------------------------
-class _Out:
-    __slots__ = ("index",)
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-
-def _structure(x: Any, tracer: Tracer, slots: list[int]) -> Any:
-    """``x`` with each Tensor replaced by an ``_Out`` naming its output slot."""
-    t = type(x)
-    if t is _Tensor:
-        slots.append(tracer.slot_of(x))
-        return _Out(len(slots) - 1)
-    if t is list or t is tuple:
-        return t(_structure(v, tracer, slots) for v in x)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
-        return t(*[_structure(v, tracer, slots) for v in x])
-    if t is dict:
-        return {k: _structure(v, tracer, slots) for k, v in x.items()}
-    return x
-
-
-def _rebuild(structure: Any, outs: list[Any]) -> Any:
-    t = type(structure)
-    if t is _Out:
-        return outs[structure.index]
-    if t is list or t is tuple:
-        return t(_rebuild(v, outs) for v in structure)
-    if isinstance(structure, tuple) and hasattr(structure, "_fields"):
-        return t(*[_rebuild(v, outs) for v in structure])
-    if t is dict:
-        return {k: _rebuild(v, outs) for k, v in structure.items()}
-    return structure

@@ -25,14 +25,7 @@ class Plan:
     """The replayable form of a ``Trace`` whose results are ``output_slots``."""
 
     def __init__(self, trace: Trace, output_slots: list[int]) -> None:
-        needed = set(output_slots)
-        needed.update(k for _, k in trace.var_writes.values())
-        kept = []
-        for step in reversed(trace.steps):
-            if step.stateful or any(o in needed for o in step.outs):
-                kept.append(step)
-                needed.update(step.ins)
-        kept.reverse()
+        kept, needed = live_steps(trace, output_slots)
         self.ops_recorded = len(trace.steps)
         self.ops_kept = len(kept)
 
@@ -132,6 +125,20 @@ class Plan:
         for (v, _, dev), a in zip(self.var_stores, stores):
             v.assign(tensor_from_array(a, dev), read_value=False)
         return [tensor_from_array(a, dev) for (_, dev), a in zip(self.outputs, outs)]
+
+
+def live_steps(trace: Trace, output_slots: list[int]) -> tuple[list[Step], set[int]]:
+    """The steps a replay that returns ``output_slots`` must run (those whose results are
+    used, the variable writes' and the stateful ones), and the slots they need."""
+    needed = set(output_slots)
+    needed.update(k for _, k in trace.var_writes.values())
+    kept = []
+    for step in reversed(trace.steps):
+        if step.stateful or any(o in needed for o in step.outs):
+            kept.append(step)
+            needed.update(step.ins)
+    kept.reverse()
+    return kept, needed
 
 
 def _counts(v: Any) -> tuple[int, int]:

@@ -108,6 +108,10 @@ class Tracer:
             self._computed.discard(id(a))
         return k
 
+    def tensors(self) -> list[Any]:
+        """The tensor of each slot, in slot order."""
+        return list(self._alive)
+
     # --- the recorder protocol -------------------------------------------------------
     def record_op(self, op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
                   outputs: tuple[Any, ...]) -> None:

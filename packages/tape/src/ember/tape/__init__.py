@@ -11,6 +11,7 @@ Examples:
     ember.Tensor(6.0, shape=(), dtype=float32)
 """
 
+from . import _differentiator  # noqa: F401  (installs its Differentiator in core)
 from ._check import GradientCheckError, check_gradients
 from ._custom import custom_gradient
 from ._functions import (
