@@ -219,3 +219,19 @@ def test_a_second_order_gradient_of_an_impure_replay():
             assert "noisy_square" in str(e) and "random" in str(e)
         else:
             raise AssertionError("the gradient of an impure replay cannot be recorded")
+
+
+def test_a_first_call_that_builds_the_model_is_traced_again_then_replayed():
+    net = nn.Sequential([nn.layers.Dense(8, activation="tanh"), nn.layers.Dense(2)])
+    forward = graph.function(lambda x: net(x))
+    x = _f32(4, 3)
+    for _ in range(3):
+        with tape.GradientTape() as t:
+            names = _OpNames()
+            with recording.active(names):
+                y = forward(x)
+            total = em.reduce_sum(y)
+        grads = t.gradient(total, net.trainable_variables)
+        assert all(g is not None for g in grads)
+    assert forward.experimental_get_tracing_count() == 2  # built, then traced
+    assert names.names == ["custom_gradient"]

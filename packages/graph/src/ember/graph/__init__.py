@@ -15,8 +15,9 @@ What a replay keeps from eager execution, and what it does not:
 - Variables are read when a call starts and written when it ends.
 - Python side effects (``print``, appending to a list, counting calls) happen only while
   tracing, as in TensorFlow.
-- Under a ``GradientTape``, or inside another traced function, the function runs eagerly
-  so that every op is recorded.
+- Under a ``GradientTape``, a replayed call is one op on the tape, whose gradient is the
+  backward pass traced with it. Inside another traced function, the function runs
+  eagerly, as part of that trace.
 
 Examples:
     >>> import ember.core as em

@@ -152,35 +152,34 @@ class Function:
         if key is None:
             key = self._cache[ckey] = _Key()
         if d is not None:
-            result, taped, why = trace_taped(self._fn, sig, d)
+            result, entry, untraceable, why = trace_taped(self._fn, sig, d)
             self._traces += 1
-            if taped is None:
+            if why is not None:  # the gradient cannot be replayed: tapes record it eagerly
                 key.eager_reason = f"under a tape, {why}"
                 return result
-            key.entries.insert(0, taped)
-            self._evict()
-            self._warn_retrace(sig, guard)
-            return result
-        tracer = Tracer(sig.leaves)
-        token = recording.push(tracer)
-        try:
-            result = self._fn(*sig.args, **sig.kwargs)
-        finally:
-            recording.pop(token)
-        self._traces += 1
-        trace = tracer.trace
-        if trace.untraceable is not None:
+        else:
+            tracer = Tracer(sig.leaves)
+            token = recording.push(tracer)
+            try:
+                result = self._fn(*sig.args, **sig.kwargs)
+            finally:
+                recording.pop(token)
+            self._traces += 1
+            untraceable = tracer.trace.untraceable
+        if untraceable is not None:
             key.untraceable += 1
             if key.untraceable >= _UNTRACEABLE_LIMIT:
-                key.eager_reason = trace.untraceable
+                key.eager_reason = untraceable
                 warnings.warn(f"graph.function {self._name} cannot be replayed because "
-                              f"{trace.untraceable}; it runs eagerly for these arguments",
+                              f"{untraceable}; it runs eagerly for these arguments",
                               stacklevel=3)
             return result
         key.untraceable = 0
-        slots: list[int] = []
-        nest = structure(result, tracer, slots)
-        key.entries.insert(0, _Entry(Plan(trace, slots), nest))
+        if d is None:
+            slots: list[int] = []
+            nest = structure(result, tracer, slots)
+            entry = _Entry(Plan(tracer.trace, slots), nest)
+        key.entries.insert(0, entry)
         self._evict()
         self._warn_retrace(sig, guard)
         return result

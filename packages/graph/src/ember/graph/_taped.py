@@ -126,12 +126,14 @@ class TapedEntry:
 
 
 def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator
-                ) -> tuple[Any, TapedEntry | None, str | None]:
+                ) -> tuple[Any, Any, str | None, str | None]:
     """Trace one call under a tape (the call is eager: the tapes around it record it).
 
     Returns:
-        The call's result, and the entry to replay later calls with, or None and why the
-        call cannot be replayed under a tape.
+        The call's result; the ``TapedEntry`` to replay later calls with, or None; why
+        this trace cannot be replayed (``Trace.untraceable``: a later call may trace
+        again), or None; why no call with this signature can be replayed under a tape
+        (its gradient cannot), or None.
     """
     leaves = sig.leaves
     src_idx = [i for i, t in enumerate(leaves) if extend.is_differentiable(t.dtype)]
@@ -144,7 +146,7 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator
         recording.pop(token)
     trace = tracer.trace
     if trace.untraceable is not None:
-        return result, None, trace.untraceable
+        return result, None, trace.untraceable, None
     slots: list[int] = []
     nest = structure(result, tracer, slots)
     fwd_tensors = tracer.tensors()
@@ -155,7 +157,7 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator
     if not t_idx:  # no float result: nothing for a tape to differentiate
         entry = TapedEntry(fn, Plan(trace, slots), None, nest, len(slots), src_idx, t_idx,
                            [], [], [], [], True)
-        return result, entry, None
+        return result, entry, None, None
 
     targets = [fwd_tensors[slots[r]] for r in t_idx]
     with extend.recording_to():
@@ -165,13 +167,13 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator
         with extend.recording_to(btracer):
             grads = grad(targets, dys)
     except Exception as e:  # the tape raises it again when the gradient is asked for
-        return result, None, f"its gradient raised {type(e).__name__}: {e}"
+        return result, None, None, f"its gradient raised {type(e).__name__}: {e}"
     bt = btracer.trace
     why = bt.untraceable or ("its gradient reads values on the host" if bt.guards else
                              "its gradient reads or writes variables"
                              if bt.var_reads or bt.var_writes else None)
     if why is not None:
-        return result, None, why
+        return result, None, None, why
     g_idx = [j for j, g in enumerate(grads) if g is not None]
     out_slots = [btracer.slot_of(grads[j]) for j in g_idx]
     _, needed = live_steps(bt, out_slots)
@@ -184,4 +186,4 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator
     pure = not trace.var_writes and not any(
         st.attrs and "generator" in st.attrs for st in trace.steps)
     return result, TapedEntry(fn, fwd, bwd, nest, len(slots), src_idx, t_idx, variables,
-                              unlisted, dy_used, g_idx, pure), None
+                              unlisted, dy_used, g_idx, pure), None, None
