@@ -134,6 +134,11 @@ class Differentiator(Protocol):
         unconnected), computed with ops."""
         ...
 
+    def watched(self, tensors: Sequence[Any]) -> list[bool]:
+        """For each Tensor, whether an active recorder could differentiate with respect to
+        it (a tape tracks it; True for recorders it does not know)."""
+        ...
+
     def record_call(self, inputs: Sequence[Any], outputs: Sequence[Any],
                     grad_fn: Callable[[list[Any]], Sequence[Any]]) -> None:
         """Tell the active recorders that one call computed the Tensors ``outputs`` from
@@ -153,9 +158,11 @@ def set_differentiator(differentiator: Differentiator | None) -> None:
     """
     if differentiator is not None and not (
             callable(getattr(differentiator, "differentiate", None))
+            and callable(getattr(differentiator, "watched", None))
             and callable(getattr(differentiator, "record_call", None))):
         raise TypeError(f"set_differentiator: {type(differentiator).__name__} is not a "
-                        "Differentiator (it needs differentiate and record_call methods)")
+                        "Differentiator (it needs differentiate, watched and record_call "
+                        "methods)")
     _differentiator[0] = differentiator
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import ember.core as em
 from ember.core import recording
+from ember.core.extend import is_differentiable
 
 from ._outputs import rebuild, structure
 from ._plan import Plan
@@ -116,7 +117,14 @@ class Function:
             if d is None or recording.tracers():
                 return self._fn(*args, **kwargs)
         sig = signature(self._name, args, kwargs)
-        ckey = sig.key if d is None else (sig.key, "taped")
+        sources: tuple[int, ...] = ()
+        if d is None:
+            ckey: Any = sig.key
+        else:  # the arguments the tapes differentiate with respect to are part of the key
+            leaves = sig.leaves
+            sources = tuple(i for i, w in enumerate(d.watched(leaves))
+                            if w and is_differentiable(leaves[i].dtype))
+            ckey = (sig.key, "taped", sources)
         key = self._cache.get(ckey)
         failed: str | None = None
         if key is not None:
@@ -144,15 +152,15 @@ class Function:
                     return self._fn(*sig.args, **sig.kwargs)
         elif self.reduce_retracing and self._shape_only_change(sig):
             return self._fn(*sig.args, **sig.kwargs)
-        return self._trace(sig, ckey, key, failed, d)
+        return self._trace(sig, ckey, key, failed, d, sources)
 
     # --- tracing ---------------------------------------------------------------------
     def _trace(self, sig: Signature, ckey: Any, key: _Key | None, guard: str | None,
-               d: recording.Differentiator | None) -> Any:
+               d: recording.Differentiator | None, sources: tuple[int, ...]) -> Any:
         if key is None:
             key = self._cache[ckey] = _Key()
         if d is not None:
-            result, entry, untraceable, why = trace_taped(self._fn, sig, d)
+            result, entry, untraceable, why = trace_taped(self._fn, sig, d, list(sources))
             self._traces += 1
             if why is not None:  # the gradient cannot be replayed: tapes record it eagerly
                 key.eager_reason = f"under a tape, {why}"

@@ -51,7 +51,7 @@ class TapedEntry:
         self.bwd = bwd
         self.structure = structure
         self.n_results = n_results
-        self.src_idx = src_idx  # leaves that are sources (float arguments)
+        self.src_idx = src_idx  # leaves that are sources (watched float arguments)
         self.t_idx = t_idx  # results that are targets (float results)
         self.variables = variables  # trainable variables read, as the tape watched them
         self.unlisted = unlisted  # the other variables read
@@ -125,9 +125,11 @@ class TapedEntry:
         return grad([flat[r] for r in self.t_idx], dys)
 
 
-def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator
+def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator, src_idx: list[int]
                 ) -> tuple[Any, Any, str | None, str | None]:
-    """Trace one call under a tape (the call is eager: the tapes around it record it).
+    """Trace one call under a tape (the call is eager: the tapes around it record it),
+    differentiating with respect to the float arguments ``src_idx`` (those the tapes
+    watch) and the trainable variables the function reads.
 
     Returns:
         The call's result; the ``TapedEntry`` to replay later calls with, or None; why
@@ -136,7 +138,6 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator
         (its gradient cannot), or None.
     """
     leaves = sig.leaves
-    src_idx = [i for i, t in enumerate(leaves) if extend.is_differentiable(t.dtype)]
     tracer = Tracer(leaves)
     token = recording.push(tracer)
     try:

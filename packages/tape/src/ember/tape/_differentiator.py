@@ -34,6 +34,15 @@ class TapeDifferentiator:
 
         return result, variables, grad
 
+    def watched(self, tensors: Sequence[Any]) -> list[bool]:
+        out = [False] * len(tensors)
+        for r in recording.active_recorders():
+            if not isinstance(r, GradientTape):  # another kind of recorder: it may use any
+                return [True] * len(tensors)
+            tracked = r._tracked
+            out = [w or id(t) in tracked for w, t in zip(out, tensors)]
+        return out
+
     def record_call(self, inputs: Sequence[Any], outputs: Sequence[Any],
                     grad_fn: Callable[[list[Any]], Sequence[Any]]) -> None:
         def rule(op: Any, dy: Any) -> tuple[Any, ...]:
