@@ -235,3 +235,24 @@ def test_a_first_call_that_builds_the_model_is_traced_again_then_replayed():
         assert all(g is not None for g in grads)
     assert forward.experimental_get_tracing_count() == 2  # built, then traced
     assert names.names == ["custom_gradient"]
+
+
+def test_only_the_arguments_a_tape_watches_are_differentiated():
+    w = em.Variable(rng.standard_normal((3, 2)).astype(np.float32))
+
+    @graph.function
+    def f(x):
+        return em.reduce_sum(em.matmul(x, w))
+
+    x = _f32(4, 3)
+    for watch in (False, False, True, True, False):
+        with tape.GradientTape() as t:
+            if watch:
+                t.watch(x)
+            y = f(x)
+        gx, gw = t.gradient(y, [x, w])
+        assert (gx is not None) == watch
+        assert_allclose(gw.numpy(), np.repeat(x.numpy().sum(0)[:, None], 2, 1), rtol=1e-6)
+        if watch:
+            assert_allclose(gx.numpy(), np.tile(w.numpy().sum(1), (4, 1)), rtol=1e-6)
+    assert f.experimental_get_tracing_count() == 2  # one trace per set of watched arguments
