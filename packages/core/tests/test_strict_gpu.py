@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -166,3 +168,31 @@ def test_every_name_listed_as_lacking_is_a_numpy_name():
                 missing.append(qual)
                 break
     assert CUPY_LACKS and missing == []
+
+
+def test_elementwise_kernels_evaluate_their_c_and_refuse_what_nvcc_or_the_double_would(gpu):
+    x = em.constant([1.0, -2.0, float("nan"), 0.5])
+    a = x._data
+    xp = gpu.backend.xp
+    k = xp.ElementwiseKernel("T a, T b", "T o, T p",
+                             "T t = a * b - a / 2; o = (t > 0 || isnan(t)) ? t : 0; "
+                             "p = -tanh(t)", "k")
+    o, p = k(a, a)
+    t = a.get() * a.get() - a.get() / 2
+    np.testing.assert_array_equal(o.get(), np.where((t > 0) | np.isnan(t), t, 0))
+    np.testing.assert_array_equal(p.get(), -np.tanh(t))
+    assert o.dtype == np.float32 and type(o) is StrictArray
+    out = xp.empty_like(a)
+    assert xp.ElementwiseKernel("T a", "T o", "o = exp(a)", "e")(a, out) is out
+    np.testing.assert_array_equal(out.get(), np.exp(a.get()))
+    for op, why in [("o = expf(a)", "'expf' is not a CUDA math function"),
+                    ("o = a * 2.0", "floating-point literal"),
+                    ("o = a * q", "'q'"), ("o = (a + 1", "ends early"),
+                    ("q = a", "outputs ['o'] are never assigned")]:
+        with pytest.raises(ValueError, match=re.escape(why)):
+            xp.ElementwiseKernel("T a", "T o", op, "bad")
+    with pytest.raises(TypeError, match="Type is mismatched"):
+        xp.ElementwiseKernel("T a, T b", "T o", "o = a + b", "m")(a, em.constant([1.0] * 4,
+                                                                               dtype=em.float64)._data)
+    with pytest.raises(TypeError, match="Wrong number of arguments"):
+        k(a)

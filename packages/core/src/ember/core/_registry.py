@@ -23,20 +23,24 @@ from .recording import Recorder, _active
 
 class OpDef:
     """A registered op: its name, forward implementation, whether it is differentiable,
-    which of its inputs take part in type promotion (see ``ember.core._promote``), and its
+    which of its inputs take part in type promotion (see ``ember.core._promote``), its
     optional ``out=`` form (``out(be, *arrays, out=array, **attrs)``, the forward written
-    into a given array; graph mode reuses buffers with it)."""
+    into a given array; graph mode reuses buffers with it), and, for an element-wise op,
+    its optional CUDA C expression (``cuda``: ``{0}``, ``{1}`` stand for its operands; graph
+    mode fuses chains of such ops into one kernel on a GPU)."""
 
-    __slots__ = ("differentiable", "family", "forward", "name", "out", "promote")
+    __slots__ = ("cuda", "differentiable", "family", "forward", "name", "out", "promote")
 
     def __init__(self, name: str, forward: Callable[..., Any], differentiable: bool, family: str,
-                 promote: str | None = None, out: Callable[..., Any] | None = None):
+                 promote: str | None = None, out: Callable[..., Any] | None = None,
+                 cuda: str | None = None):
         self.name = name
         self.forward = forward
         self.differentiable = differentiable
         self.family = family
         self.promote = promote
         self.out = out
+        self.cuda = cuda
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r}, family={self.family!r})"
@@ -47,18 +51,19 @@ REGISTRY: dict[str, OpDef] = {}
 
 def register(name: str, forward: Callable[..., Any], *, family: str,
              differentiable: bool = True, promote: str | None = None,
-             out: Callable[..., Any] | None = None) -> OpDef:
+             out: Callable[..., Any] | None = None, cuda: str | None = None) -> OpDef:
     """Register a primitive op. Raises on a duplicate name.
 
     ``promote`` says which inputs are promoted to one dtype before ``forward`` runs
     ("all", "values" or "into_first"); by default the entry of ``PROMOTED_INPUTS``.
-    ``out`` is the op's optional ``out=`` form (see ``OpDef``).
+    ``out`` is the op's optional ``out=`` form and ``cuda`` its CUDA C expression (see
+    ``OpDef``).
     """
     if name in REGISTRY:
         raise KeyError(f"op {name!r} is already registered")
     if promote is None:
         promote = _promote.PROMOTED_INPUTS.get(name)
-    op = OpDef(name, forward, differentiable, family, promote, out)
+    op = OpDef(name, forward, differentiable, family, promote, out, cuda)
     REGISTRY[name] = op
     return op
 

@@ -4,8 +4,9 @@ Packages built on core (ember-tape, ember-nn, a future graph mode, your own) use
 ``ember.core`` and this module, never core's private modules or the private attributes of
 its objects. Everything here is a thin, stable wrapper over core's internals:
 
-- ops: ``register_op`` (a forward, and an optional ``out=`` form), ``run_op``,
-  ``out_form``, ``REGISTRY``, ``OpDef``;
+- ops: ``register_op`` (a forward, an optional ``out=`` form and, for an element-wise
+  op, an optional CUDA C expression), ``run_op``, ``out_form``, ``cuda_form``,
+  ``REGISTRY``, ``OpDef``;
 - tensors and backend arrays: ``tensor_from_array`` (no copy), ``array_of``,
   ``device_of``;
 - variables: ``read_without_recording``;
@@ -49,7 +50,7 @@ from ._variable import Variable
 from .recording import Recorder, _active, active_recorders
 
 __all__ = [
-    "REGISTRY", "OpDef", "Recorder", "active_recorders", "array_of", "device_of",
+    "REGISTRY", "OpDef", "Recorder", "active_recorders", "array_of", "cuda_form", "device_of",
     "is_differentiable", "notify_op", "out_form", "read_without_recording", "recording_to",
     "register_op", "run_op", "tensor_from_array",
 ]
@@ -62,7 +63,7 @@ _PROMOTE_MODES = (None, "all", "values", "into_first")
 # --- ops ---------------------------------------------------------------------------------
 def register_op(name: str, forward: Callable[..., Any], *, family: str,
                 differentiable: bool = True, promote: str | None = None,
-                out: Callable[..., Any] | None = None) -> OpDef:
+                out: Callable[..., Any] | None = None, cuda: str | None = None) -> OpDef:
     """Register a primitive op with core's one op table and return its ``OpDef``.
 
     Args:
@@ -82,6 +83,12 @@ def register_op(name: str, forward: Callable[..., Any], *, family: str,
             returning it. Eager execution never calls it: graph mode (ember-graph) does,
             to write a result into a buffer that is dead by then; ``out_form`` reads it
             back. Core's element-wise ops written as an ``xp`` function have one.
+        cuda: Optional, for an element-wise op on floating-point operands: its result as
+            one CUDA C expression in which ``{0}``, ``{1}``, ... stand for the operands
+            (e.g. ``"{0} * {1} + 1"``; CUDA's math functions such as ``exp`` and ``tanh``,
+            the ternary operator). Graph mode (ember-graph) fuses chains of such ops into
+            one generated kernel on a GPU, after checking on the traced values that the
+            kernel computes what the forwards did; ``cuda_form`` reads it back.
 
     Returns:
         The registered op; pass it to ``run_op``.
@@ -106,6 +113,9 @@ def register_op(name: str, forward: Callable[..., Any], *, family: str,
     if out is not None and not callable(out):
         raise TypeError(f"register_op({name!r}): out must be callable or None, "
                         f"got {type(out).__name__}")
+    if cuda is not None and not (isinstance(cuda, str) and "{0}" in cuda):
+        raise TypeError(f"register_op({name!r}): cuda must be a CUDA C expression in which "
+                        f"{{0}} stands for the first operand, got {cuda!r}")
     if promote not in _PROMOTE_MODES:
         raise ValueError(f"register_op({name!r}): promote must be one of {_PROMOTE_MODES}, "
                          f"got {promote!r}")
@@ -113,7 +123,8 @@ def register_op(name: str, forward: Callable[..., Any], *, family: str,
         raise TypeError(f"register_op({name!r}): family must be a non-empty string, "
                         f"got {family!r}")
     return _registry.register(name, forward, family=family,
-                              differentiable=bool(differentiable), promote=promote, out=out)
+                              differentiable=bool(differentiable), promote=promote, out=out,
+                              cuda=cuda)
 
 
 def out_form(op: OpDef | str) -> Callable[..., Any] | None:
@@ -129,6 +140,26 @@ def out_form(op: OpDef | str) -> Callable[..., Any] | None:
         KeyError: no op of that name is registered.
     """
     return _lookup(op).out
+
+
+def cuda_form(op: OpDef | str) -> str | None:
+    """The CUDA C expression given to ``register_op`` for ``op``, or None if it has none.
+
+    Args:
+        op: A registered op or its name.
+
+    Returns:
+        An expression in ``{0}``, ``{1}``, ... (the operands), or None.
+
+    Raises:
+        KeyError: no op of that name is registered.
+
+    Examples:
+        >>> from ember.core import extend
+        >>> extend.cuda_form("exp"), extend.cuda_form("matmul")
+        ('exp({0})', None)
+    """
+    return _lookup(op).cuda
 
 
 def run_op(op: OpDef | str, inputs: Sequence[Any],

@@ -19,6 +19,15 @@ from ..recording import _active
 
 _new = object.__new__
 _F32 = np.dtype(np.float32)
+# The CUDA C expressions of the xp functions the factory can name ({0}, {1}: the operands,
+# floating point: graph mode fuses chains of them into one kernel on a GPU, for float32
+# and float64 only). maximum/minimum propagate NaN, as numpy's do.
+CUDA_EXPRESSIONS = {
+    "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
+    "maximum": "({0} > {1} || isnan({0})) ? {0} : {1}",
+    "minimum": "({0} < {1} || isnan({0})) ? {0} : {1}",
+    "negative": "-{0}", "abs": "fabs({0})", "square": "{0} * {0}",
+}
 _ERRORS = (ValueError, TypeError, IndexError, OverflowError)
 
 
@@ -53,7 +62,8 @@ class _PerDevice(dict):  # type: ignore[type-arg]
 
 
 def elementwise(name: str, forward: Callable[..., Any] | str, family: str, doc: str,
-                arity: int, differentiable: bool = True) -> Callable[..., Any]:
+                arity: int, differentiable: bool = True,
+                cuda: str | None = None) -> Callable[..., Any]:
     """Register an element-wise op of ``arity`` 1 or 2 and return its public function.
 
     The fast path is written inline for each arity (only the guard and the call differ):
@@ -69,6 +79,8 @@ def elementwise(name: str, forward: Callable[..., Any] | str, family: str, doc: 
             promoted to one dtype first, see ``ember.core._promote``, and the fast path
             runs only when they already share one).
         differentiable: False for ops no tape records.
+        cuda: The op's CUDA C expression on float operands (``{0}``, ``{1}``), if the
+            forward is not an ``xp`` function of ``CUDA_EXPRESSIONS``.
 
     Returns:
         The public function.
@@ -76,8 +88,10 @@ def elementwise(name: str, forward: Callable[..., Any] | str, family: str, doc: 
     if arity not in (1, 2):
         raise ValueError(f"elementwise({name!r}): arity must be 1 or 2, got {arity}")
     fwd, direct, out = _resolve(forward)
+    if cuda is None and isinstance(forward, str):
+        cuda = CUDA_EXPRESSIONS.get(forward)
     op = register(name, fwd, family=family, differentiable=differentiable, out=out,
-                  promote="all" if arity == 2 else None)
+                  promote="all" if arity == 2 else None, cuda=cuda)
     fns = _PerDevice(direct)
 
     def fn1(x: Any, name: str | None = None) -> Any:
@@ -120,12 +134,12 @@ def elementwise(name: str, forward: Callable[..., Any] | str, family: str, doc: 
 
 
 def unary(name: str, forward: Callable[..., Any] | str, family: str, doc: str,
-          differentiable: bool = True) -> Callable[..., Any]:
+          differentiable: bool = True, cuda: str | None = None) -> Callable[..., Any]:
     """``elementwise`` with one operand."""
-    return elementwise(name, forward, family, doc, 1, differentiable)
+    return elementwise(name, forward, family, doc, 1, differentiable, cuda)
 
 
 def binary(name: str, forward: Callable[..., Any] | str, family: str, doc: str,
-           differentiable: bool = True) -> Callable[..., Any]:
+           differentiable: bool = True, cuda: str | None = None) -> Callable[..., Any]:
     """``elementwise`` with two operands, promoted to one dtype."""
-    return elementwise(name, forward, family, doc, 2, differentiable)
+    return elementwise(name, forward, family, doc, 2, differentiable, cuda)

@@ -20,7 +20,8 @@ subtract = binary("subtract", "subtract", F, "x - y, element-wise.")
 multiply = binary("multiply", "multiply", F, "x * y, element-wise.")
 divide = binary("divide", lambda be, x, y: be.xp.true_divide(to_float(x), to_float(y)), F,
                 "x / y, element-wise true division; integers and bools divide to float32 "
-                "(float64 only when an operand is float64).")
+                "(float64 only when an operand is float64).",
+                cuda="{0} / {1}")
 floordiv = binary("floordiv", "floor_divide", F,
                   "x // y, element-wise floor division.", differentiable=False)
 floormod = binary("floormod", "mod", F,
@@ -37,18 +38,28 @@ negative = unary("negative", "negative", F, "-x, element-wise.")
 abs = unary("abs", "abs", F, "|x|, element-wise.")
 sign = unary("sign", "sign", F, "-1, 0 or 1 by the sign of x (gradient 0).")
 square = unary("square", "square", F, "x * x, element-wise.")
-sqrt = unary("sqrt", lambda be, x: be.xp.sqrt(to_float(x)), F, "Square root, element-wise.")
-rsqrt = unary("rsqrt", lambda be, x: 1 / be.xp.sqrt(to_float(x)), F, "1 / sqrt(x), element-wise.")
+sqrt = unary("sqrt", lambda be, x: be.xp.sqrt(to_float(x)), F, "Square root, element-wise.",
+             cuda="sqrt({0})")
+rsqrt = unary("rsqrt", lambda be, x: 1 / be.xp.sqrt(to_float(x)), F, "1 / sqrt(x), element-wise.",
+              cuda="1 / sqrt({0})")
 reciprocal = unary("reciprocal", lambda be, x: be.xp.reciprocal(to_float(x)), F,
-                   "1 / x, element-wise.")
-exp = unary("exp", lambda be, x: be.xp.exp(to_float(x)), F, "e ** x, element-wise.")
-expm1 = unary("expm1", lambda be, x: be.xp.expm1(to_float(x)), F, "exp(x) - 1, accurate near 0.")
-log = unary("log", lambda be, x: be.xp.log(to_float(x)), F, "Natural logarithm, element-wise.")
-log1p = unary("log1p", lambda be, x: be.xp.log1p(to_float(x)), F, "log(1 + x), accurate near 0.")
-sin = unary("sin", lambda be, x: be.xp.sin(to_float(x)), F, "Sine, element-wise.")
-cos = unary("cos", lambda be, x: be.xp.cos(to_float(x)), F, "Cosine, element-wise.")
+                   "1 / x, element-wise.",
+                   cuda="1 / {0}")
+exp = unary("exp", lambda be, x: be.xp.exp(to_float(x)), F, "e ** x, element-wise.",
+            cuda="exp({0})")
+expm1 = unary("expm1", lambda be, x: be.xp.expm1(to_float(x)), F, "exp(x) - 1, accurate near 0.",
+              cuda="expm1({0})")
+log = unary("log", lambda be, x: be.xp.log(to_float(x)), F, "Natural logarithm, element-wise.",
+            cuda="log({0})")
+log1p = unary("log1p", lambda be, x: be.xp.log1p(to_float(x)), F, "log(1 + x), accurate near 0.",
+              cuda="log1p({0})")
+sin = unary("sin", lambda be, x: be.xp.sin(to_float(x)), F, "Sine, element-wise.",
+            cuda="sin({0})")
+cos = unary("cos", lambda be, x: be.xp.cos(to_float(x)), F, "Cosine, element-wise.",
+            cuda="cos({0})")
 tan = unary("tan", lambda be, x: be.xp.tan(to_float(x)), F, "Tangent, element-wise.")
-tanh = unary("tanh", lambda be, x: be.xp.tanh(to_float(x)), F, "Hyperbolic tangent.")
+tanh = unary("tanh", lambda be, x: be.xp.tanh(to_float(x)), F, "Hyperbolic tangent.",
+             cuda="tanh({0})")
 erf = unary("erf", lambda be, x: be.erf(to_float(x)), F, "The error function, element-wise.")
 floor = unary("floor", "floor", F, "Round down (gradient 0).")
 ceil = unary("ceil", "ceil", F, "Round up (gradient 0).")

@@ -20,6 +20,7 @@ and ``__array_ufunc__`` (as they dispatch to cupy for cupy arrays).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -168,6 +169,10 @@ class StrictNamespace:
             return StrictArray
         if name == "asnumpy" and not self._prefix:
             return self._asnumpy
+        if name == "ElementwiseKernel" and not self._prefix:
+            from ._strict_kernels import StrictElementwiseKernel
+
+            return functools.partial(StrictElementwiseKernel, self)
         obj = getattr(self._module, name)
         out: Any
         if isinstance(obj, types.ModuleType):
