@@ -97,11 +97,24 @@ def test_fit_syncs_once_per_epoch_without_a_progress_bar(counters):
     x, y = _data()
     batches = [(em.constant(x[i:i + 16]), em.constant(y[i:i + 16])) for i in range(0, 160, 16)]
     model = _compiled()
-    model.fit(batches[:1], epochs=1, verbose=0)  # builds the model
+    model.fit(batches[:2], epochs=1, verbose=0)  # builds the model, traces the step
     counters.reset()
     hist = model.fit(batches, epochs=3, verbose=0)
     assert counters.syncs == 3 and counters.to_host == 3, counters  # the epoch-end logs
     assert len(hist.history["loss"]) == 3 and hist.history["loss"][-1] < hist.history["loss"][0]
+
+
+def test_a_trace_on_a_gpu_syncs_once_to_check_its_fused_kernels(counters):
+    x, y = _data()
+    batches = [(em.constant(x[i:i + 16]), em.constant(y[i:i + 16])) for i in range(0, 64, 16)]
+    model = _compiled()
+    model.fit(batches[:1], epochs=1, verbose=0)  # builds the model
+    counters.reset()
+    model.fit(batches[:1], epochs=1, verbose=0)  # traces the step: its fused kernels' check
+    assert counters.syncs == 2 and counters.to_host == 2, counters  # and the epoch's logs
+    counters.reset()
+    model.fit(batches, epochs=1, verbose=0)  # replays only
+    assert counters.syncs == 1 and counters.to_host == 1, counters
 
 
 def test_fit_on_device_tensors_batches_them_on_the_device(counters):
@@ -110,7 +123,7 @@ def test_fit_on_device_tensors_batches_them_on_the_device(counters):
     x, y = _data()
     xd, yd = em.constant(x), em.constant(y)
     model = _compiled()
-    model.fit(xd[:16], yd[:16], epochs=1, verbose=0)
+    model.fit(xd[:32], yd[:32], batch_size=16, epochs=1, verbose=0)  # builds, traces
     for shuffle in (True, False):
         counters.reset()
         hist = model.fit(xd, yd, batch_size=16, epochs=2, shuffle=shuffle, verbose=0)
@@ -125,14 +138,15 @@ def test_fit_with_validation_reads_train_and_validation_logs_in_one_copy(counter
     x, y = _data()
     xd, yd = em.constant(x), em.constant(y)
     model = _compiled()
-    model.fit(xd[:16], yd[:16], epochs=1, verbose=0)
+    model.fit(xd[:32], yd[:32], batch_size=16, epochs=1, verbose=0,  # builds, traces
+              validation_data=(xd[:32], yd[:32]))
     for val in ((xd[:32], yd[:32]), (x[:32], y[:32])):
         counters.reset()
         hist = model.fit(xd, yd, batch_size=16, epochs=3, validation_data=val, verbose=0)
         assert counters.syncs == 3 and counters.to_host == 3, counters
         assert set(hist.history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
     counters.reset()
-    hist = model.fit(xd, yd, batch_size=16, epochs=2, validation_split=0.25, verbose=0)
+    hist = model.fit(xd, yd, batch_size=16, epochs=2, validation_split=0.2, verbose=0)
     assert counters.syncs == 2 and counters.to_host == 2, counters
     expected = model.evaluate(x[:32], y[:32], verbose=0, return_dict=True)
     got = model.evaluate((xd[:32], yd[:32]), verbose=0, return_dict=True)
@@ -148,7 +162,7 @@ def test_fit_progress_bar_syncs_once_per_logging_interval(counters, capsys):
 
     x, y = _data(640)  # 20 steps of 32: the bar reads the logs back every 10 steps
     model = _compiled()
-    model.fit(x[:32], y[:32], batch_size=32, epochs=1, verbose=0)
+    model.fit(x[:64], y[:64], batch_size=32, epochs=1, verbose=0)  # builds, traces
     counters.reset()
     model.fit(x, y, batch_size=32, epochs=1, verbose=1)
     steps = 640 // 32

@@ -17,6 +17,7 @@ import numpy as np
 import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
+from ._fuse import fuse_elementwise
 from ._inplace import plan_inplace, plan_variable_updates
 from ._trace import GuardFailed, Step, Trace
 
@@ -26,6 +27,10 @@ class Plan:
 
     def __init__(self, trace: Trace, output_slots: list[int]) -> None:
         kept, needed = live_steps(trace, output_slots)
+        # On a GPU, runs of element-wise ops become one generated kernel each (_fuse).
+        keep = set(output_slots) | {k for _, k in trace.var_writes.values()}
+        kept, self.fusion_skipped = fuse_elementwise(kept, trace, keep)
+        self.ops_fused = sum(s.name.startswith("fused[") for s in kept)
         self.ops_recorded = len(trace.steps)
         self.ops_kept = len(kept)
 

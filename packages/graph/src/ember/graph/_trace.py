@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as em
-from ember.core.extend import array_of, device_of, out_form
+from ember.core.extend import array_of, cuda_form, device_of, out_form
 
 _Tensor = em.Tensor
 
@@ -35,8 +35,8 @@ class Untraceable(Exception):
 class Step:
     """One recorded op: ``outs = forward(backend, *ins, **attrs)``, or a guard."""
 
-    __slots__ = ("attrs", "backend", "forward", "ins", "name", "out_form", "outs", "shapes",
-                 "stateful", "where")
+    __slots__ = ("attrs", "backend", "cuda", "forward", "ins", "name", "out_form", "outs",
+                 "shapes", "stateful", "where")
 
     def __init__(self, name: str, forward: Any, backend: Any, ins: tuple[int, ...],
                  outs: tuple[int, ...], attrs: dict[str, Any] | None, stateful: bool,
@@ -51,6 +51,7 @@ class Step:
         self.where = where
         self.shapes = shapes  # the traced output shapes, where a replay must check them
         self.out_form: Any = None  # the op's ``out=`` form (extend.out_form), if it has one
+        self.cuda: str | None = None  # the op's CUDA expression (extend.cuda_form), if any
 
 
 class Trace:
@@ -134,6 +135,7 @@ class Tracer:
                     op.family in STATEFUL_FAMILIES or op.name in STATEFUL_OPS,
                     shapes=tuple(self.trace.shapes[o] for o in outs) if dynamic else None)
         step.out_form = out_form(op)
+        step.cuda = cuda_form(op)
         self.trace.steps.append(step)
 
     def _check_attrs(self, name: str, attrs: dict[str, Any]) -> None:
