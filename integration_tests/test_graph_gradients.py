@@ -11,8 +11,14 @@ from numpy.testing import assert_array_equal
 
 import ember.core as em
 from ember import graph, tape
-from ember.core import recording
-from ember.core.testing import OP_SPECS, case_id, ember_args, flatten, make_case
+from ember.core.testing import (
+    OP_SPECS,
+    case_id,
+    ember_args,
+    flatten,
+    make_case,
+    recorded_op_names,
+)
 
 
 def _has_float_input(spec, case) -> bool:
@@ -112,32 +118,18 @@ def test_second_order_through_a_traced_function():
     assert float(grad_of_cube(em.constant(3.0, dtype=em.float64))) == 27.0
 
 
-class _OpNames:
-    """A recorder that notes the names of the ops it sees."""
-
-    def __init__(self):
-        self.names = []
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.names.append(op.name)
-
-    def variable_read(self, variable, value):
-        pass
-
-
 def _taped_gradients(f, floats, args, kwargs, ts):
     """Gradients of half the float outputs' sum, with ``f`` called under the tape."""
     with tape.GradientTape() as t:
         for i in floats:
             t.watch(ts[i])
-        names = _OpNames()
-        with recording.active(names):
+        with recorded_op_names() as names:
             out = f(*ts)
         parts = [em.reduce_sum(em.cast(o, em.float64) * 0.5) for o in out
                  if o.dtype.kind == "f"]
     if not parts:
-        return [], names.names
-    return t.gradient(functools.reduce(em.add, parts), [ts[i] for i in floats]), names.names
+        return [], names
+    return t.gradient(functools.reduce(em.add, parts), [ts[i] for i in floats]), names
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

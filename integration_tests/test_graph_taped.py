@@ -11,20 +11,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import ember.core as em
 from ember import graph, nn, tape
-from ember.core import recording
+from ember.core.testing import recorded_op_names
 
 rng = np.random.default_rng(0)
-
-
-class _OpNames:
-    def __init__(self):
-        self.names = []
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.names.append(op.name)
-
-    def variable_read(self, variable, value):
-        pass
 
 
 def _f32(*shape):
@@ -49,8 +38,7 @@ def test_a_traced_model_call_trains_like_the_eager_one():
     for step in range(6):
         em.random.set_seed(step)
         with tape.GradientTape() as t:
-            names = _OpNames()
-            with recording.active(names):
+            with recorded_op_names() as names:
                 logits = forward(x)
             loss_t = loss_fn(y, logits)
         opt_t.apply_gradients(zip(t.gradient(loss_t, traced_model.trainable_variables),
@@ -62,7 +50,7 @@ def test_a_traced_model_call_trains_like_the_eager_one():
                                   eager_model.trainable_variables))
         assert_array_equal(loss_t.numpy(), loss_e.numpy())
         if step > 0:  # replays: one op on the tape
-            assert names.names == ["custom_gradient"]
+            assert names == ["custom_gradient"]
     assert forward.experimental_get_tracing_count() == 1
     for a, b in zip(traced_model.variables, eager_model.variables):
         assert_array_equal(a.numpy(), b.numpy())
@@ -227,14 +215,13 @@ def test_a_first_call_that_builds_the_model_is_traced_again_then_replayed():
     x = _f32(4, 3)
     for _ in range(3):
         with tape.GradientTape() as t:
-            names = _OpNames()
-            with recording.active(names):
+            with recorded_op_names() as names:
                 y = forward(x)
             total = em.reduce_sum(y)
         grads = t.gradient(total, net.trainable_variables)
         assert all(g is not None for g in grads)
     assert forward.experimental_get_tracing_count() == 2  # built, then traced
-    assert names.names == ["custom_gradient"]
+    assert names == ["custom_gradient"]
 
 
 def test_only_the_arguments_a_tape_watches_are_differentiated():

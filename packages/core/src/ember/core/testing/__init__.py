@@ -31,9 +31,11 @@ from .op_specs import (
     run_torch,
     torch_args,
 )
+from .recorders import OpNames, recorded_op_names
 
 __all__ = [
-    "CUPY_LACKS", "TEST_BACKENDS", "StrictArray", "TransferCounters", "backend_for_test",
+    "CUPY_LACKS", "TEST_BACKENDS", "OpNames", "StrictArray", "TransferCounters",
+    "backend_for_test", "recorded_op_names",
     "backend_scope", "backends_to_test",
     "DEFAULT_TOL", "OP_SPECS", "Case", "OpSpec", "Raw", "available_backends", "case_id",
     "check_case_forward", "check_spec_forward", "ember_args", "flatten", "get_spec",
