@@ -197,3 +197,15 @@ def test_cached_learning_rate_follows_assignments(counters):
     opt.iterations.assign(10)  # a restore: the next step reads the new count
     opt.apply_gradients([(g, v)])
     assert int(opt.iterations.numpy()) == 11
+
+
+def test_predict_copies_its_result_to_the_host_once(counters):
+    x, _ = _data(64)
+    xd = em.constant(x)
+    model = _compiled()
+    model.predict(xd[:16], batch_size=16)  # builds, traces
+    counters.reset()
+    got = model.predict(xd, batch_size=16)  # 4 batches
+    assert counters.syncs == 1 and counters.to_host == 1, counters
+    assert isinstance(got, np.ndarray) and got.shape[0] == 64
+    assert_allclose(got[16:32], model.predict(x[16:32], batch_size=16), rtol=1e-6)

@@ -446,7 +446,11 @@ def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks:
     for step, batch in enumerate(_bar(data, _total(data, None), verbose, "predict")):
         bx, _, _ = _unpack(batch)
         cbs.on_predict_batch_begin(step, {})
-        outs.append(np.asarray(_predict_step(model)(bx)))
+        outs.append(_predict_step(model)(bx))  # stays on the device, as in Keras 3
         cbs.on_predict_batch_end(step, {"outputs": outs[-1]})
     cbs.on_predict_end({})
-    return np.concatenate(outs, axis=0)
+    if not outs:
+        raise ValueError("predict: the input has no batches")
+    if all(type(o) is em.Tensor for o in outs):  # one copy to the host, at the end
+        return np.asarray(outs[0] if len(outs) == 1 else em.concat(outs, axis=0))
+    return np.concatenate([np.asarray(o) for o in outs], axis=0)
