@@ -53,6 +53,9 @@ class _Entry:
         self.plan = plan
         self.structure = structure
 
+    def replayable(self) -> bool:
+        return True
+
     def call(self, sig: Signature, d: Any) -> Any:
         return rebuild(self.structure, self.plan.run(sig.leaves))
 
@@ -132,7 +135,7 @@ class Function:
             if key.eager_reason is not None:
                 return self._fn(*sig.args, **sig.kwargs)
             for entry in key.entries:
-                if d is not None and not entry.replayable():  # type: ignore[union-attr]
+                if not entry.replayable():  # see TapedEntry.replayable
                     return self._fn(*sig.args, **sig.kwargs)
                 try:
                     return entry.call(sig, d)
