@@ -8,8 +8,8 @@ gate activations, each step is then a few passes and one matmul, and the kernel,
 recurrent kernel and the bias get their gradients as single matmuls (sums) over all
 steps at the end.
 
-Saved activations are extra outputs (time-major): ``gates`` (steps, batch, 4 units)
-with the activations ``i, f, c, o``; ``cs``, the cell state after each step; ``tcs``,
+Saved activations are extra outputs (time-major): ``gates`` (steps, 4, batch, units),
+the activations ``i, f, c, o`` as one block each; ``cs``, the cell state after each step; ``tcs``,
 ``tanh`` of the cell's new state at each step. A second-order gradient that reaches them
 comes back into the rule as output gradients, which ``lstm_sequence_grad`` takes as
 optional inputs, so every order stays exact (its own rule in ember-tape differentiates
@@ -56,33 +56,35 @@ def _time_major(xp: Any, x: Any) -> Any:
 def _lstm_seq(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
               use_bias: bool, masked: bool) -> tuple[Any, ...]:
     xp = be.xp
-    n, steps, _ = x.shape
+    n, steps, f = x.shape
     u = h0.shape[1]
     dt = h0.dtype
-    xw = xp.matmul(_time_major(xp, x), k)  # every step's input projection at once
+    # gate-major blocks (steps, 4, batch, units): every gate of a step is one contiguous
+    # (batch, units) block, and numpy's element-wise passes are several times faster on
+    # those than on column slices. Every step's input projection at once, into the array
+    # that then holds the gates (fresh memory costs page faults on first touch).
+    gates = xp.matmul(x.transpose(1, 0, 2)[:, None], k.reshape(f, 4, u).transpose(1, 0, 2))
     if use_bias:
-        xw += rest[0]
-    xw = xw.reshape(steps, n, 4 * u)
+        gates += rest[0].reshape(4, 1, u)
+    rk4 = xp.ascontiguousarray(rk.reshape(u, 4, u).transpose(1, 0, 2))
     carry = ~rest[-1].T[..., None] if masked else None  # (steps, batch, 1)
-    gates = xp.empty((steps, n, 4 * u), dtype=dt)
     cs = xp.empty((steps, n, u), dtype=dt)
     tcs = xp.empty((steps, n, u), dtype=dt)
     hs = xp.empty((steps, n, u), dtype=dt)
+    hu = xp.empty((4, n, u), dtype=dt)
     h, c = h0, c0
     for t in range(steps):
         z = gates[t]
-        xp.matmul(h, rk, out=z)
-        z += xw[t]
-        g = xp.tanh(z[:, 2 * u:3 * u])  # numpy's tanh is slow on a strided view
-        _sigmoid_(xp, z[:, :2 * u])
-        _sigmoid_(xp, z[:, 3 * u:])
-        z[:, 2 * u:3 * u] = g
+        z += xp.matmul(h, rk4, out=hu)
+        _sigmoid_(xp, z[:2])
+        _sigmoid_(xp, z[3])
+        i, fg, g, o = z
+        xp.tanh(g, out=g)
         cn, tc, hn = cs[t], tcs[t], hs[t]
-        xp.multiply(z[:, u:2 * u], c, out=cn)
-        g *= z[:, :u]
-        cn += g
+        xp.multiply(fg, c, out=cn)
+        cn += i * g
         xp.tanh(cn, out=tc)
-        xp.multiply(z[:, 3 * u:], tc, out=hn)
+        xp.multiply(o, tc, out=hn)
         if carry is not None:  # masked steps keep the previous states
             xp.copyto(cn, c, where=carry[t])
             xp.copyto(hn, h, where=carry[t])
@@ -90,74 +92,89 @@ def _lstm_seq(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
     return hs.transpose(1, 0, 2), hs[-1].copy(), cs[-1].copy(), gates, cs, tcs
 
 
-def _lstm_seq_grad(be: Any, dhs: Any, dh_t: Any, dc_t: Any, gates: Any, cs: Any, tcs: Any,
-                   hs: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
-                   use_bias: bool, masked: bool) -> tuple[Any, ...]:
+def unpack_grad_inputs(rest: Any, masked: bool, sequence_gradient: bool
+                       ) -> tuple[Any, Any, tuple[Any, ...]]:
+    """(mask, dhs, (dgates, dcs, dtcs) or ()) from the optional inputs of
+    ``lstm_sequence_grad``, in that order."""
+    rest = list(rest)
+    mask = rest.pop(0) if masked else None
+    dhs = rest.pop(0) if sequence_gradient else None
+    return mask, dhs, tuple(rest)
+
+
+def _lstm_seq_grad(be: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
+                   x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any, use_bias: bool,
+                   masked: bool, sequence_gradient: bool, need_inputs: bool
+                   ) -> tuple[Any, ...]:
     """Backpropagation through time for ``lstm_sequence`` (see the module docstring).
 
-    ``rest``: the mask (with ``masked``), then optionally the gradients of the saved
-    outputs ``gates``, ``cs`` and ``tcs`` (second and higher orders).
+    ``rest``: the mask (with ``masked``), the gradient of every step's output (with
+    ``sequence_gradient``; without, the final states' gradients alone), then optionally
+    the gradients of the saved outputs ``gates``, ``cs`` and ``tcs`` (second and higher
+    orders).
 
-    Returns d(inputs), d(h0), d(c0), d(kernel), d(recurrent_kernel) and, with
-    ``use_bias``, d(bias).
+    Returns d(inputs) (zeros unless ``need_inputs``: data needs none), d(h0), d(c0),
+    d(kernel), d(recurrent_kernel) and, with ``use_bias``, d(bias).
     """
     xp = be.xp
-    steps, n, u4 = gates.shape
-    u = u4 // 4
+    steps, _, n, u = gates.shape
+    u4 = 4 * u
     one = gates.dtype.type(1)
-    keep = rest[0].T[..., None].astype(gates.dtype) if masked else None
-    extra = rest[1:] if masked else rest
-    i, f, g, o = (gates[..., j * u:(j + 1) * u] for j in range(4))
-    c_prev = xp.concatenate([c0[None], cs[:-1]])
-    # the step's factors for every step at once: dz = [dct, dct, dct, dh] * p
-    p = xp.empty_like(gates)
-    d = one - gates  # the activations' derivatives: s (1 - s), and 1 - g^2 for tanh
-    d *= gates
-    xp.multiply(g, g, out=d[..., 2 * u:3 * u])
-    xp.subtract(one, d[..., 2 * u:3 * u], out=d[..., 2 * u:3 * u])
-    xp.multiply(d[..., :u], g, out=p[..., :u])
-    xp.multiply(d[..., u:2 * u], c_prev, out=p[..., u:2 * u])
-    xp.multiply(d[..., 2 * u:3 * u], i, out=p[..., 2 * u:3 * u])
-    xp.multiply(d[..., 3 * u:], tcs, out=p[..., 3 * u:])
-    tc2 = one - tcs * tcs
-    a = o * tc2  # d(h) -> d(c) through h = o tanh(c)
-    if extra:
-        dgates, dcs, dtcs = extra
-        e = dgates * d  # the saved activations' own gradients, into the pre-activations
-        b = dtcs * tc2
-    del d, c_prev
-    dhs_t = dhs.transpose(1, 0, 2)
+    mask, dhs, extra = unpack_grad_inputs(rest, masked, sequence_gradient)
+    keep = None if mask is None else mask.T[..., None].astype(gates.dtype)
+    dhs_t = None if dhs is None else dhs.transpose(1, 0, 2)
     rk_t = rk.T
-    dh, dc = dh_t, dc_t
-    p4 = p.reshape(steps, n, 4, u)
+    dz = xp.empty((steps, n, u4), dtype=gates.dtype)  # d(pre-activations), Keras's layout
+    zs = xp.empty((4, n, u), dtype=gates.dtype)  # one step's, gate-major
+    d = xp.empty((4, n, u), dtype=gates.dtype)  # the activations' derivatives at a step
     for t in range(steps - 1, -1, -1):
-        dh = dh + dhs_t[t]
+        gt, tc = gates[t], tcs[t]
+        i, f, g, o = gt
+        if dhs_t is not None:
+            dh = dh + dhs_t[t]
         if extra:
-            dc = dc + dcs[t]
-        if keep is not None:
+            dc = dc + extra[1][t]
+        if keep is not None:  # a masked step passes the state gradients through
             m = keep[t]
             dh_pass, dc_pass = dh * (one - m), dc * (one - m)
             dh, dc = dh * m, dc * m
-        dct = dh * a[t]
+        dct = dh * o
+        if extra:
+            dct += extra[2][t]
+        tc2 = tc * tc
+        xp.subtract(one, tc2, out=tc2)
+        dct *= tc2
         dct += dc
+        xp.multiply(dct, g, out=zs[0])
+        xp.multiply(dct, c0 if t == 0 else cs[t - 1], out=zs[1])
+        xp.multiply(dct, i, out=zs[2])
+        xp.multiply(dh, tc, out=zs[3])
         if extra:
-            dct += b[t]
-        zt = p4[t]
-        zt[:, :3] *= dct[:, None, :]
-        zt[:, 3] *= dh
-        if extra:
-            p[t] += e[t]
-        dh = xp.matmul(p[t], rk_t)
-        dc = dct * f[t]
+            zs += extra[0][t]
+        xp.subtract(one, gt, out=d)  # s (1 - s) for the sigmoids, 1 - g^2 for tanh
+        d *= gt
+        xp.multiply(g, g, out=d[2])
+        xp.subtract(one, d[2], out=d[2])
+        zs *= d
+        zt = dz[t]
+        zt.reshape(n, 4, u)[...] = zs.transpose(1, 0, 2)
+        dh = xp.matmul(zt, rk_t)
+        dc = dct * f
         if keep is not None:
             dh += dh_pass
             dc += dc_pass
-    dz = p.reshape(steps * n, u4)
-    h_prev = xp.concatenate([h0[None], xp.ascontiguousarray(hs.transpose(1, 0, 2))[:-1]])
-    xt = _time_major(xp, x)
-    dx = xp.matmul(dz, k.T).reshape(steps, n, -1).transpose(1, 0, 2)
-    out = (dx, dh, dc, xp.matmul(xt.T, dz), xp.matmul(h_prev.reshape(steps * n, u).T, dz))
-    return (*out, dz.sum(0)) if use_bias else out
+    # the weights' gradients: one matmul (sum) over every step
+    flat = dz.reshape(steps * n, u4)
+    h_prev = hs.transpose(1, 0, 2)[:-1]  # hs is time-major underneath: no copy
+    drk = xp.matmul(h0.T, dz[0])
+    if steps > 1:
+        drk += xp.matmul(h_prev.reshape((steps - 1) * n, u).T, flat[n:])
+    if need_inputs:
+        dx = xp.matmul(flat, k.T).reshape(steps, n, -1).transpose(1, 0, 2)
+    else:
+        dx = xp.zeros_like(x)
+    out = (dx, dh, dc, xp.matmul(_time_major(xp, x).T, flat), drk)
+    return (*out, flat.sum(0)) if use_bias else out
 
 
 _seq_op = register("lstm_sequence", _in_float32(_lstm_seq), family=F)
@@ -254,24 +271,26 @@ def lstm_sequence(inputs: Any, h: Any, c: Any, kernel: Any, recurrent_kernel: An
     return out[0], out[1], out[2]
 
 
-def lstm_sequence_grad(dhs: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
+def lstm_sequence_grad(dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
                        inputs: Any, h: Any, c: Any, kernel: Any, recurrent_kernel: Any,
-                       mask: Any = None, dgates: Any = None, dcs: Any = None,
-                       dtcs: Any = None, use_bias: bool = True) -> Any:
+                       mask: Any = None, dhs: Any = None, dgates: Any = None, dcs: Any = None,
+                       dtcs: Any = None, use_bias: bool = True, need_inputs: bool = True
+                       ) -> Any:
     """The backward of ``lstm_sequence`` (for its gradient rule and the op table).
 
-    ``dhs``, ``dh``, ``dc``: the gradients of the outputs; ``gates``, ``cs``, ``tcs``:
-    the saved activations (time-major); ``dgates``, ``dcs``, ``dtcs``: their gradients
-    (all three or none). Returns d(inputs), d(h), d(c), d(kernel), d(recurrent_kernel)
+    ``dh``, ``dc``: the gradients of the final states; ``dhs``: optionally, that of every
+    step's output; ``gates``, ``cs``, ``tcs``: the saved activations (time-major);
+    ``dgates``, ``dcs``, ``dtcs``: their gradients (all three or none). Returns
+    d(inputs) (zeros unless ``need_inputs``), d(h), d(c), d(kernel), d(recurrent_kernel)
     and, with ``use_bias``, d(bias).
     """
     extra = (dgates, dcs, dtcs)
     if any(e is None for e in extra) and any(e is not None for e in extra):
         raise InvalidArgumentError("lstm_sequence_grad: give dgates, dcs and dtcs, or none")
-    ins = [dhs, dh, dc, gates, cs, tcs, hs, inputs, h, c, kernel, recurrent_kernel]
-    if mask is not None:
-        ins.append(mask)
+    ins = [dh, dc, gates, cs, tcs, hs, inputs, h, c, kernel, recurrent_kernel]
+    ins += [v for v in (mask, dhs) if v is not None]
     if dgates is not None:
         ins += extra
     return execute(_seq_grad_op, tuple(_args.tensor(v) for v in ins),
-                   {"use_bias": use_bias, "masked": mask is not None})
+                   {"use_bias": use_bias, "masked": mask is not None,
+                    "sequence_gradient": dhs is not None, "need_inputs": bool(need_inputs)})

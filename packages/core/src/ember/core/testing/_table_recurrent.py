@@ -118,26 +118,30 @@ def _lstm_seq_torch(T: Any, x: Any, h: Any, c: Any, k: Any, rk: Any, b: Any = No
     return T.stack(outs, 1), h, c
 
 
-def _lstm_seq_grad_ref(dhs: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
+def _lstm_seq_grad_ref(dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
                        x: Any, h0: Any, c0: Any, k: Any, rk: Any, mask: Any = None,
-                       dgates: Any = None, dcs: Any = None, dtcs: Any = None,
-                       use_bias: bool = True) -> Any:
+                       dhs: Any = None, dgates: Any = None, dcs: Any = None,
+                       dtcs: Any = None, use_bias: bool = True,
+                       need_inputs: bool = True) -> Any:
     """Backpropagation through time, one step at a time, through ``_lstm_grad_ref``."""
-    steps, n, _ = gates.shape
-    dz = np.zeros_like(gates)
-    dzero = (np.zeros_like(gates[0]), np.zeros_like(tcs[0]))
+    steps, _, n, u = gates.shape
+    dz = np.zeros((steps, n, 4 * u), gates.dtype)
+
+    def keras(g: Any) -> Any:  # (4, batch, units) -> (batch, 4 units)
+        return g.transpose(1, 0, 2).reshape(n, 4 * u)
+
     for t in range(steps - 1, -1, -1):
-        dh = dh + dhs[:, t]
+        dh = dh + (0 if dhs is None else dhs[:, t])
         dc = dc + (0 if dcs is None else dcs[t])
         m = np.ones((n, 1)) if mask is None else mask[:, t:t + 1].astype(dh.dtype)
-        extra = dzero if dgates is None else (dgates[t], dtcs[t])
+        extra = (None, None) if dgates is None else (keras(dgates[t]), dtcs[t])
         c_prev = c0 if t == 0 else cs[t - 1]
         h_prev = h0 if t == 0 else hs[:, t - 1]
-        dz[t], dhp, dcp, _ = _lstm_grad_ref(dh * m, dc * m, gates[t], tcs[t], c_prev, h_prev,
-                                            rk, *extra)
+        dz[t], dhp, dcp, _ = _lstm_grad_ref(dh * m, dc * m, keras(gates[t]), tcs[t], c_prev,
+                                            h_prev, rk, *extra)
         dh, dc = dhp + dh * (1 - m), dcp + dc * (1 - m)
     h_prev = np.concatenate([h0[None], hs.transpose(1, 0, 2)[:-1]])
-    dx = np.einsum("tnk,fk->ntf", dz, k)
+    dx = np.einsum("tnk,fk->ntf", dz, k) * need_inputs
     out = (dx, dh, dc, np.einsum("ntf,tnk->fk", x, dz), np.einsum("tnu,tnk->uk", h_prev, dz))
     out += (dz.sum((0, 1)),) if use_bias else ()
     return tuple(v.astype(x.dtype) for v in out)
@@ -153,13 +157,13 @@ def _lstm_seq_args(bias: bool, mask: bool) -> Any:
                 arr(8, domain="unit") if bias else None, _bools(2, 3) if mask else None)
 
 
-def _lstm_seq_grad_args(mask: bool, extra: bool) -> Any:
-    ex = (_gates(3, 2, 8), arr(3, 2, 2), arr(3, 2, 2)) if extra else (None, None, None)
-    return args(arr(2, 3, 2), arr(2, 2), arr(2, 2), _gates(3, 2, 8),
+def _lstm_seq_grad_args(mask: bool, extra: bool, dhs: bool = True) -> Any:
+    ex = (_gates(3, 4, 2, 2), arr(3, 2, 2), arr(3, 2, 2)) if extra else (None, None, None)
+    return args(arr(2, 2), arr(2, 2), _gates(3, 4, 2, 2),
                 arr(3, 2, 2, domain="any"), _gates(3, 2, 2), _gates(2, 3, 2),
                 arr(2, 3, 3, domain="any"), _gates(2, 2), arr(2, 2, domain="any"),
                 arr(3, 8, domain="unit"), arr(2, 8, domain="unit"),
-                _bools(2, 3) if mask else None, *ex)
+                _bools(2, 3) if mask else None, arr(2, 3, 2) if dhs else None, *ex)
 
 
 def _gates(b: int, *k: int) -> Any:
@@ -211,7 +215,9 @@ def specs() -> list[OpSpec]:
         OpSpec("lstm_sequence_grad", rseq.lstm_sequence_grad, _lstm_seq_grad_ref, (
             case("first_order", _lstm_seq_grad_args(False, False)),
             case("masked_no_bias", _lstm_seq_grad_args(True, False), use_bias=False),
+            case("no_inputs", _lstm_seq_grad_args(False, False), need_inputs=False),
+            case("final_states_only", _lstm_seq_grad_args(True, False, dhs=False)),
             case("saved_gradients", _lstm_seq_grad_args(False, True)),
             case("masked_saved_gradients", _lstm_seq_grad_args(True, True)),
-        ), FLOATS, True, tuple(i for i in range(16) if i != 12)),
+        ), FLOATS, True, tuple(i for i in range(16) if i != 11)),
     ]

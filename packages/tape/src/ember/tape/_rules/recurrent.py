@@ -92,9 +92,12 @@ def _lstm_seq(op: OpContext, dy: Any) -> Gradients:
     extra: tuple[Any, ...] = ()
     if not (dgates is None and dcs is None and dtcs is None):
         extra = (_given(dgates, gates), _given(dcs, cs), _given(dtcs, tcs))
-    g = run_op(_LSTM_SEQ_GRAD, (_given(dhs, hs), _given(dh, h_out), _given(dc, c_out), gates,
-                                cs, tcs, hs, *op.inputs[:5], *mask, *extra), op.attrs)
-    return (*g, *((None,) if masked else ()))
+    need_x = op.needs[0]
+    seq = () if dhs is None else (dhs,)  # no zeros to make and add when it has none
+    g = run_op(_LSTM_SEQ_GRAD, (_given(dh, h_out), _given(dc, c_out), gates, cs, tcs, hs,
+                                *op.inputs[:5], *mask, *seq, *extra),
+               {**op.attrs, "sequence_gradient": dhs is not None, "need_inputs": need_x})
+    return (g[0] if need_x else None, *g[1:], *((None,) if masked else ()))
 
 
 # --- the fused backward ops, differentiated as compositions -------------------------------
@@ -127,27 +130,40 @@ def _gru_backward(dh: Any, gates: Any, hh: Any, h: Any, u: Any, *extra: Any,
 
 def _lstm_seq_step(dh: Any, dc: Any, gates: Any, tc: Any, c_prev: Any, dg: Any, dtc: Any
                    ) -> tuple[Any, Any]:
-    """One step of ``_lstm_seq_backward``: d(pre-activations) and d(c) into the cell."""
-    i, f, g, o = em.split(gates, 4, axis=1)
+    """One step of ``_lstm_seq_backward``: d(pre-activations) and d(c) into the cell;
+    ``gates`` and ``dg`` are gate-major (4, batch, units)."""
+    i, f, g, o = em.unstack(gates, axis=0)
     dtanh = 1 - tc * tc
     dct = dc + dh * o * dtanh if dtc is None else dc + (dh * o + dtc) * dtanh
     dz = em.concat([dct * g, dct * c_prev, dct * i, dh * tc], 1)
     if dg is not None:
-        dz = dz + dg
+        dz = dz + em.concat(em.unstack(dg, axis=0), 1)
     return dz * em.concat([i * (1 - i), f * (1 - f), 1 - g * g, o * (1 - o)], 1), dct * f
 
 
-def _lstm_seq_backward(dhs: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
-                       x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
-                       use_bias: bool, masked: bool) -> tuple[Any, ...]:
+def _optional(rest: Any, masked: bool, sequence_gradient: bool
+              ) -> tuple[Any, Any, tuple[Any, ...]]:
+    """(mask, dhs, (dgates, dcs, dtcs) or ()): ``lstm_sequence_grad``'s optional inputs."""
+    rest = list(rest)
+    mask = rest.pop(0) if masked else None
+    dhs = rest.pop(0) if sequence_gradient else None
+    return mask, dhs, tuple(rest)
+
+
+def _lstm_seq_backward(dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any, x: Any,
+                       h0: Any, c0: Any, k: Any, rk: Any, *rest: Any, use_bias: bool,
+                       masked: bool, sequence_gradient: bool, need_inputs: bool
+                       ) -> tuple[Any, ...]:
     """``lstm_sequence_grad`` in ember ops: the time loop, step by step."""
-    steps, n, u4 = gates.shape
-    keep = em.cast(rest[0], gates.dtype) if masked else None
-    extra = rest[1:] if masked else rest
+    steps, _, n, u = gates.shape
+    u4 = 4 * u
+    mask, dhs, extra = _optional(rest, masked, sequence_gradient)
+    keep = None if mask is None else em.cast(mask, gates.dtype)
     dzs: list[Any] = [None] * steps
     rk_t = _t(rk)
     for t in range(steps - 1, -1, -1):
-        dh = dh + dhs[:, t]
+        if dhs is not None:
+            dh = dh + dhs[:, t]
         if extra:
             dc = dc + extra[1][t]
         if keep is not None:
@@ -164,7 +180,8 @@ def _lstm_seq_backward(dhs: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any
     xt = em.reshape(em.transpose(x, (1, 0, 2)), (steps * n, x.shape[2]))
     h_prev = em.concat([em.expand_dims(h0, 0), em.transpose(hs, (1, 0, 2))[:-1]], 0)
     h_prev = em.reshape(h_prev, (steps * n, h0.shape[1]))
-    dx = em.transpose(em.reshape(em.matmul(dz, _t(k)), (steps, n, x.shape[2])), (1, 0, 2))
+    dx = (em.transpose(em.reshape(em.matmul(dz, _t(k)), (steps, n, x.shape[2])), (1, 0, 2))
+          if need_inputs else em.zeros_like(x))
     out = (dx, dh, dc, em.matmul(_t(xt), dz), em.matmul(_t(h_prev), dz))
     return (*out, em.reduce_sum(dz, 0)) if use_bias else out
 
