@@ -2,7 +2,9 @@
 
 ``RNN`` runs any cell (see ``rnn_cells``) over the steps. With a built-in cell the input
 projection of every step is one matmul over all steps; each step then does one recurrent
-matmul and its gate arithmetic.
+matmul and its gate arithmetic. An ``LSTMCell`` with its default activations runs the
+whole sequence as one op instead (``em.nn_ops.lstm_sequence``, masks included), unless
+recurrent dropout applies.
 
 Masks follow Keras: at a masked step the states keep their previous values and the output
 repeats the previous output (zeros before the first real step; zeros at every masked step

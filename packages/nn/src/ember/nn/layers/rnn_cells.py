@@ -11,7 +11,9 @@ then ``step`` per time step), which ``RNN`` uses to do one input matmul per sequ
 With the default activations (tanh, sigmoid) an LSTM or GRU step is one fused op,
 ``em.nn_ops.lstm_cell`` / ``gru_cell`` (one recurrent matmul for all gates, one
 element-wise pass, a gradient rule that reuses the gate activations); other activations,
-and a GRU with ``recurrent_dropout``, compose the step from element-wise ops.
+and a GRU with ``recurrent_dropout``, compose the step from element-wise ops. An
+``LSTMCell`` also runs a whole sequence as one op (``sequence``, which ``RNN`` tries
+first: ``em.nn_ops.lstm_sequence``).
 
 Examples:
     >>> import ember.core as em
