@@ -123,7 +123,7 @@ def _lstm_seq_grad(be: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs:
     mask, dhs, extra = unpack_grad_inputs(rest, masked, sequence_gradient)
     keep = None if mask is None else mask.T[..., None].astype(gates.dtype)
     dhs_t = None if dhs is None else dhs.transpose(1, 0, 2)
-    rk_t = rk.T
+    rk_t = xp.ascontiguousarray(rk.T)  # a little faster in the 28 products than a view
     dz = xp.empty((steps, n, u4), dtype=gates.dtype)  # d(pre-activations), Keras's layout
     zs = xp.empty((4, n, u), dtype=gates.dtype)  # one step's, gate-major
     d = xp.empty((4, n, u), dtype=gates.dtype)  # the activations' derivatives at a step
