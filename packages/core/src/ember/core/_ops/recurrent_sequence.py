@@ -63,9 +63,12 @@ def _lstm_seq(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
     # (batch, units) block, and numpy's element-wise passes are several times faster on
     # those than on column slices. Every step's input projection at once, into the array
     # that then holds the gates (fresh memory costs page faults on first touch).
-    gates = xp.matmul(x.transpose(1, 0, 2)[:, None], k.reshape(f, 4, u).transpose(1, 0, 2))
-    if use_bias:
-        gates += rest[0].reshape(4, 1, u)
+    xt = x.transpose(1, 0, 2)
+    if use_bias:  # [x, 1] @ [kernel; bias]: the bias rides in the matmul, no extra pass
+        xt = xp.concatenate([xt, xp.ones((steps, n, 1), dtype=dt)], axis=2)
+        k = xp.concatenate([k, rest[0][None]])
+        f += 1
+    gates = xp.matmul(xt[:, None], k.reshape(f, 4, u).transpose(1, 0, 2))
     rk4 = xp.ascontiguousarray(rk.reshape(u, 4, u).transpose(1, 0, 2))
     carry = ~rest[-1].T[..., None] if masked else None  # (steps, batch, 1)
     cs = xp.empty((steps, n, u), dtype=dt)
