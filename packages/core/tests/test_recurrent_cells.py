@@ -86,3 +86,60 @@ def test_gru_cell_matches_torch_grucell_module_with_keras_gate_order():
     want = mod(torch.tensor(x), torch.tensor(h)).detach().numpy()
     got = gru_cell(x @ w_ih.T + b_ih, h, w_hh.T, b_hh, reset_after=True)
     assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+# --- the whole-sequence LSTM ---------------------------------------------------------------
+lstm_sequence = em.nn_ops.lstm_sequence
+
+
+def _seq_args(b=2, t=3, f=4, n=2, dtype=np.float64):
+    return [rng.uniform(-1, 1, s).astype(dtype)
+            for s in ((b, t, f), (b, n), (b, n), (f, 4 * n), (n, 4 * n), (4 * n,))]
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({0: np.zeros((2, 3))}, r"lstm_sequence: inputs must be \(batch, steps, features\)"),
+    ({0: np.zeros((2, 0, 4))}, "lstm_sequence: inputs need at least one step"),
+    ({3: np.zeros((5, 8))}, r"lstm_sequence: kernel has shape \(5, 8\), expected \(4, 8\)"),
+    ({2: np.zeros((2, 3))}, r"lstm_sequence: c has shape \(2, 3\), expected \(2, 2\)"),
+    ({5: np.zeros(6)}, r"lstm_sequence: bias has shape \(6,\), expected \(8,\)"),
+    ({4: np.zeros((2, 8), np.float32)}, "lstm_sequence: every tensor must have one dtype"),
+    ({"mask": np.ones((2, 4), bool)}, r"lstm_sequence: mask has shape \(2, 4\), expected"),
+    ({"mask": np.ones((2, 3))}, "lstm_sequence: mask must be bool, got dtype float64"),
+])
+def test_lstm_sequence_rejects_bad_arguments_by_name(change, match):
+    a = _seq_args()
+    kw = {}
+    for k, v in change.items():
+        if k == "mask":
+            kw["mask"] = v
+        else:
+            a[k] = v
+    with pytest.raises(em.InvalidArgumentError, match=match):
+        lstm_sequence(*a, **kw)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_lstm_sequence_in_low_precision_matches_float32(dtype):
+    a = _seq_args(dtype=np.float32)
+    mask = np.array([[True, False, True], [True, True, True]])
+    want = [t.numpy() for t in lstm_sequence(*a, mask=mask)]
+    got = lstm_sequence(*[em.cast(em.constant(v), dtype) for v in a], mask=mask)
+    for g, w in zip(got, want):
+        assert g.dtype == dtype
+        assert_allclose(g.numpy().astype(np.float32), w, rtol=3e-2, atol=3e-2)
+
+
+def test_lstm_sequence_matches_torch_nn_lstm():
+    torch = pytest.importorskip("torch")
+    b, t, f, n = 3, 5, 4, 2
+    x, h, c = rng.normal(size=(b, t, f)), rng.normal(size=(b, n)), rng.normal(size=(b, n))
+    mod = torch.nn.LSTM(f, n, batch_first=True).double()
+    # PyTorch's gates i, f, g, o are Keras's i, f, c, o; its two biases add up
+    w_ih, w_hh = mod.weight_ih_l0.detach().numpy(), mod.weight_hh_l0.detach().numpy()
+    bias = (mod.bias_ih_l0 + mod.bias_hh_l0).detach().numpy()
+    out, (th, tc) = mod(torch.tensor(x), (torch.tensor(h)[None], torch.tensor(c)[None]))
+    eo, eh, ec = lstm_sequence(x, h, c, w_ih.T, w_hh.T, bias)
+    assert_allclose(eo.numpy(), out.detach().numpy(), rtol=1e-12)
+    assert_allclose(eh.numpy(), th[0].detach().numpy(), rtol=1e-12)
+    assert_allclose(ec.numpy(), tc[0].detach().numpy(), rtol=1e-12)

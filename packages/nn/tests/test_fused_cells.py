@@ -1,4 +1,4 @@
-"""LSTM and GRU layers run the fused cell ops (em.nn_ops.lstm_cell / gru_cell) and agree
+"""LSTM and GRU layers run the fused ops (em.nn_ops.lstm_sequence, gru_cell) and agree
 with the composed step (the path non-default activations take) in values, gradients and
 second derivatives, with masks, reversed sequences and dropout."""
 
@@ -58,11 +58,12 @@ def test_the_layer_runs_the_fused_op_and_matches_the_composed_step(kind, kw):
     seen = _Ops()
     with extend.recording_to(seen):
         fused(x)
-    assert seen.names[f"{kind}_cell"] == 4, seen.names
+    op, calls = ("lstm_sequence", 1) if kind == "lstm" else ("gru_cell", 4)
+    assert seen.names[op] == calls, seen.names
     seen = _Ops()
     with extend.recording_to(seen):
         composed(x)
-    assert seen.names[f"{kind}_cell"] == 0, seen.names
+    assert seen.names[op] == 0 and seen.names[f"{kind}_cell"] == 0, seen.names
     for layer in (fused, composed):
         with tape.GradientTape() as t:
             t.watch(x)
@@ -74,20 +75,51 @@ def test_the_layer_runs_the_fused_op_and_matches_the_composed_step(kind, kw):
         assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
-def test_masked_steps_keep_the_state_as_the_composed_step_does(kind):
-    fused, composed, x = _pair(kind, return_sequences=True)
-    mask = em.constant(np.array([[True, True, False, True], [True, False, False, False]]))
+MASKED = [("lstm", {"return_sequences": True}), ("gru", {"return_sequences": True}),
+          ("lstm", {}), ("lstm", {"return_sequences": True, "go_backwards": True}),
+          ("lstm", {"return_sequences": True, "zero_output_for_mask": True}),
+          ("lstm", {"zero_output_for_mask": True}), ("lstm", {"return_state": True})]
+
+
+@pytest.mark.parametrize(("kind", "kw"), MASKED)
+def test_masked_steps_keep_the_state_as_the_composed_step_does(kind, kw):
+    fused, composed, x = _pair(kind, **kw)
+    # the second sequence ends on masked steps: its final output depends on the mode
+    mask = em.constant(np.array([[True, True, False, True], [True, False, True, False]]))
     outs = []
     for layer in (fused, composed):
         with tape.GradientTape() as t:
             t.watch(x)
-            y = layer(x, mask=mask)
-            loss = em.reduce_sum(y * y)
-        outs.append((y.numpy(), t.gradient(loss, x).numpy()))
-    assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
-    assert_allclose(outs[0][1], outs[1][1], rtol=1e-10, atol=1e-12)
-    assert_allclose(outs[0][0][1, 2], outs[0][0][1, 0])  # masked: the previous output
+            ys = layer(x, mask=mask)
+            ys = ys if isinstance(ys, list) else [ys]
+            loss = sum(em.reduce_sum(em.sin(y)) for y in ys)
+        grads = t.gradient(loss, [x, *layer.trainable_variables])
+        outs.append(([y.numpy() for y in ys], [g.numpy() for g in grads]))
+    for a, b in zip(outs[0][0] + outs[0][1], outs[1][0] + outs[1][1]):
+        assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    y = outs[0][0][0]
+    if kw.get("return_sequences") and not kw.get("go_backwards"):
+        if kw.get("zero_output_for_mask"):
+            assert_allclose(y[1, 1], 0.0)
+        else:
+            assert_allclose(y[1, 1], y[1, 0])  # masked: the previous output
+
+
+def test_second_derivatives_with_a_mask_match_the_composed_step():
+    fused, composed, x = _pair("lstm", return_sequences=True)
+    mask = em.constant(np.array([[True, False, True, True], [True, True, False, False]]))
+    hvps = []
+    for layer in (fused, composed):
+        k = layer.trainable_variables[1]
+        with tape.GradientTape() as outer:
+            outer.watch(x)
+            with tape.GradientTape() as inner:
+                inner.watch(x)
+                y = em.reduce_sum(em.sin(layer(x, mask=mask)))
+            gv = em.reduce_sum(inner.gradient(y, x) * x)
+        hvps.append([g.numpy() for g in outer.gradient(gv, [x, k])])
+    for a, b in zip(*hvps):
+        assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize(("kind", "kw"), CASES[:3])

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import nn_ops as nn
 from .._ops import recurrent as rec
+from .._ops import recurrent_sequence as rseq
 from ._spec import FLOATS, OpSpec, args, arr, case
 
 
@@ -90,8 +91,85 @@ def _gru_grad_ref(dh: Any, g: Any, hh: Any, h: Any, u: Any, dg: Any = None, dhh:
     return tuple(v.astype(h.dtype) for v in out)
 
 
-def _gates(b: int, k: int) -> Any:
-    return arr(b, k, domain="unit")  # activations: sigmoids in (0, 1), tanh in (-1, 1)
+def _lstm_seq_ref(x: Any, h: Any, c: Any, k: Any, rk: Any, b: Any = None,
+                 mask: Any = None) -> Any:
+    outs = []
+    for t in range(x.shape[1]):
+        h2, c2 = _lstm_ref(x[:, t] @ k + (0 if b is None else b), h, c, rk)
+        if mask is not None:
+            m = mask[:, t:t + 1]
+            h2, c2 = np.where(m, h2, h), np.where(m, c2, c)
+        h, c = h2, c2
+        outs.append(h)
+    return np.stack(outs, 1).astype(x.dtype), h.astype(x.dtype), c.astype(x.dtype)
+
+
+def _lstm_seq_torch(T: Any, x: Any, h: Any, c: Any, k: Any, rk: Any, b: Any = None,
+                    mask: Any = None) -> Any:
+    eye = T.eye(k.shape[1], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h2, c2 = T.lstm_cell(x[:, t] @ k + (0 if b is None else b), (h, c), eye, rk.T)
+        if mask is not None:
+            m = mask[:, t:t + 1]
+            h2, c2 = T.where(m, h2, h), T.where(m, c2, c)
+        h, c = h2, c2
+        outs.append(h)
+    return T.stack(outs, 1), h, c
+
+
+def _lstm_seq_grad_ref(dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
+                       x: Any, h0: Any, c0: Any, k: Any, rk: Any, mask: Any = None,
+                       dhs: Any = None, dgates: Any = None, dcs: Any = None,
+                       dtcs: Any = None, use_bias: bool = True,
+                       need_inputs: bool = True) -> Any:
+    """Backpropagation through time, one step at a time, through ``_lstm_grad_ref``."""
+    steps, _, n, u = gates.shape
+    dz = np.zeros((steps, n, 4 * u), gates.dtype)
+
+    def keras(g: Any) -> Any:  # (4, batch, units) -> (batch, 4 units)
+        return g.transpose(1, 0, 2).reshape(n, 4 * u)
+
+    for t in range(steps - 1, -1, -1):
+        dh = dh + (0 if dhs is None else dhs[:, t])
+        dc = dc + (0 if dcs is None else dcs[t])
+        m = np.ones((n, 1)) if mask is None else mask[:, t:t + 1].astype(dh.dtype)
+        extra = (None, None) if dgates is None else (keras(dgates[t]), dtcs[t])
+        c_prev = c0 if t == 0 else cs[t - 1]
+        h_prev = h0 if t == 0 else hs[:, t - 1]
+        dz[t], dhp, dcp, _ = _lstm_grad_ref(dh * m, dc * m, keras(gates[t]), tcs[t], c_prev,
+                                            h_prev, rk, *extra)
+        dh, dc = dhp + dh * (1 - m), dcp + dc * (1 - m)
+    h_prev = np.concatenate([h0[None], hs.transpose(1, 0, 2)[:-1]])
+    dx = np.einsum("tnk,fk->ntf", dz, k) * need_inputs
+    out = (dx, dh, dc, np.einsum("ntf,tnk->fk", x, dz), np.einsum("tnu,tnk->uk", h_prev, dz))
+    out += (dz.sum((0, 1)),) if use_bias else ()
+    return tuple(v.astype(x.dtype) for v in out)
+
+
+def _bools(*shape: int) -> Any:
+    return lambda rng, dt: rng.random(shape) < 0.6
+
+
+def _lstm_seq_args(bias: bool, mask: bool) -> Any:
+    return args(arr(2, 3, 3, domain="any"), arr(2, 2, domain="unit"), arr(2, 2, domain="any"),
+                arr(3, 8, domain="unit"), arr(2, 8, domain="unit"),
+                arr(8, domain="unit") if bias else None, _bools(2, 3) if mask else None)
+
+
+def _lstm_seq_grad_args(mask: bool, extra: bool, dhs: bool = True) -> Any:
+    """Batch 2, 2 steps, 2 features, 2 units (second-order differences of 15 inputs)."""
+    ex = (_gates(2, 4, 2, 2), arr(2, 2, 2), arr(2, 2, 2)) if extra else (None, None, None)
+    return args(arr(2, 2), arr(2, 2), _gates(2, 4, 2, 2),
+                arr(2, 2, 2, domain="any"), _gates(2, 2, 2), _gates(2, 2, 2),
+                arr(2, 2, 2, domain="any"), _gates(2, 2), arr(2, 2, domain="any"),
+                arr(2, 8, domain="unit"), arr(2, 8, domain="unit"),
+                np.array([[True, False], [True, True]]) if mask else None,
+                arr(2, 2, 2) if dhs else None, *ex)
+
+
+def _gates(b: int, *k: int) -> Any:
+    return arr(b, *k, domain="unit")  # activations: sigmoids in (0, 1), tanh in (-1, 1)
 
 
 _lstm_grad_args = args(arr(3, 2), arr(3, 2), _gates(3, 8), _gates(3, 2),
@@ -131,4 +209,16 @@ def specs() -> list[OpSpec]:
             case("no_h_no_bias", _gru_grad_extra, need_h=False, bias=False),
             case("no_u", _gru_grad_args, need_u=False),
         ), FLOATS, True, tuple(range(7))),
+        OpSpec("nn_ops.lstm_sequence", nn.lstm_sequence, _lstm_seq_ref, (
+            case("bias", _lstm_seq_args(True, False)),
+            case("no_bias", _lstm_seq_args(False, False)),
+            case("masked", _lstm_seq_args(True, True)),
+        ), FLOATS, True, tuple(range(6)), _lstm_seq_torch),
+        OpSpec("lstm_sequence_grad", rseq.lstm_sequence_grad, _lstm_seq_grad_ref, (
+            case("first_order", _lstm_seq_grad_args(False, False)),
+            case("masked_final_states_no_bias", _lstm_seq_grad_args(True, False, dhs=False),
+                 use_bias=False),
+            case("no_inputs", _lstm_seq_grad_args(False, False), need_inputs=False),
+            case("masked_saved_gradients", _lstm_seq_grad_args(True, True)),
+        ), FLOATS, True, tuple(i for i in range(16) if i != 11)),
     ]

@@ -2,7 +2,9 @@
 
 ``RNN`` runs any cell (see ``rnn_cells``) over the steps. With a built-in cell the input
 projection of every step is one matmul over all steps; each step then does one recurrent
-matmul and its gate arithmetic.
+matmul and its gate arithmetic. An ``LSTMCell`` with its default activations runs the
+whole sequence as one op instead (``em.nn_ops.lstm_sequence``, masks included), unless
+recurrent dropout applies.
 
 Masks follow Keras: at a masked step the states keep their previous values and the output
 repeats the previous output (zeros before the first real step; zeros at every masked step
@@ -238,6 +240,32 @@ class RNN(Layer):
 
         return step
 
+    def _whole_sequence(self, inputs: Any, states: list[Any], mask: Any,
+                        training: Any) -> Any:
+        """The layer's result from a cell that runs every step in one op (``sequence``:
+        the LSTM), or None where the cell has no such op for this call."""
+        run = getattr(self.cell, "sequence", None)
+        if run is None:
+            return None
+        if self.go_backwards:  # the outputs come in the order they are computed
+            inputs = em.reverse(inputs, [1])
+            mask = None if mask is None else em.reverse(mask, [1])
+        got = run(inputs, states, mask, training)
+        if got is None:
+            return None
+        outputs, states = got
+        if self.stateful:
+            self.states = _detach(states)
+        if mask is not None and self.zero_output_for_mask:
+            outputs = em.where(em.expand_dims(mask, -1), outputs, em.zeros_like(outputs))
+        if self.return_sequences:
+            result = outputs
+        elif mask is not None and self.zero_output_for_mask:
+            result = em.where(mask[:, -1:], states[0], em.zeros_like(states[0]))
+        else:
+            result = states[0]
+        return [result, *states] if self.return_state else result
+
     def call(self, inputs: Any, initial_state: Any = None, mask: Any = None,
              training: Any = None) -> Any:
         n, steps = inputs.shape[0], inputs.shape[1]
@@ -245,9 +273,13 @@ class RNN(Layer):
             raise ValueError(f"layer {self.name!r} ({type(self).__name__}) needs at least "
                              f"one step, got inputs of shape {tuple(inputs.shape)}")
         states = self._initial(inputs, initial_state)
-        masks = None
+        masks = m = None
         if mask is not None:
             m = step_mask(mask, n, steps, f"layer {self.name!r} ({type(self).__name__})")
+        whole = self._whole_sequence(inputs, states, m, training)
+        if whole is not None:
+            return whole
+        if m is not None:
             masks = em.unstack(em.expand_dims(m, -1), axis=1)
         step = self._stepper(inputs, training)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)

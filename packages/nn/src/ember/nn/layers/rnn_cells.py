@@ -11,7 +11,9 @@ then ``step`` per time step), which ``RNN`` uses to do one input matmul per sequ
 With the default activations (tanh, sigmoid) an LSTM or GRU step is one fused op,
 ``em.nn_ops.lstm_cell`` / ``gru_cell`` (one recurrent matmul for all gates, one
 element-wise pass, a gradient rule that reuses the gate activations); other activations,
-and a GRU with ``recurrent_dropout``, compose the step from element-wise ops.
+and a GRU with ``recurrent_dropout``, compose the step from element-wise ops. An
+``LSTMCell`` also runs a whole sequence as one op (``sequence``, which ``RNN`` tries
+first: ``em.nn_ops.lstm_sequence``).
 
 Examples:
     >>> import ember.core as em
@@ -308,6 +310,26 @@ class LSTMCell(_GatedCell):
             return em.convert_to_tensor(b)
 
         return init
+
+    def sequence(self, inputs: Any, states: list[Any], mask: Any,
+                 training: Any) -> tuple[Any, list[Any]] | None:
+        """Every step at once as one op, ``em.nn_ops.lstm_sequence``: ``(outputs,
+        [h, c])`` for (batch, steps, features) inputs and a bool (batch, steps) mask (or
+        None); None where the op does not compute this cell (other activations, or
+        recurrent dropout, which masks the matmul's h at every step)."""
+        if not _default_activations(self) or (training and self.recurrent_dropout):
+            return None
+        self._check_features(inputs)
+        in_mask, _ = self.dropout_masks(inputs.shape[0], inputs.shape[2], training,
+                                        inputs.dtype)
+        if in_mask is not None:
+            inputs = em.multiply(inputs, em.expand_dims(in_mask, 1))
+        k = self.kernel.value()
+        dt = k.dtype
+        x, h, c = (v if v.dtype == dt else em.cast(v, dt) for v in (inputs, *states))
+        out, h, c = em.nn_ops.lstm_sequence(x, h, c, k, self.recurrent_kernel.value(),
+                                            self._input_bias(), mask=mask)
+        return out, [h, c]
 
     def step(self, xw: Any, states: list[Any], weights: Any,
              rec_mask: Any = None) -> tuple[Any, list[Any]]:

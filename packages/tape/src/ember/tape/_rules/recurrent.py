@@ -25,6 +25,7 @@ from . import register_gradient as reg
 
 _LSTM_GRAD = REGISTRY["lstm_cell_grad"]
 _GRU_GRAD = REGISTRY["gru_cell_grad"]
+_LSTM_SEQ_GRAD = REGISTRY["lstm_sequence_grad"]
 
 
 def _t(x: Tensor) -> Tensor:
@@ -82,6 +83,23 @@ def _gru(op: OpContext, dy: Any) -> Gradients:
               if len(op.inputs) == 4 else []))
 
 
+@reg("lstm_sequence")
+def _lstm_seq(op: OpContext, dy: Any) -> Gradients:
+    dhs, dh, dc, dgates, dcs, dtcs = dy
+    hs, h_out, c_out, gates, cs, tcs = op.outputs
+    masked = op.attrs["masked"]
+    mask = op.inputs[-1:] if masked else ()
+    extra: tuple[Any, ...] = ()
+    if not (dgates is None and dcs is None and dtcs is None):
+        extra = (_given(dgates, gates), _given(dcs, cs), _given(dtcs, tcs))
+    need_x = op.needs[0]
+    seq = () if dhs is None else (dhs,)  # no zeros to make and add when it has none
+    g = run_op(_LSTM_SEQ_GRAD, (_given(dh, h_out), _given(dc, c_out), gates, cs, tcs, hs,
+                                *op.inputs[:5], *mask, *seq, *extra),
+               {**op.attrs, "sequence_gradient": dhs is not None, "need_inputs": need_x})
+    return (g[0] if need_x else None, *g[1:], *((None,) if masked else ()))
+
+
 # --- the fused backward ops, differentiated as compositions -------------------------------
 def _lstm_backward(dh: Any, dc: Any, gates: Any, tc: Any, c: Any, h: Any, u: Any,
                    *extra: Any, need_h: bool, need_u: bool) -> tuple[Any, ...]:
@@ -110,6 +128,64 @@ def _gru_backward(dh: Any, gates: Any, hh: Any, h: Any, u: Any, *extra: Any,
     return (*out, em.reduce_sum(dhu, 0)) if bias else out
 
 
+def _lstm_seq_step(dh: Any, dc: Any, gates: Any, tc: Any, c_prev: Any, dg: Any, dtc: Any
+                   ) -> tuple[Any, Any]:
+    """One step of ``_lstm_seq_backward``: d(pre-activations) and d(c) into the cell;
+    ``gates`` and ``dg`` are gate-major (4, batch, units)."""
+    i, f, g, o = em.unstack(gates, axis=0)
+    dtanh = 1 - tc * tc
+    dct = dc + dh * o * dtanh if dtc is None else dc + (dh * o + dtc) * dtanh
+    dz = em.concat([dct * g, dct * c_prev, dct * i, dh * tc], 1)
+    if dg is not None:
+        dz = dz + em.concat(em.unstack(dg, axis=0), 1)
+    return dz * em.concat([i * (1 - i), f * (1 - f), 1 - g * g, o * (1 - o)], 1), dct * f
+
+
+def _optional(rest: Any, masked: bool, sequence_gradient: bool
+              ) -> tuple[Any, Any, tuple[Any, ...]]:
+    """(mask, dhs, (dgates, dcs, dtcs) or ()): ``lstm_sequence_grad``'s optional inputs."""
+    rest = list(rest)
+    mask = rest.pop(0) if masked else None
+    dhs = rest.pop(0) if sequence_gradient else None
+    return mask, dhs, tuple(rest)
+
+
+def _lstm_seq_backward(dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any, x: Any,
+                       h0: Any, c0: Any, k: Any, rk: Any, *rest: Any, use_bias: bool,
+                       masked: bool, sequence_gradient: bool, need_inputs: bool
+                       ) -> tuple[Any, ...]:
+    """``lstm_sequence_grad`` in ember ops: the time loop, step by step."""
+    steps, _, n, u = gates.shape
+    u4 = 4 * u
+    mask, dhs, extra = _optional(rest, masked, sequence_gradient)
+    keep = None if mask is None else em.cast(mask, gates.dtype)
+    dzs: list[Any] = [None] * steps
+    rk_t = _t(rk)
+    for t in range(steps - 1, -1, -1):
+        if dhs is not None:
+            dh = dh + dhs[:, t]
+        if extra:
+            dc = dc + extra[1][t]
+        if keep is not None:
+            m = keep[:, t:t + 1]
+            dh_pass, dc_pass = dh * (1 - m), dc * (1 - m)
+            dh, dc = dh * m, dc * m
+        dzs[t], dc = _lstm_seq_step(dh, dc, gates[t], tcs[t], c0 if t == 0 else cs[t - 1],
+                                    extra[0][t] if extra else None,
+                                    extra[2][t] if extra else None)
+        dh = em.matmul(dzs[t], rk_t)
+        if keep is not None:
+            dh, dc = dh + dh_pass, dc + dc_pass
+    dz = em.reshape(em.stack(dzs, 0), (steps * n, u4))
+    xt = em.reshape(em.transpose(x, (1, 0, 2)), (steps * n, x.shape[2]))
+    h_prev = em.concat([em.expand_dims(h0, 0), em.transpose(hs, (1, 0, 2))[:-1]], 0)
+    h_prev = em.reshape(h_prev, (steps * n, h0.shape[1]))
+    dx = (em.transpose(em.reshape(em.matmul(dz, _t(k)), (steps, n, x.shape[2])), (1, 0, 2))
+          if need_inputs else em.zeros_like(x))
+    out = (dx, dh, dc, em.matmul(_t(xt), dz), em.matmul(_t(h_prev), dz))
+    return (*out, em.reduce_sum(dz, 0)) if use_bias else out
+
+
 def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
     """The vector-Jacobian product of ``fn`` (the fused op's maths in ember ops)."""
     from .._tape import GradientTape
@@ -117,13 +193,16 @@ def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
     # fresh copies: an input given twice gets its two partial derivatives, not the total
     # derivative at each position (which the tape would then add up twice)
     xs = [em.identity(x) for x in op.inputs]
+    floats = [x for x in xs if x.dtype.kind == "f" or x.dtype == em.bfloat16]
     with GradientTape() as t:
-        for x in xs:
+        for x in floats:
             t.watch(x)
         outs = fn(*xs, **op.attrs)
-    return t.gradient(list(outs), xs, output_gradients=list(dy))
+    g = iter(t.gradient(list(outs), floats, output_gradients=list(dy)))
+    return [next(g) if x.dtype.kind == "f" or x.dtype == em.bfloat16 else None for x in xs]
 
 
 reg("lstm_cell_grad")(lambda op, dy: _vjp(_lstm_backward, op, dy))
 reg("gru_cell_grad")(lambda op, dy: _vjp(_gru_backward, op, dy))
-MISSING_AS_NONE.update({"lstm_cell", "gru_cell"})
+reg("lstm_sequence_grad")(lambda op, dy: _vjp(_lstm_seq_backward, op, dy))
+MISSING_AS_NONE.update({"lstm_cell", "gru_cell", "lstm_sequence"})
