@@ -176,7 +176,8 @@ class GradientTape:
                              f"got {unconnected_gradients!r}")
         self._use("gradient")
         try:
-            return self._gradient(target, sources, output_gradients, unconnected_gradients)
+            return self._gradient(target, sources, output_gradients, unconnected_gradients,
+                                  consume=not self._persistent)
         finally:
             if not self._persistent:
                 self._release()
@@ -196,7 +197,9 @@ class GradientTape:
         self._var_values = {}
 
     def _gradient(self, target: Any, sources: Any, output_gradients: Any,
-                  unconnected: str) -> Any:
+                  unconnected: str, consume: bool = False) -> Any:
+        """The gradient walk; ``consume``: this is the tape's last use, so the walk drops
+        each record (and the activations only it kept) as soon as its rule has run."""
         single = isinstance(sources, (Tensor, Variable))
         flat_src = [sources] if single else flatten(sources)
         src_ids: list[list[int]] = []
@@ -244,7 +247,7 @@ class GradientTape:
         token = recording.exclude(self)  # the backward pass is not recorded on this tape
         try:
             grads = self._backward(targets, ogs, {i for ids in src_ids for i in ids} - direct,
-                                   direct)
+                                   direct, consume)
         finally:
             recording.pop(token)
         out = []
@@ -260,22 +263,19 @@ class GradientTape:
         return out[0] if single else pack_as(sources, out)
 
     def _backward(self, targets: list[Tensor], ogs: list[Any], wanted: set[int],
-                  direct: frozenset[int] | set[int] = frozenset()) -> dict[int, Any]:
+                  direct: frozenset[int] | set[int] = frozenset(),
+                  consume: bool = False) -> dict[int, Any]:
         # Forward reachability: only ops downstream of a wanted source matter. Integer and
         # bool outputs carry no gradient (as in record_op), so a target of such a dtype
         # (say cast(x, int32)) gets none instead of a seed of ones. ``direct``: untracked
         # sources that are targets; they get their seed and nothing else.
-        reach = set(wanted)
-        needed = []
-        for rec in self._records:
-            for x in rec[1]:
-                if id(x) in reach:
-                    for o in rec[3]:
-                        dt = array_of(o).dtype
-                        if dt.kind in "fc" or is_differentiable(dt):
-                            reach.add(id(o))
-                    needed.append(rec)
-                    break
+        # Memory: an output's gradient is complete once the walk reaches the op that made
+        # it (every consumer came later), so it is dropped there unless it is a source's;
+        # with ``consume`` the walk also owns the records and drops each one after its
+        # rule, so activations die as the walk passes them, as in PyTorch.
+        reach, needed = _reachable(self._records, wanted)
+        if consume:  # the tape's own references go; the walk holds the records now
+            self._records, self._tracked = [], {}
         grads: dict[int, Any] = {}
         for t, og in zip(targets, ogs):
             if id(t) not in reach and id(t) not in direct:
@@ -286,14 +286,18 @@ class GradientTape:
             else:
                 g = og
             _accumulate(grads, t, g)
-        get = grads.get
-        for op, inputs, attrs, outputs in reversed(needed):
+        get, pop = grads.get, grads.pop
+        for k in range(len(needed) - 1, -1, -1):
+            op, inputs, attrs, outputs = needed[k]
+            if consume:
+                needed[k] = None
             if len(outputs) == 1:
-                dy: Any = get(id(outputs[0]))
+                o = id(outputs[0])
+                dy: Any = get(o) if o in wanted else pop(o, None)
                 if dy is None:
                     continue
             else:
-                dys = [get(id(o)) for o in outputs]
+                dys = [get(id(o)) if id(o) in wanted else pop(id(o), None) for o in outputs]
                 if all(d is None for d in dys):
                     continue
                 dy = dys if op.name in _MISSING_AS_NONE else \
@@ -310,6 +314,7 @@ class GradientTape:
             for i, (x, g) in enumerate(zip(inputs, gin)):
                 if g is not None and id(x) in reach:
                     _accumulate(grads, x, g, name, i)
+            del ctx, gin, dy  # before the next rule runs: it may be the last reference
         return grads
 
     # --- jacobians ---------------------------------------------------------------------
@@ -364,6 +369,22 @@ class GradientTape:
         finally:
             if not self._persistent:
                 self._release()
+
+
+def _reachable(records: list[Any], wanted: set[int]) -> tuple[set[int], list[Any]]:
+    """The ids of tensors downstream of ``wanted`` and the records that lead there."""
+    reach = set(wanted)
+    needed = []
+    for rec in records:
+        for x in rec[1]:
+            if id(x) in reach:
+                for o in rec[3]:
+                    dt = array_of(o).dtype
+                    if dt.kind in "fc" or is_differentiable(dt):
+                        reach.add(id(o))
+                needed.append(rec)
+                break
+    return reach, needed
 
 
 def _read(x: Any) -> Tensor:
