@@ -85,7 +85,7 @@ def test_config_setting_is_honoured_and_restored(monkeypatch):
     assert em.config.conv_algorithm == "auto"
 
 
-def test_autotuner_times_each_candidate_once_and_caches_the_choice(monkeypatch):
+def test_autotuner_times_each_candidate_and_caches_the_choice(monkeypatch):
     spy = _Spy(monkeypatch)
     conv_select.clear_chosen()
     rng = np.random.default_rng(0)
@@ -94,7 +94,8 @@ def test_autotuner_times_each_candidate_once_and_caches_the_choice(monkeypatch):
     y1 = em.nn_ops.conv2d(x, w, padding="SAME")  # 2*16*16*16*9*16 MACs: autotuned
     tried = sorted({name for name, _ in spy.ran})
     assert tried == ["fft", "im2col", "winograd"]
-    assert len(spy.ran) == 6  # each candidate warm, then timed
+    assert len(spy.ran) == 3 * conv_select.AUTOTUNE_RUNS  # interleaved rounds
+    assert [n for n, _ in spy.ran[:3]] == [n for n, _ in spy.ran[3:6]]
     (key, choice), = conv_select.chosen_algorithms().items()
     assert key[0] == "conv2d" and key[2] == "float32" and choice in tried
     spy.ran.clear()
@@ -102,6 +103,58 @@ def test_autotuner_times_each_candidate_once_and_caches_the_choice(monkeypatch):
     assert spy.ran == [(choice, 0)]
     assert_allclose(y1.numpy(), y2.numpy(), rtol=1e-4, atol=1e-4)
     conv_select.clear_chosen()
+
+
+class _Clock:
+    """A fake ``time.perf_counter`` that the fake algorithms below advance."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _timed_algorithms(monkeypatch, clock, seconds):
+    """Replace the forward of each algorithm by one that takes ``seconds[name]`` (a list
+    consumed run by run) on ``clock`` and returns a result naming it."""
+    monkeypatch.setattr(conv_select.time, "perf_counter", clock)
+    for name, fns in list(conv_select.ALGORITHMS.items()):
+        def fwd(xp, x, w, g, name=name):
+            clock.now += seconds[name].pop(0)
+            return xp.full(g.y_shape, ALGORITHMS.index(name), dtype=x.dtype)
+        monkeypatch.setitem(conv_select.ALGORITHMS, name, (fwd,) + fns[1:])
+
+
+@pytest.mark.parametrize(("seconds", "want"), [
+    # one slow run (the machine was busy) does not lose winograd the choice ...
+    ({"im2col": [0.30, 0.20, 0.21], "fft": [0.9, 0.8, 0.8], "winograd": [0.30, 0.9, 0.10]},
+     "winograd"),
+    # ... nor does one lucky run win it
+    ({"im2col": [0.30, 0.20, 0.21], "fft": [0.9, 0.8, 0.8], "winograd": [0.19, 0.25, 0.3]},
+     "im2col"),
+    ({"im2col": [0.20, 0.20, 0.20], "fft": [0.1, 0.1, 0.1], "winograd": [0.3, 0.3, 0.3]},
+     "fft"),
+])
+def test_autotuner_prefers_the_faster_candidate_by_its_best_run(monkeypatch, seconds, want):
+    conv_select.clear_chosen()
+    clock = _Clock()
+    _timed_algorithms(monkeypatch, clock, seconds)
+    x, w = em.ones((2, 16, 16, 16)), em.ones((3, 3, 16, 16))
+    try:
+        y = em.nn_ops.conv2d(x, w, padding="SAME")
+        (choice,) = conv_select.chosen_algorithms().values()
+    finally:
+        conv_select.clear_chosen()
+    assert choice == want
+    assert all(not s for s in seconds.values())  # every candidate ran AUTOTUNE_RUNS times
+    assert_allclose(y.numpy(), ALGORITHMS.index(want))  # the chosen one's result
+
+
+def test_pick_keeps_im2col_unless_another_is_clearly_faster():
+    assert conv_select.pick({"im2col": [1.0], "winograd": [0.95]}) == "im2col"
+    assert conv_select.pick({"im2col": [1.0], "winograd": [0.85]}) == "winograd"
+    assert conv_select.pick({"fft": [2.0, 1.0], "winograd": [1.1]}) == "fft"
 
 
 def test_small_convolutions_use_im2col_untimed(monkeypatch):
@@ -180,3 +233,34 @@ def test_config_reports_and_clears_the_autotuners_choices():
     assert algo in ALGORITHMS
     em.config.clear_conv_choices()
     assert em.config.conv_choices() == {}
+
+
+@pytest.mark.parametrize("algorithm", ["winograd", "fft"])
+@pytest.mark.parametrize("product", [0, 1, 2])
+def test_workspace_stays_near_one_chunk(monkeypatch, product, algorithm):
+    import tracemalloc
+
+    from ember.core._ops import conv_geometry
+
+    # fft: few channels, so that the images' spectra, not the filter's, are the workspace
+    chunk, n, c = (1 << 18, 4, 16) if algorithm == "winograd" else (1 << 18, 48, 4)
+    monkeypatch.setattr(conv_geometry, "CHUNK_ELEMENTS", chunk)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, 32, 32, c)).astype(np.float32)
+    w = rng.standard_normal((3, 3, c, c)).astype(np.float32)
+    g = conv_geometry.Geometry(x.shape, w.shape, (1, 1), (1, 1), ((1, 1), (1, 1)))
+    dy = rng.standard_normal(g.y_shape).astype(np.float32)
+    fn = conv_select.ALGORITHMS[algorithm][product]
+    args = [(x, w), (dy, w), (x, dy)][product]
+    want = conv_select.ALGORITHMS["im2col"][product](np, *args, g)
+    tracemalloc.start()
+    try:
+        got = fn(np, *args, g)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    # a chunk's buffers together under the chunk size (winograd: it was each one; fft:
+    # the whole batch's spectra at once)
+    workspace = peak - got.nbytes
+    assert workspace < 2 * chunk * 4, f"{workspace / 2**20:.1f} MiB of workspace"

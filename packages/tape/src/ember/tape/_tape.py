@@ -2,8 +2,11 @@
 
 What a tape keeps: for each recorded op, its input and output tensors and attributes (the
 rules read inputs and outputs, e.g. ``exp`` reuses its output, ``multiply`` its inputs).
-Only ops with at least one watched input are recorded. A non-persistent tape drops all of
-it after ``gradient``.
+Where an op's rule reads no input or no output tensor (``_rules.DROPS_INPUTS`` /
+``DROPS_OUTPUTS``), a tensor made by such an op is kept as a ``_Freed`` stand-in (its shape
+and dtype) unless another recorded op's rule reads it: activations no rule needs die
+with the forward's last reference, as in PyTorch. Only ops with at least one watched
+input are recorded. A non-persistent tape drops all of it after ``gradient``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import warnings
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +29,8 @@ from ember.core.extend import (
 )
 
 from ._nest import flatten, pack_as
+from ._rules import DROPS_INPUTS as _DROPS_INPUTS
+from ._rules import DROPS_OUTPUTS as _DROPS_OUTPUTS
 from ._rules import MISSING_AS_NONE as _MISSING_AS_NONE
 from ._rules import RULES as _RULES
 from ._rules import OpContext
@@ -64,10 +70,14 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = persistent
         self._watch_accessed = watch_accessed_variables
-        # (op, inputs, attrs, outputs) per recorded op; the walk makes the OpContext a rule
-        # sees only for ops a gradient reaches (recording stays one tuple per op).
-        self._records: list[tuple[Any, tuple[Any, ...], Any, tuple[Any, ...]]] = []
-        self._tracked: dict[int, Tensor] = {}  # id -> tensor (the refs keep ids unique)
+        # (op, input keys, attrs, output keys, inputs or None, outputs or None) per recorded
+        # op: a key is the tensor itself or its _Freed stand-in (the walk goes by keys); the
+        # last two are what the rule reads (None: it reads the keys' shapes only). The walk
+        # makes the OpContext a rule sees only for ops a gradient reaches.
+        self._records: list[tuple[Any, ...]] = []
+        # id -> key: the tensor itself (the ref keeps its id unique) or its _Freed stand-in
+        # (which leaves this dict when the tensor dies, so a new tensor with its id is new)
+        self._tracked: dict[int, Any] = {}
         self._variables: dict[int, Variable] = {}  # watched variables, in first-read order
         self._var_values: dict[int, dict[int, Tensor]] = {}  # var id -> value tensors read
         self._tokens: list[Any] = []
@@ -112,11 +122,21 @@ class GradientTape:
                 break
         else:
             return
+        keys = tuple([tracked.get(id(x), x) for x in inputs])
+        name = op.name
+        freed = name in _DROPS_OUTPUTS and len(outputs) == 1
+        out_keys = []
         for o in outputs:
             dt = array_of(o).dtype
             if dt.kind in "fc" or is_differentiable(dt):
-                tracked[id(o)] = o
-        self._records.append((op, inputs, attrs, outputs))
+                k = _Freed(o, tracked) if freed else o
+                tracked[id(o)] = k
+                out_keys.append(k)
+            else:
+                out_keys.append(o)
+        outs = tuple(out_keys)
+        self._records.append((op, keys, attrs, outs, None if name in _DROPS_INPUTS else inputs,
+                              None if freed else outputs))
 
     def variable_read(self, variable: Variable, value: Tensor) -> None:
         vid = id(variable)
@@ -154,7 +174,7 @@ class GradientTape:
                 self._variables.setdefault(id(t), t)
                 self._track_value(id(t), read_without_recording(t))
             elif isinstance(t, Tensor):
-                self._tracked[id(t)] = t
+                self._tracked.setdefault(id(t), t)  # a stand-in already there stays
             else:
                 raise TypeError(f"GradientTape.watch: expected tensors or variables, "
                                 f"got {type(t).__name__}")
@@ -176,7 +196,8 @@ class GradientTape:
                              f"got {unconnected_gradients!r}")
         self._use("gradient")
         try:
-            return self._gradient(target, sources, output_gradients, unconnected_gradients)
+            return self._gradient(target, sources, output_gradients, unconnected_gradients,
+                                  consume=not self._persistent)
         finally:
             if not self._persistent:
                 self._release()
@@ -196,7 +217,9 @@ class GradientTape:
         self._var_values = {}
 
     def _gradient(self, target: Any, sources: Any, output_gradients: Any,
-                  unconnected: str) -> Any:
+                  unconnected: str, consume: bool = False) -> Any:
+        """The gradient walk; ``consume``: this is the tape's last use, so the walk drops
+        each record (and the activations only it kept) as soon as its rule has run."""
         single = isinstance(sources, (Tensor, Variable))
         flat_src = [sources] if single else flatten(sources)
         src_ids: list[list[int]] = []
@@ -214,23 +237,27 @@ class GradientTape:
             elif isinstance(s, Variable):
                 src_ids.append(list(self._var_values.get(id(s), {})))
             elif isinstance(s, Tensor):
-                src_ids.append([id(s)] if id(s) in self._tracked else [])  # unwatched: None
+                place = self._tracked.get(id(s))
+                src_ids.append([] if place is None else [id(place)])  # unwatched: None
             else:
                 raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
                                 f"got {type(s).__name__}")
         targets = [target] if type(target) is Tensor else [_read(target)] \
             if isinstance(target, Variable) else [_read(t) for t in flatten(target)]
+        key = self._tracked.get
+        keys = [key(id(t), t) for t in targets]  # the walk's places of the targets
         # A target that is itself a source (t.gradient(v, v)) has gradient ones through
         # the identity, watched or not, as in TensorFlow: such a source wants its target's
         # seed even when the tape never tracked it (but no gradient through recorded ops).
-        seeded = {id(t) for t in targets}
+        seeded = {id(t) for t in keys}
         direct: set[int] = set()
         for sv, ids in zip(src_values, src_ids):
             if sv is not None:
-                k = id(sv)
+                k = id(key(id(sv), sv))
                 if k in seeded and k not in ids:
                     ids.append(k)
                     direct.add(k)
+        del key  # a bound method of the tracked dict, which the walk may let go of
         if output_gradients is None:
             ogs: list[Any] = [None] * len(targets)
         elif isinstance(target, (list, tuple, dict)):
@@ -244,7 +271,7 @@ class GradientTape:
         token = recording.exclude(self)  # the backward pass is not recorded on this tape
         try:
             grads = self._backward(targets, ogs, {i for ids in src_ids for i in ids} - direct,
-                                   direct)
+                                   direct, consume, keys)
         finally:
             recording.pop(token)
         out = []
@@ -260,40 +287,41 @@ class GradientTape:
         return out[0] if single else pack_as(sources, out)
 
     def _backward(self, targets: list[Tensor], ogs: list[Any], wanted: set[int],
-                  direct: frozenset[int] | set[int] = frozenset()) -> dict[int, Any]:
+                  direct: frozenset[int] | set[int] = frozenset(),
+                  consume: bool = False, keys: list[Any] | None = None) -> dict[int, Any]:
         # Forward reachability: only ops downstream of a wanted source matter. Integer and
         # bool outputs carry no gradient (as in record_op), so a target of such a dtype
         # (say cast(x, int32)) gets none instead of a seed of ones. ``direct``: untracked
         # sources that are targets; they get their seed and nothing else.
-        reach = set(wanted)
-        needed = []
-        for rec in self._records:
-            for x in rec[1]:
-                if id(x) in reach:
-                    for o in rec[3]:
-                        dt = array_of(o).dtype
-                        if dt.kind in "fc" or is_differentiable(dt):
-                            reach.add(id(o))
-                    needed.append(rec)
-                    break
+        # Memory: an output's gradient is complete once the walk reaches the op that made
+        # it (every consumer came later), so it is dropped there unless it is a source's;
+        # with ``consume`` the walk also owns the records and drops each one after its
+        # rule, so activations die as the walk passes them, as in PyTorch.
+        reach, needed = _reachable(self._records, wanted)
+        if consume:  # the tape's own references go; the walk holds the records now
+            self._records, self._tracked = [], {}
         grads: dict[int, Any] = {}
-        for t, og in zip(targets, ogs):
-            if id(t) not in reach and id(t) not in direct:
+        for t, k, og in zip(targets, targets if keys is None else keys, ogs):
+            if id(k) not in reach and id(k) not in direct:
                 continue
             if og is None:  # the seed gradient: ones, recorded by no tape
                 with recording_to():
                     g = em.ones_like(t)
             else:
                 g = og
-            _accumulate(grads, t, g)
-        get = grads.get
-        for op, inputs, attrs, outputs in reversed(needed):
+            _accumulate(grads, k, g)
+        get, pop = grads.get, grads.pop
+        for k in range(len(needed) - 1, -1, -1):
+            op, inputs, attrs, outputs, saved_in, saved_out = needed[k]
+            if consume:
+                needed[k] = None
             if len(outputs) == 1:
-                dy: Any = get(id(outputs[0]))
+                o = id(outputs[0])
+                dy: Any = get(o) if o in wanted else pop(o, None)
                 if dy is None:
                     continue
             else:
-                dys = [get(id(o)) for o in outputs]
+                dys = [get(id(o)) if id(o) in wanted else pop(id(o), None) for o in outputs]
                 if all(d is None for d in dys):
                     continue
                 dy = dys if op.name in _MISSING_AS_NONE else \
@@ -302,14 +330,17 @@ class GradientTape:
             rule = _RULES.get(name)
             if rule is None:
                 raise LookupError(f"no gradient rule is registered for op {name!r}")
-            ctx = OpContext(op, inputs, attrs, outputs)
+            ctx = OpContext(op, inputs if saved_in is None else saved_in, attrs,
+                            outputs if saved_out is None else saved_out)
             ctx._reach = reach
+            ctx._keys = inputs
             gin = rule(ctx, dy)
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
             for i, (x, g) in enumerate(zip(inputs, gin)):
                 if g is not None and id(x) in reach:
                     _accumulate(grads, x, g, name, i)
+            del ctx, gin, dy, saved_in, saved_out  # the next rule may need the memory
         return grads
 
     # --- jacobians ---------------------------------------------------------------------
@@ -366,6 +397,51 @@ class GradientTape:
                 self._release()
 
 
+def _reachable(records: list[Any], wanted: set[int]) -> tuple[set[int], list[Any]]:
+    """The ids of tensors downstream of ``wanted`` and the records that lead there."""
+    reach = set(wanted)
+    needed = []
+    for rec in records:
+        for x in rec[1]:
+            if id(x) in reach:
+                for o in rec[3]:
+                    dt = _meta(o)[1]
+                    if dt.kind in "fc" or is_differentiable(dt):
+                        reach.add(id(o))
+                needed.append(rec)
+                break
+    return reach, needed
+
+
+class _Freed:
+    """Stands in a tape's records for a tensor no recorded rule reads: its shape and dtype
+    (what the walk needs of it) without its values."""
+
+    __slots__ = ("__weakref__", "_ref", "dtype", "ndim", "shape")
+
+    def __init__(self, t: Tensor, tracked: dict[int, Any]) -> None:
+        a = array_of(t)
+        self.shape, self.dtype, self.ndim = tuple(a.shape), a.dtype, a.ndim
+        i, me = id(t), weakref.ref(self)
+
+        def gone(_: Any) -> None:  # the tensor died: a new one with its id is not this
+            if tracked.get(i) is me():
+                del tracked[i]
+
+        self._ref = weakref.ref(t, gone)
+
+    def __repr__(self) -> str:
+        return f"<freed tensor, shape={self.shape}, dtype={self.dtype}>"
+
+
+def _meta(x: Any) -> tuple[tuple[int, ...], Any]:
+    """(shape, array dtype) of a tensor or its stand-in."""
+    if type(x) is _Freed:
+        return x.shape, x.dtype
+    a = array_of(x)
+    return tuple(a.shape), a.dtype
+
+
 def _read(x: Any) -> Tensor:
     if isinstance(x, Variable):
         return read_without_recording(x)
@@ -387,7 +463,7 @@ def _check_rule_gradient(name: str, i: int, x: Tensor, g: Any) -> None:
     """Raise if rule ``name``'s gradient ``g`` for input ``i`` cannot be ``x``'s gradient:
     it must have ``x``'s shape or one ``x`` broadcasts to (the walker sums it back)."""
     gshape = tuple(g.shape) if isinstance(g, Tensor) else tuple(em.convert_to_tensor(g).shape)
-    xshape = tuple(array_of(x).shape)
+    xshape = _meta(x)[0]
     lead = len(gshape) - len(xshape)
     if lead >= 0 and all(d == 1 or d == gshape[lead + j] for j, d in enumerate(xshape)):
         return
@@ -408,13 +484,14 @@ def _accumulate(grads: dict[int, Any], x: Tensor, g: Any, rule: str | None = Non
     """
     if type(g) is not Tensor:
         g = em.convert_to_tensor(g)
-    xa, ga = array_of(x), array_of(g)
-    if ga.shape != xa.shape:
+    ga = array_of(g)
+    xshape, xdtype = _meta(x)
+    if ga.shape != xshape:
         if rule is not None:
             _check_rule_gradient(rule, i, x, g)
-        g = _unbroadcast(g, tuple(xa.shape))
-    if ga.dtype != xa.dtype:
-        g = em.cast(g, xa.dtype)
+        g = _unbroadcast(g, xshape)
+    if ga.dtype != xdtype:
+        g = em.cast(g, xdtype)
     k = id(x)
     prev = grads.get(k)
     grads[k] = g if prev is None else em.add(prev, g)

@@ -6,8 +6,9 @@ is made of the other two (ember-tape's rules) and every order of derivative come
 
 Each primitive runs one of the algorithms of ``em.config.conv_algorithm``. With
 ``"auto"``, the first call for a geometry (op, shapes, dtype, device, strides, dilations,
-padding) times every algorithm that applies and keeps the fastest, as cuDNN's autotuner
-does; convolutions under ``AUTOTUNE_MIN_MACS`` multiply-adds use im2col untimed.
+padding) times every algorithm that applies a few times, interleaved, and keeps the
+fastest by its best run (im2col unless another beats it by a margin), as cuDNN's
+autotuner does; convolutions under ``AUTOTUNE_MIN_MACS`` multiply-adds use im2col untimed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from . import conv_fft, conv_im2col, conv_winograd
 from .conv_geometry import Geometry, Pads
 
 AUTOTUNE_MIN_MACS = 1_000_000
+AUTOTUNE_RUNS = 3  # runs of each candidate, the first one (warm-up) included
+AUTOTUNE_MARGIN = 0.1  # how much faster than im2col another algorithm must be
 _FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 # algorithm -> (forward, backprop_input, backprop_filter)
@@ -83,19 +86,42 @@ def _run(op: str, be: Any, a: Any, b: Any, g: Geometry) -> Any:
 
 def _autotune(be: Any, i: int, cands: list[str], a: Any, b: Any, g: Geometry
               ) -> tuple[str, Any]:
-    """Run every candidate twice, time the second run; the fastest and its result."""
-    best, best_t, best_out = "", float("inf"), None
-    for name in cands:
-        fn = ALGORITHMS[name][i]
-        out = be.xp.ascontiguousarray(fn(be.xp, a, b, g))  # warm: allocations, plans
-        be.synchronize()
-        t0 = time.perf_counter()
-        out = be.xp.ascontiguousarray(fn(be.xp, a, b, g))
-        be.synchronize()
-        t = time.perf_counter() - t0
-        if t < best_t:
-            best, best_t, best_out = name, t, out
-    return best, best_out
+    """Time every candidate ``AUTOTUNE_RUNS`` times, interleaved (a burst of load on the
+    machine then slows every candidate's run of one round, not one candidate's every
+    run), and choose by :func:`pick`; the choice and its result."""
+    times: dict[str, list[float]] = {name: [] for name in cands}
+    outs: dict[str, Any] = {}
+    for _ in range(AUTOTUNE_RUNS):
+        for name in cands:
+            outs.pop(name, None)
+            be.synchronize()
+            t0 = time.perf_counter()
+            out = be.xp.ascontiguousarray(ALGORITHMS[name][i](be.xp, a, b, g))
+            be.synchronize()
+            times[name].append(time.perf_counter() - t0)
+            outs[name] = out
+            del out
+    best = pick(times)
+    return best, outs[best]
+
+
+def pick(times: dict[str, list[float]]) -> str:
+    """The algorithm to keep, given each candidate's run times (seconds).
+
+    Each candidate's best run counts (noise only ever adds time); im2col, the one with
+    no transform buffers, stays unless another is faster by ``AUTOTUNE_MARGIN``.
+
+    Examples:
+        >>> pick({"im2col": [0.30, 0.20], "winograd": [0.19, 0.25]})
+        'im2col'
+        >>> pick({"im2col": [0.30, 0.20], "fft": [0.5, 0.12]})
+        'fft'
+    """
+    best = {name: min(ts) for name, ts in times.items() if ts}
+    fastest = min(best, key=best.__getitem__)
+    if "im2col" in best and best[fastest] > best["im2col"] * (1 - AUTOTUNE_MARGIN):
+        return "im2col"
+    return fastest
 
 
 def _geometry(x_shape: Any, w_shape: Any, strides: Any, dilations: Any, pads: Pads

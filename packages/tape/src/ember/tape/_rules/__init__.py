@@ -25,6 +25,19 @@ RULES: dict[str, Callable[..., Any]] = {}
 # Multi-output ops whose rules take None (not zeros) for outputs without a gradient: the
 # fused recurrent cells, whose extra outputs (saved activations) have none at first order.
 MISSING_AS_NONE: set[str] = set()
+# Ops whose rules read no input tensor (only shapes and dtypes) / no output tensor: a tape
+# keeps a stand-in with the shape and dtype there, so an activation that no rule reads is
+# freed as soon as the forward lets go of it (a conv's output under its bias and relu).
+DROPS_INPUTS: set[str] = set()
+DROPS_OUTPUTS: set[str] = set()
+
+
+def reads_only(name: str, inputs: bool = True, outputs: bool = True) -> None:
+    """Declare which of op ``name``'s tensors its rule reads (False: shape and dtype only)."""
+    if not inputs:
+        DROPS_INPUTS.add(name)
+    if not outputs:
+        DROPS_OUTPUTS.add(name)
 
 
 def register_gradient(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -49,7 +62,7 @@ def register_gradient(name: str) -> Callable[[Callable[..., Any]], Callable[...,
 class OpContext:
     """A recorded op, as a rule sees it: ``op``, ``inputs``, ``attrs``, ``outputs``, ``output``."""
 
-    __slots__ = ("_reach", "attrs", "inputs", "op", "output", "outputs")
+    __slots__ = ("_keys", "_reach", "attrs", "inputs", "op", "output", "outputs")
 
     def __init__(self, op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
                  outputs: tuple[Any, ...]) -> None:
@@ -59,6 +72,7 @@ class OpContext:
         self.outputs = outputs
         self.output: Any = outputs[0] if outputs else None
         self._reach: Any = None  # set by the tape's walk
+        self._keys: Any = inputs  # the inputs' places in the walk (set by the tape's walk)
 
     @property
     def needs(self) -> tuple[bool, ...]:
@@ -66,7 +80,7 @@ class OpContext:
         reach = self._reach
         if reach is None:
             return (True,) * len(self.inputs)
-        return tuple([id(x) in reach for x in self.inputs])
+        return tuple([id(x) in reach for x in self._keys])
 
 
 _EMPTY: dict[str, Any] = {}
@@ -82,6 +96,12 @@ def _load() -> None:
         recurrent,
         reduce,
     )
+    for name in ("add", "subtract", "negative", "identity", "reshape"):
+        reads_only(name, inputs=False, outputs=False)
+    reads_only("relu", inputs=False)  # its rule reads its output
+    for name in ("multiply", "matmul", "conv2d", "conv2d_backprop_input",
+                 "conv2d_backprop_filter", "extract_patches", "patches_to_image"):
+        reads_only(name, outputs=False)
 
 
 _load()

@@ -6,4 +6,6 @@ import ember.core as em
 
 from . import register_gradient as reg
 
-reg("relu")(lambda op, dy: em.multiply(dy, em.cast(em.greater(op.inputs[0], 0), dy.dtype)))
+# one pass over a bool mask: no float copy of the mask, no second product
+# (read from the output, x > 0 where relu(x) > 0: the tape need not keep the input)
+reg("relu")(lambda op, dy: em.where(em.greater(op.output, 0), dy, 0))

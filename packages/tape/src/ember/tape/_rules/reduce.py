@@ -50,11 +50,12 @@ def _mean(op: OpContext, dy: Tensor) -> Gradients:
 
 
 def _extremum(op: OpContext, dy: Tensor) -> Gradients:
+    # ties share the gradient; one input-sized result and a bool mask (max-pooling's
+    # gradient: no float mask, no input-sized quotient)
     x = op.inputs[0]
-    y = _kept(op, op.output)
-    mask = em.cast(em.equal(x, y), dy.dtype)
-    ties = em.reduce_sum(mask, op.attrs["axis"], keepdims=True)
-    return em.multiply(em.divide(mask, ties), _kept(op, dy))
+    mask = em.equal(x, _kept(op, op.output))
+    ties = em.cast(em.reduce_sum(mask, op.attrs["axis"], keepdims=True), dy.dtype)
+    return em.where(mask, em.divide(_kept(op, dy), ties), 0)
 
 
 reg("reduce_max")(_extremum)
