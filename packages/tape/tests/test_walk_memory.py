@@ -107,14 +107,17 @@ def test_tape_keeps_no_activation_that_no_rule_reads():
 
 
 def test_a_new_tensor_where_a_freed_one_lived_is_not_watched():
-    x = em.constant(np.ones(3, np.float32))
+    from ember.tape._tape import FREE_MIN_BYTES
+
+    n = FREE_MIN_BYTES // 4  # large enough to be kept as a stand-in
+    x = em.constant(np.ones(n, np.float32))
     with tape.GradientTape() as t:
         t.watch(x)
         z = em.add(x, 1.0)  # kept by the tape as a stand-in only
         zid = id(z)
         del z
         for _ in range(1000):  # CPython soon puts a new object at the freed address
-            c = em.constant(np.full(3, 2.0, np.float32))
+            c = em.constant(np.full(n, 2.0, np.float32))
             if id(c) == zid:
                 break
         else:

@@ -36,6 +36,7 @@ from ._rules import RULES as _RULES
 from ._rules import OpContext
 
 _ZERO = "zero"
+FREE_MIN_BYTES = 1 << 16  # results at least this large may be freed before the backward
 _NONE = "none"
 # False inside no_auto_watch(): variables read there are not watched automatically.
 _auto_watch: contextvars.ContextVar[bool] = contextvars.ContextVar("ember_tape_auto_watch",
@@ -122,9 +123,21 @@ class GradientTape:
                 break
         else:
             return
-        keys = tuple([tracked.get(id(x), x) for x in inputs])
+        get = tracked.get
+        if len(inputs) == 1:
+            x = inputs[0]
+            keys: tuple[Any, ...] = (get(id(x), x),)
+        elif len(inputs) == 2:
+            x, y = inputs
+            keys = (get(id(x), x), get(id(y), y))
+        else:
+            keys = tuple([get(id(x), x) for x in inputs])
         name = op.name
-        freed = name in _DROPS_OUTPUTS and len(outputs) == 1
+        # a result no rule reads is kept as a stand-in, so that it can die with the
+        # forward's last reference; small ones are kept as they are (a stand-in costs
+        # about as much as the op itself, and frees next to nothing)
+        freed = len(outputs) == 1 and name in _DROPS_OUTPUTS and \
+            array_of(outputs[0]).nbytes >= FREE_MIN_BYTES
         out_keys = []
         for o in outputs:
             dt = array_of(o).dtype
@@ -415,20 +428,24 @@ def _reachable(records: list[Any], wanted: set[int]) -> tuple[set[int], list[Any
 
 class _Freed:
     """Stands in a tape's records for a tensor no recorded rule reads: its shape and dtype
-    (what the walk needs of it) without its values."""
+    (what the walk needs of it) without its values. When the tensor dies, the stand-in
+    leaves the tape's table of tracked tensors, so a new tensor with its id is not it."""
 
-    __slots__ = ("__weakref__", "_ref", "dtype", "ndim", "shape")
+    __slots__ = ("__weakref__", "_id", "_ref", "_tracked", "dtype", "shape")
 
     def __init__(self, t: Tensor, tracked: dict[int, Any]) -> None:
         a = array_of(t)
-        self.shape, self.dtype, self.ndim = tuple(a.shape), a.dtype, a.ndim
-        i, me = id(t), weakref.ref(self)
+        self.shape, self.dtype = a.shape, a.dtype  # numpy's and cupy's shapes are tuples
+        self._id, self._tracked = id(t), tracked
+        self._ref = weakref.ref(t, self._gone)  # the callback keeps the stand-in alive
 
-        def gone(_: Any) -> None:  # the tensor died: a new one with its id is not this
-            if tracked.get(i) is me():
-                del tracked[i]
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
 
-        self._ref = weakref.ref(t, gone)
+    def _gone(self, _: Any) -> None:
+        if self._tracked.get(self._id) is self:
+            del self._tracked[self._id]
 
     def __repr__(self) -> str:
         return f"<freed tensor, shape={self.shape}, dtype={self.dtype}>"
