@@ -39,3 +39,41 @@ def test_cast_between_floats_keeps_its_gradient():
     g = t.gradient(y, x)
     assert g.dtype == np.float64
     np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
+
+
+def _sparse_xent_composed(labels, logits):
+    """The unfused composition the fused ``sparse_softmax_xent`` op replaces."""
+    picked = em.squeeze(em.take_along_axis(logits, em.expand_dims(labels, -1), -1), -1)
+    return em.subtract(em.reduce_logsumexp(logits, -1), picked)
+
+
+def test_fused_sparse_cross_entropy_matches_the_composition_to_second_order():
+    rng = np.random.default_rng(3)
+    x = em.Variable(rng.standard_normal((5, 4)).astype(np.float64))
+    y = em.constant([0, 3, 1, 1, 2])
+    w = em.constant(rng.standard_normal(5))
+    got, want = [], []
+    for f, out in ((em.nn_ops.sparse_softmax_cross_entropy_with_logits, got),
+                   (_sparse_xent_composed, want)):
+        with tape.GradientTape() as outer:
+            with tape.GradientTape() as inner:
+                loss = em.reduce_sum(em.multiply(f(y, x), w))
+            g = inner.gradient(loss, x)
+            gg = em.reduce_sum(em.multiply(g, g))
+        out += [loss.numpy(), g.numpy(), outer.gradient(gg, x).numpy()]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_fused_sparse_cross_entropy_gives_no_gradient_for_a_bad_label_off_the_host(backend):
+    """Off the host labels are not checked: an out-of-range one gives its example a NaN loss
+    and, as the composition did, no gradient (not softmax - 0)."""
+    if backend == "/cpu:0":
+        pytest.skip("on the host a bad label is an error (core's test_strict_gpu)")
+    x = em.Variable([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
+    with tape.GradientTape() as t:
+        loss = em.nn_ops.sparse_softmax_cross_entropy_with_logits(em.constant([2, 3]), x)
+    g = t.gradient(loss, x).numpy()
+    assert np.isnan(loss.numpy()[1])
+    p = np.exp([1.0, 2.0, 3.0]) / np.exp([1.0, 2.0, 3.0]).sum()
+    np.testing.assert_allclose(g, [p - [0, 0, 1], [0, 0, 0]], rtol=1e-6, atol=1e-7)

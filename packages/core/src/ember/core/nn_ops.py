@@ -27,12 +27,11 @@ from ._ops.array import (
     gather,
     reshape,
     squeeze,
-    take_along_axis,
     transpose,
 )
 from ._ops.conv import _pair, extract_patches, padding_amounts
 from ._ops.creation import convert_to_tensor
-from ._ops.define_nn import relu
+from ._ops.define_nn import relu, sparse_softmax_xent
 from ._ops.linalg import clip_by_norm
 from ._ops.recurrent import gru_cell, lstm_cell
 from ._ops.recurrent_sequence import lstm_sequence
@@ -379,14 +378,9 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
                                    f"must have the shape of logits {x.shape} without its last axis")
     if y.device == "/cpu:0":  # labels on the host: checking them costs no copy
         y = m.check_indices(y, x.shape[-1], "sparse_softmax_cross_entropy_with_logits: labels")
-        picked = squeeze(take_along_axis(x, expand_dims(y, -1), -1), -1)
-        return m.subtract(r.reduce_logsumexp(x, -1), picked)
     # On a GPU, reading the labels back would sync every step: an out-of-range label gives
-    # a NaN loss for its example instead (as TensorFlow on a GPU).
-    ok = m.logical_and(m.greater_equal(y, 0), m.less(y, x.shape[-1]))
-    safe = m.where(ok, y, 0)
-    picked = squeeze(take_along_axis(x, expand_dims(safe, -1), -1), -1)
-    return m.where(ok, m.subtract(r.reduce_logsumexp(x, -1), picked), math.nan)
+    # a NaN loss for its example instead (as TensorFlow on a GPU), and no gradient.
+    return sparse_softmax_xent(x, y)[0]
 
 
 def sigmoid_cross_entropy_with_logits(labels: Any, logits: Any, name: str | None = None) -> Any:

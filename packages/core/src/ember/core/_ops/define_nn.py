@@ -1,8 +1,53 @@
-"""Primitive nn activations registered as ops (for speed: one op instead of a composite)."""
+"""Primitive nn ops registered as ops (for speed: one op instead of a composite).
+
+``relu``, and ``sparse_softmax_xent``: the softmax cross-entropy of logits against integer
+labels in one pass over the logits. Besides the per-example loss it returns the softmax
+probabilities, which its gradient rule in ember-tape reuses (``dlogits = dloss * (p -
+onehot)``, the closed form); as they are an output, a second-order gradient flows back
+through them into the same rule, so every order stays exact.
+"""
 
 from __future__ import annotations
 
-from ._define import unary
+from typing import Any
+
+import numpy as np
+
+from .._registry import execute, register
+from ._define import to_float, unary
 
 relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), "nn", "max(x, 0), element-wise.",
              cuda="({0} > 0 || isnan({0})) ? {0} : 0")
+
+
+def _sparse_xent(be: Any, logits: Any, labels: Any) -> tuple[Any, Any]:
+    """(loss, softmax): ``logsumexp(x) - x[label]`` per example, NaN where a label is out
+    of range (callers on the host check labels first), and ``softmax(x)``."""
+    xp = be.xp
+    x = to_float(logits)
+    low = x.dtype.itemsize < 4  # float16/bfloat16 compute in float32, as numpy's reductions
+    if low:
+        x = x.astype(np.float32)
+    n = x.shape[-1]
+    ok = (labels >= 0) & (labels < n)
+    safe = xp.where(ok, labels, 0)[..., None]
+    shifted = x - x.max(-1, keepdims=True) if x.size else x.copy()
+    picked = xp.take_along_axis(shifted, safe, -1) if x.size else shifted[..., :1]
+    xp.exp(shifted, out=shifted)
+    total = shifted.sum(-1, keepdims=True)
+    loss = (xp.log(total) - picked)[..., 0]
+    loss = xp.where(ok, loss, x.dtype.type(np.nan))
+    shifted /= total
+    if low:
+        return loss.astype(logits.dtype), shifted.astype(logits.dtype)
+    return loss, shifted
+
+
+_sparse_xent_op = register("sparse_softmax_xent", _sparse_xent, family="nn")
+
+
+def sparse_softmax_xent(logits: Any, labels: Any) -> tuple[Any, Any]:
+    """(loss, softmax(logits)) for tensors ``logits`` (..., classes) and integer ``labels``
+    (...): the fused op behind ``nn_ops.sparse_softmax_cross_entropy_with_logits``, which
+    checks the arguments."""
+    return execute(_sparse_xent_op, (logits, labels))  # type: ignore[no-any-return]
