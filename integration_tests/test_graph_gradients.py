@@ -65,6 +65,15 @@ def _replace(args, new):
     return [sub(a) for a in args]
 
 
+def _assert_same_gradients(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if w is None:
+            assert g is None
+        else:
+            assert_array_equal(g.numpy(), w.numpy())
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize(("spec", "case", "dtype"), CASES, ids=[case_id(*c) for c in CASES])
 def test_gradients_replay_like_eager(spec, case, dtype):
@@ -92,12 +101,7 @@ def test_gradients_replay_like_eager(spec, case, dtype):
     got = f(*ts1)
     em.random.set_seed(1)
     want = grads(*ts1)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        if w is None:
-            assert g is None
-            continue
-        assert_array_equal(g.numpy(), w.numpy())
+    _assert_same_gradients(got, want)
 
 
 def test_second_order_through_a_traced_function():
@@ -156,9 +160,4 @@ def test_a_tape_around_a_traced_call_records_one_op_with_the_eager_gradient(spec
         assert traces == 2 and spec.name in ("getitem", "boolean_mask"), traces
     elif any(w is not None for w in want):
         assert names == ["custom_gradient"], f"replayed as ops {names}, not as one"
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        if w is None:
-            assert g is None
-            continue
-        assert_array_equal(g.numpy(), w.numpy())
+    _assert_same_gradients(got, want)
