@@ -2,8 +2,9 @@
 traced backward.
 
 The first call with a signature runs the function eagerly (the tapes around it record it
-op by op) while a tracer records it and the tape package's ``Differentiator`` watches its
-float arguments and the trainable variables it reads. Then the differentiator's gradient
+op by op) while a tracer records it and the tape package's ``Differentiator`` watches the
+float arguments the tapes watch (they are part of the cache key) and the trainable
+variables the function reads. Then the differentiator's gradient
 runs once more under a second tracer, seeded with ones: that trace is the *backward plan*.
 Its inputs are the output gradients and the forward values it uses (saved values, as a
 tape keeps them), so the *forward plan* returns those values beside the results.
