@@ -1,18 +1,3 @@
 """Shared fixtures: the backend device every backend-sensitive test runs on."""
 
-from __future__ import annotations
-
-from collections.abc import Iterator
-
-import pytest
-
-from ember.core.testing import backend_for_test, backends_to_test
-
-
-@pytest.fixture(params=backends_to_test())
-def device(request: pytest.FixtureRequest) -> Iterator[str]:
-    """``/cpu:0`` (``cpu``); ``/gpu:0`` on the strict cupy-like double (``strict-gpu``); ``/gpu:0``
-    on a real GPU (``gpu``, with EMBER_TEST_BACKENDS=cpu,gpu; skips where none answers).
-    EMBER_TEST_BACKENDS chooses (default ``cpu,strict-gpu``)."""
-    with backend_for_test(request) as name:
-        yield name
+from ember.core.testing.fixtures import device  # noqa: F401  (a fixture, by name)
