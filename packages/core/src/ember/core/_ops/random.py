@@ -66,17 +66,16 @@ def _permutation_fw(be: Any, *, generator: Any, n: int, index: int) -> Any:
     return _put(be, generator._host(lambda g: g.permutation(n)), np.int64, index)
 
 
-_NORMAL = register("random_normal", _normal_fw, family="random",
-                             differentiable=False)
-_UNIFORM = register("random_uniform", _uniform_fw, family="random",
-                              differentiable=False)
-_UNIFORM_INT = register("random_uniform_int", _uniform_int_fw, family="random",
-                                  differentiable=False)
-_TRUNCATED = register("random_truncated_normal", _truncated_fw, family="random",
-                                differentiable=False)
-_CATEGORICAL = register("random_categorical", _categorical_fw, family="random",
-                                  differentiable=False)
-_PERMUTATION = register("random_permutation", _permutation_fw, family="random",
-                                  differentiable=False)
+def _sampler(name: str, forward: Any) -> Any:
+    """Register a sampler op: family ``random`` (graph mode keeps its draws), no gradient."""
+    return register(name, forward, family="random", differentiable=False)
+
+
+_NORMAL = _sampler("random_normal", _normal_fw)
+_UNIFORM = _sampler("random_uniform", _uniform_fw)
+_UNIFORM_INT = _sampler("random_uniform_int", _uniform_int_fw)
+_TRUNCATED = _sampler("random_truncated_normal", _truncated_fw)
+_CATEGORICAL = _sampler("random_categorical", _categorical_fw)
+_PERMUTATION = _sampler("random_permutation", _permutation_fw)
 
 
