@@ -79,3 +79,21 @@ def test_unary_and_binary_come_from_one_factory():
     fns = [em.exp, em.sin, em.relu, em.add, em.multiply, em.maximum]
     assert {f.__code__.co_qualname.split(".")[0] for f in fns} == {"elementwise"}
     assert len({f.__code__ for f in fns}) == 2  # one body per arity
+
+
+def test_where_with_a_zero_branch_keeps_every_bit():
+    """``where(c, x, 0)`` and ``where(c, 0, y)`` run as a bitwise AND on the CPU; NaN, inf
+    and -0.0 come through as ``numpy.where`` gives them, and a -0.0 or float64 zero branch
+    takes the general path."""
+    rng = np.random.default_rng(0)
+    for dt in (np.float32, np.float64):
+        a = rng.standard_normal((6, 5)).astype(dt)
+        a[0, 0], a[1, 1], a[2, 2] = np.nan, -0.0, -np.inf
+        c = rng.random((6, 5)) > 0.5
+        c[0, 0], c[1, 1], c[2, 2] = True, True, False
+        for zero in (np.zeros((), dt), np.array(-0.0, dt), np.zeros((), np.float64)):
+            for got, want in ((em.where(c, a, zero), np.where(c, a, zero)),
+                              (em.where(c, zero, a), np.where(c, zero, a))):
+                got = got.numpy()
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.tobytes() == want.tobytes()

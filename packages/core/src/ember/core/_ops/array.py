@@ -586,7 +586,10 @@ def top_k(input: Any, k: int = 1, sorted: bool = True, name: str | None = None) 
 def _one_hot(be: Any, i: Any, depth: int, on: Any, off: Any, axis: int, dtype: Any) -> Any:
     xp = be.xp
     eq = xp.expand_dims(i, -1) == xp.arange(depth)
-    out = xp.where(eq, xp.asarray(on, dtype=dtype), xp.asarray(off, dtype=dtype))
+    if on == 1 and off == 0:  # the common case: a cast of the mask, not a select
+        out = eq.astype(dtype)
+    else:
+        out = xp.where(eq, xp.asarray(on, dtype=dtype), xp.asarray(off, dtype=dtype))
     return xp.moveaxis(out, -1, axis) if axis != -1 else out
 
 

@@ -144,7 +144,37 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
 
 
 def _where(be: Any, c: Any, x: Any, y: Any) -> Any:
+    if be.xp is np:
+        picked = _select_or_zero(c, x, y)
+        if picked is not None:
+            return picked
     return be.xp.where(c, x, y)
+
+
+_SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+
+
+def _select_or_zero(c: Any, x: Any, y: Any) -> Any:
+    """``numpy.where(c, x, 0)`` (or ``where(c, 0, y)``) as a bitwise AND with a mask of all
+    ones or all zeros: the same bits (NaN and -0.0 included), in a fifth of the time on
+    this machine (a gradient rule's common form: relu's, max-pool's). None when the
+    arguments are not that form."""
+    if c.dtype != np.bool_ or type(x) is not np.ndarray or type(y) is not np.ndarray:
+        return None
+    if y.ndim == 0 and x.shape == c.shape:
+        a, keep = x, True
+    elif x.ndim == 0 and y.shape == c.shape:
+        a, keep = y, False
+    else:
+        return None
+    zero = y if keep else x
+    it = _SAME_WIDTH_INT.get(a.dtype)
+    if it is None or zero.dtype != a.dtype or zero.view(it) != 0 or not a.flags.c_contiguous \
+            or a.ndim == 0:
+        return None
+    # True -> -1 (all bits set) and False -> 0, or the other way round for where(c, 0, y).
+    mask = np.negative(c, dtype=it) if keep else np.add(c, -1, dtype=it)
+    return np.bitwise_and(a.view(it), mask, out=mask).view(a.dtype)
 
 
 _where_op = register("where", _where, family=F)
@@ -196,7 +226,7 @@ def _check_range(be: Any, x: Any, low: Any, high: Any, open_high: bool, message:
     if x.size:
         lo, hi = x.min(), x.max()
         if bool(lo < low) or bool(hi > high if not open_high else hi >= high) or \
-                bool(be.xp.isnan(lo)) or bool(be.xp.isnan(hi)):
+                (x.dtype.kind in "fc" and (bool(be.xp.isnan(lo)) or bool(be.xp.isnan(hi)))):
             end = ")" if open_high else "]"
             raise InvalidArgumentError(f"{message} must be in [{low}, {high}{end}, got values "
                                        f"from {lo.item()} to {hi.item()} (shape "

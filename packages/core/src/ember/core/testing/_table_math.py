@@ -189,6 +189,8 @@ def _others() -> list[OpSpec]:
             case("broadcast", args(_bool(3, 1), arr(1, 4), arr(3, 4))),
             case("scalar_branch", lambda rng, dt: [sample(rng, (2, 3), BOOL),
                                                    sample(rng, (2, 3), dt), weak(0.0, 0)(dt)]),
+            case("scalar_zero_first", lambda rng, dt: [sample(rng, (2, 3), BOOL),
+                                                       weak(0.0, 0)(dt), sample(rng, (2, 3), dt)]),
             case("empty", args(_bool(0, 2), arr(0, 2), arr(0, 2))),
         ), NUMERIC + (BOOL,), True, (1, 2), lambda T, c, x, y: T.where(c, x, y)),
         OpSpec("where_indices", m.where, _where_ref, (
