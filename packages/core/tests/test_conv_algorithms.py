@@ -9,7 +9,13 @@ from numpy.testing import assert_allclose
 
 import ember.core as em
 from ember.core._ops import conv_select
-from ember.core.testing import OP_SPECS, case_id, check_case_forward, iter_cases
+from ember.core.testing import (
+    OP_SPECS,
+    case_id,
+    check_case_forward,
+    iter_cases,
+    recorded_op_names,
+)
 
 CONV_SPECS = [s for s in OP_SPECS if s.name in (
     "nn_ops.conv2d", "nn_ops.conv1d", "nn_ops.conv2d_transpose", "conv2d_backprop_input",
@@ -182,31 +188,18 @@ def test_gradient_products_check_the_output_gradient_shape(op):
           ((0, 0), (0, 0)))
 
 
-class _Ops:
-    def __init__(self):
-        self.names = []
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.names.append(op.name)
-
-    def variable_read(self, variable, value):
-        pass
-
-
 @pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
 def test_pools_whose_windows_tile_the_input_are_one_reduction(pool):
     x = em.constant(np.arange(2 * 4 * 6 * 3, dtype=np.float32).reshape(2, 4, 6, 3))
-    seen = _Ops()
-    with em.recording.active(seen):
+    with recorded_op_names() as seen:
         y = getattr(em.nn_ops, pool)(x, 2, padding="SAME")  # SAME pads nothing here
-    assert "extract_patches" not in seen.names and len(seen.names) == 2, seen.names
+    assert "extract_patches" not in seen and len(seen) == 2, seen
     blocks = x.numpy().reshape(2, 2, 2, 3, 2, 3)
     want = blocks.max((2, 4)) if pool == "max_pool2d" else blocks.mean((2, 4))
     assert_allclose(y.numpy(), want)
-    seen.names.clear()
-    with em.recording.active(seen):
+    with recorded_op_names() as seen:
         getattr(em.nn_ops, pool)(x, 3, 1)  # overlapping windows: gathered
-    assert "extract_patches" in seen.names
+    assert "extract_patches" in seen
 
 
 F64_CASES = [c for c in CASES if c[2] == np.float64]

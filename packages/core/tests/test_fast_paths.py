@@ -10,20 +10,9 @@ import numpy as np
 from numpy.testing import assert_allclose
 
 import ember.core as em
-from ember.core import extend
+from ember.core.testing import recorded_op_names
 
 CORE = pathlib.Path(em.__file__).parent
-
-
-class _Names:
-    def __init__(self) -> None:
-        self.ops: list[str] = []
-
-    def record_op(self, op, inputs, attrs, outputs) -> None:
-        self.ops.append(op.name)
-
-    def variable_read(self, variable, value) -> None:
-        pass
 
 
 def test_recorders_are_told_in_one_place():
@@ -44,15 +33,14 @@ def test_recorders_are_told_in_one_place():
 
 def test_every_path_tells_the_recorders():
     x = em.constant([[1.0, 2.0], [3.0, 4.0]])
-    names = _Names()
-    with extend.recording_to(names):
+    with recorded_op_names() as names:
         em.exp(x)  # unary fast path
         em.add(x, x)  # binary fast path
         em.add(x, 1.0)  # binary through execute (a Python scalar)
         em.matmul(x, x)  # matmul's fast path
         em.matmul(x, x, transpose_a=True)  # matmul through execute
         em.reduce_sum(x)  # execute
-    assert names.ops == ["exp", "add", "add", "matmul", "transpose", "matmul", "reduce_sum"]
+    assert names == ["exp", "add", "add", "matmul", "transpose", "matmul", "reduce_sum"]
 
 
 def test_matmul_fast_path_runs_the_registered_forward():

@@ -9,6 +9,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import ember.core as em
 from ember.core import nn_ops
+from ember.core.testing import recorded_op_names
 
 REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
               "reduce_any", "reduce_all", "reduce_logsumexp", "reduce_variance", "reduce_std",
@@ -173,17 +174,8 @@ def test_flatten():
 
 def test_split_into_one_part_is_the_tensor():
     # A one-output split confused the tape's multi-output path (the nmt port's length-1 GRU).
-    seen = []
-
-    class Log:
-        def record_op(self, op, inputs, attrs, outputs):
-            seen.append(op.name)
-
-        def variable_read(self, variable, value):
-            pass
-
     x = em.constant([[1.0, 2.0]])
-    with em.recording.active(Log()):
+    with recorded_op_names() as seen:
         (p,) = em.split(x, 1, axis=0)
         (q,) = em.unstack(x, axis=0)
     assert_array_equal(p.numpy(), x.numpy())

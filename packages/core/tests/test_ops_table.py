@@ -16,6 +16,7 @@ from ember.core.testing import (
     check_case_forward,
     iter_cases,
     make_case,
+    recorded_op_names,
     run_case,
     run_torch,
     simulated_gpus,
@@ -76,27 +77,15 @@ def test_exemptions_are_real_names():
     assert REGISTRY_EXEMPT - set(em.REGISTRY) == set()
 
 
-class _Seen:
-    def __init__(self):
-        self.ops = set()
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.ops.add(op.name)
-
-    def variable_read(self, variable, value):
-        pass
-
-
 @pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_table_exercises_every_registered_op():
-    seen = _Seen()
-    with em.recording.active(seen):
+    with recorded_op_names() as seen:
         for spec, case, dtype in iter_cases():
             if dtype == np.float32 or dtype == spec.dtypes[0]:
                 run_case(spec, case, dtype)
     core_ops = {n for n, op in em.REGISTRY.items()  # not those of other packages (tape)
                 if getattr(op.forward, "__module__", "").startswith("ember.core.")}
-    missing = sorted(core_ops - seen.ops - REGISTRY_EXEMPT)
+    missing = sorted(core_ops - set(seen) - REGISTRY_EXEMPT)
     assert missing == [], f"registered ops no spec runs: {missing}"
 
 
