@@ -69,6 +69,31 @@ def test_scalar_reads_and_host_copies_are_counted(gpu):
     assert c.to_host == 3 and c.syncs == 6
 
 
+def test_python_numbers_are_uploaded_once_per_value_and_dtype(gpu):
+    """An upload from pageable host memory waits for the device: ``x * 2.0`` in an eager
+    loop must not upload its 2.0 at every step. Each value (by its bits) and dtype is
+    uploaded once; the results stay exact."""
+    x = em.constant([1.0, -2.0])
+    x64 = em.constant([0.0, 1.0], dtype=em.float64)
+    c = gpu.backend.counters
+    c.reset()
+    for _ in range(3):
+        y = x * 2.5 + 1
+    assert c.from_host == 2, c  # 2.5 and 1, as float32, once each
+    assert_allclose(y.numpy(), [3.5, -4.0])
+    z = x64 * 2.5  # a new dtype: a new upload
+    assert c.from_host == 3 and z.numpy().tolist() == [0.0, 2.5]
+    zero = em.maximum(x64, 0.0)
+    neg = em.minimum(x64, -0.0)  # -0.0 is not the cached 0.0
+    assert c.from_host == 5, c
+    assert not np.signbit(zero.numpy()[0]) and np.signbit(neg.numpy()[0])
+    v = em.Variable(0)
+    c.reset()
+    for _ in range(4):
+        v.assign_add(1)
+    assert int(v) == 4 and c.from_host == 1, c
+
+
 def test_what_cupy_lacks_is_missing(gpu):
     assert "errstate" in CUPY_LACKS
     with pytest.raises(AttributeError, match="errstate"):

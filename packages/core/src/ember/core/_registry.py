@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes, _promote
-from ._convert import convert_array
+from ._convert import convert_array, scalar_array
 from ._device import Device, current_device
 from ._errors import DeviceError, DTypeError, InvalidArgumentError
 from ._tensor import Tensor, is_variable, wrap
@@ -210,7 +210,7 @@ def _to_array(op: OpDef, value: Any, dtype: np.dtype | None, dev: Device) -> Any
                 if not info.min <= int(value) <= info.max:
                     raise InvalidArgumentError(
                         f"{op.name}: Python int {value} does not fit the operand dtype {dtype}")
-            return dev.backend.from_host(np.asarray(value, dtype=dtype), dev.index)
+            return scalar_array(np.asarray(value, dtype=dtype), dev)
         return convert_array(value, None, dev)
     except (ValueError, TypeError, OverflowError) as e:
         if isinstance(e, InvalidArgumentError):
