@@ -85,3 +85,12 @@ def test_where_with_a_zero_branch_keeps_every_bit():
                 got = got.numpy()
                 assert got.dtype == want.dtype and got.shape == want.shape
                 assert got.tobytes() == want.tobytes()
+        # a branch that broadcasts over the condition (max-pooling's gradient), a
+        # transposed one, and one that would broadcast the condition instead
+        for branch in (a[:, :1], a[:1], a.T.copy().T, a[0], a[:1, :1]):
+            zero = np.zeros((), dt)
+            for got, want in ((em.where(c, branch, zero), np.where(c, branch, zero)),
+                              (em.where(c, zero, branch), np.where(c, zero, branch))):
+                assert got.numpy().tobytes() == want.tobytes() and got.shape == want.shape
+        wide = em.where(c[:1], a, np.zeros((), dt))  # the result is a's shape, not c's
+        assert wide.numpy().tobytes() == np.where(c[:1], a, 0).astype(dt).tobytes()

@@ -157,21 +157,21 @@ _SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int6
 def _select_or_zero(c: Any, x: Any, y: Any) -> Any:
     """``numpy.where(c, x, 0)`` (or ``where(c, 0, y)``) as a bitwise AND with a mask of all
     ones or all zeros: the same bits (NaN and -0.0 included), in a fifth of the time on
-    this machine (a gradient rule's common form: relu's, max-pool's). None when the
-    arguments are not that form."""
+    this machine (a gradient rule's common form: relu's; max-pooling's, whose ``x``
+    broadcasts over the pooling windows). None when the arguments are not that form."""
     if c.dtype != np.bool_ or type(x) is not np.ndarray or type(y) is not np.ndarray:
         return None
-    if y.ndim == 0 and x.shape == c.shape:
-        a, keep = x, True
-    elif x.ndim == 0 and y.shape == c.shape:
-        a, keep = y, False
+    if y.ndim == 0:
+        a, zero, keep = x, y, True
+    elif x.ndim == 0:
+        a, zero, keep = y, x, False
     else:
         return None
-    zero = y if keep else x
     it = _SAME_WIDTH_INT.get(a.dtype)
-    if it is None or zero.dtype != a.dtype or zero.view(it) != 0 or not a.flags.c_contiguous \
-            or a.ndim == 0:
-        return None
+    if it is None or zero.dtype != a.dtype or zero.view(it) != 0 or c.ndim == 0 \
+            or a.ndim > c.ndim or any(n not in (1, m) for n, m in
+                                      zip(a.shape[::-1], c.shape[::-1])):
+        return None  # (the result's shape must be the condition's: ``a`` broadcasts to it)
     # True -> -1 (all bits set) and False -> 0, or the other way round for where(c, 0, y).
     mask = np.negative(c, dtype=it) if keep else np.add(c, -1, dtype=it)
     return np.bitwise_and(a.view(it), mask, out=mask).view(a.dtype)
