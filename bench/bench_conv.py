@@ -172,6 +172,9 @@ def _measure_memory(workload: str, contender: str) -> None:
         step = steps[contender]
         step()
         step()  # autotuning done, buffers settled
+        release = getattr(step, "release", None)
+        if release is not None:  # PyTorch keeps the last step's gradients: drop them
+            release()
         base = _rss_kb("VmRSS")
         pathlib.Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM)
         tracemalloc.start()

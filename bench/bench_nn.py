@@ -59,6 +59,9 @@ def _torch_step(torch, model, x, y, make_opt=None):
         opt.zero_grad()
         torch.nn.functional.cross_entropy(model(xt), yt).backward()
         opt.step()
+    # For the memory benchmarks: the gradients a step leaves in ``.grad`` are the step's
+    # memory, not the model's (ember's die with the step); drop them before a baseline.
+    step.release = lambda: opt.zero_grad(set_to_none=True)
     return step
 
 
