@@ -72,6 +72,11 @@ def resnet_block(torch):
             y = F.relu(F.conv2d(F.relu(F.conv2d(xt, w1t, padding=1)), w2t, padding=1) + xt)
             y.sum().backward()
 
+        def release():
+            for v in (xt, w1t, w2t):
+                v.grad = None
+
+        torch_step.release = release  # for the memory benchmark (see bench_nn._torch_step)
         c["PyTorch eager"] = torch_step
     return c, 2
 
