@@ -303,8 +303,9 @@ def _report(speed, layers, choices, mem) -> str:
         lines += ["### Peak memory of one step (1 thread)", "",
                   "Growth of the peak resident set during one step after two warm-up steps, "
                   "each contender in a fresh process (glibc's mmap threshold fixed so freed "
-                  "arrays leave the resident set); tracemalloc's peak sees numpy's "
-                  "allocations only.", "",
+                  "arrays leave the resident set). PyTorch's gradients from the warm-up "
+                  "step are dropped before the baseline, so its step's gradients count, "
+                  "as ember's do. tracemalloc's peak sees numpy's allocations only.", "",
                   "| workload | contender | peak RSS growth (MB) | ratio to PyTorch | "
                   "tracemalloc peak (MB) |", "|---|---|---:|---:|---:|"]
         for name, per in mem.items():
