@@ -118,11 +118,16 @@ class Model(Layer):
 
     @property
     def metrics(self) -> list[Any]:
-        """The ``loss`` tracker and the compiled metrics (empty before ``compile``)."""
+        """The ``loss`` tracker and the compiled metrics (empty before ``compile``).
+
+        As Keras, the tracker is listed when ``compile`` got a loss or once
+        ``compiled_loss`` has run: a ``train_step`` that computes its own losses reports
+        no ``loss`` it never computed."""
         extra = self._ember.extra
         if "loss_tracker" not in extra:
             return []
-        return [extra["loss_tracker"], *extra["compiled_metrics"]]
+        tracker = [extra["loss_tracker"]] if extra.get("loss_tracked") else []
+        return [*tracker, *extra["compiled_metrics"]]
 
     @property
     def metrics_names(self) -> list[str]:
