@@ -36,6 +36,15 @@ class Model(Layer):
         ['dense1/kernel', 'dense1/bias', 'dense2/kernel', 'dense2/bias']
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # what Keras takes for a functional model (its is_functional_model_init_params)
+        if len(args) == 2 or ("outputs" in kwargs and (len(args) == 1 or "inputs" in kwargs)):
+            raise TypeError(
+                f"{type(self).__name__}(inputs, outputs) is Keras's functional API, which "
+                f"ember does not have: put the layers in an nn.Sequential, or subclass "
+                f"nn.Model and apply them in call()")
+        super().__init__(*args, **kwargs)
+
     def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None,
                 run_eagerly: bool | None = None) -> None:
         """Choose the optimizer, the loss ``(labels, predictions)`` and the metrics.
