@@ -6,9 +6,7 @@ Upstream: https://github.com/keras-team/keras-io/blob/501fb4cbe62e5b5c434393f512
 Changed: names only (keras.Model/Sequential/layers/losses/metrics/optimizers -> nn.*,
 tf.GradientTape -> tape.GradientTape, tf.nn.softmax -> em.nn_ops.softmax);
 keras.Input(shape=s) at the head of a Sequential -> input_shape=s on its first layer;
-keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...). ember has no
-keras.models.clone_model, so `student_scratch = keras.models.clone_model(student)` builds
-the student's Sequential a second time (what clone_model does: same layers, fresh weights).
+keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...).
 Reduced (EMBER_PROGRAMS_FULL=1 restores it): 2,000 training and 1,000 test images, a teacher
 of 64 and 128 filters (upstream 256 and 512), 2 teacher, 2 distillation and 2 scratch
 epochs (upstream 60,000, 10,000, 5, 3 and 3); EMBER_PROGRAMS_SHORT=1: 256 and 128 images, 1
@@ -17,7 +15,7 @@ accuracy; fit logs the keys Keras logs (no "loss" that the step never computed);
 evaluate()'s accuracy agrees with argmax(predict) computed by hand; the student
 loss that test_step reports agrees with a cross entropy computed in numpy; the distillation
 loss of the first batch agrees with KL(softmax(t/T) || softmax(s/T)) * T^2 computed in numpy;
-only the student's weights move while distilling.
+only the student's weights move while distilling; clone_model gives fresh weights.
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
 the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout if there).
 """
@@ -161,25 +159,24 @@ teacher = keras.Sequential(
 
 
 # Create the student
-def make_student():
-    return keras.Sequential(
-        [
-            layers.Conv2D(16, (3, 3), strides=(2, 2), padding="same", input_shape=(28, 28, 1)),
-            layers.LeakyReLU(alpha=0.2),
-            layers.MaxPooling2D(pool_size=(2, 2), strides=(1, 1), padding="same"),
-            layers.Conv2D(32, (3, 3), strides=(2, 2), padding="same"),
-            layers.Flatten(),
-            layers.Dense(10),
-        ],
-        name="student",
-    )
-
-
-student = make_student()
+student = keras.Sequential(
+    [
+        layers.Conv2D(16, (3, 3), strides=(2, 2), padding="same", input_shape=(28, 28, 1)),
+        layers.LeakyReLU(alpha=0.2),
+        layers.MaxPooling2D(pool_size=(2, 2), strides=(1, 1), padding="same"),
+        layers.Conv2D(32, (3, 3), strides=(2, 2), padding="same"),
+        layers.Flatten(),
+        layers.Dense(10),
+    ],
+    name="student",
+)
 assert student.count_params() == 20490, student.count_params()  # the number Keras prints
 
 # Clone student for later comparison
-student_scratch = make_student()
+student_scratch = keras.models.clone_model(student)
+assert student_scratch.count_params() == 20490 and not any(
+    np.array_equal(a, b) for a, b in zip(student.get_weights()[::2],
+                                         student_scratch.get_weights()[::2]))  # fresh kernels
 
 # Prepare the train and test dataset.
 batch_size = 64
@@ -268,7 +265,7 @@ print("student from scratch:", scratch_score)
 np.testing.assert_allclose(scratch_score[1], accuracy_by_hand(student_scratch), atol=1e-6)
 
 # one distillation step of a fresh student, against the loss computed by hand in numpy
-probe = Distiller(student=make_student(), teacher=teacher)
+probe = Distiller(student=keras.models.clone_model(student), teacher=teacher)
 probe.compile(
     optimizer=keras.optimizers.Adam(),
     metrics=[keras.metrics.SparseCategoricalAccuracy()],

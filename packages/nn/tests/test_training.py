@@ -366,3 +366,33 @@ def test_a_custom_loss_gets_labels_of_the_predictions_rank_as_in_keras():
     got = model.evaluate(x, y, batch_size=4)
     assert seen[-1] == (4, 1)
     np.testing.assert_allclose(got, np.mean(y[:, None] * model.predict(x)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.layers.Conv2D(3, 3, activation="relu", padding="same"),
+    lambda: nn.layers.Conv2DTranspose(2, 3, strides=2, activation="sigmoid", padding="same"),
+    lambda: nn.layers.LeakyReLU(alpha=0.05),
+    lambda: nn.layers.Dense(4, activation="tanh", use_bias=False),
+    lambda: nn.layers.BatchNormalization(momentum=0.5, epsilon=0.1),
+    lambda: nn.layers.Lambda(lambda v: v * 3.0),
+], ids=["Conv2D", "Conv2DTranspose", "LeakyReLU", "Dense", "BatchNormalization", "Lambda"])
+def test_from_config_of_get_config_computes_what_the_layer_computes(make):
+    # get_config kept only name/trainable/dtype for most layers, so from_config built the
+    # layer with default arguments: relu -> linear, alpha 0.05 -> 0.3, momentum -> 0.99
+    x = np.random.default_rng(0).standard_normal((2, 6, 6, 3)).astype(np.float32) * 3
+    layer = make()
+    want = layer(x, training=True).numpy()
+    clone = type(layer).from_config(layer.get_config())
+    clone(x)  # builds
+    clone.set_weights(layer.get_weights() if not isinstance(layer, nn.layers.BatchNormalization)
+                      else [np.ones(3), np.zeros(3), np.zeros(3), np.ones(3)])
+    if isinstance(layer, nn.layers.BatchNormalization):
+        fresh = make()
+        fresh(x, training=True)
+        clone(x, training=True)
+        for a, b in zip(fresh.get_weights(), clone.get_weights()):
+            np.testing.assert_allclose(a, b, rtol=1e-5)  # the moving averages use momentum
+        want = fresh(x, training=False).numpy()
+        np.testing.assert_allclose(clone(x, training=False).numpy(), want, rtol=1e-5)
+        return
+    np.testing.assert_allclose(clone(x, training=True).numpy(), want, rtol=1e-5)

@@ -16,6 +16,7 @@ from . import (
     layers,
     losses,
     metrics,
+    models,
     optimizers,
     regularizers,
 )
@@ -28,4 +29,4 @@ __all__ = [
     "get_or_create_global_step", "initializers", "layers", "losses", "metrics", "optimizers",
     "reset_global_step",
 ]
-__all__ += ["constraints", "regularizers"]
+__all__ += ["constraints", "regularizers", "models"]

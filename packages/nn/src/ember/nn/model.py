@@ -197,6 +197,23 @@ class Sequential(Model):
             x = layer(x, training=training)
         return x
 
+    def get_config(self) -> dict[str, Any]:
+        """The model's name, trainable and dtype, and each layer's class and config."""
+        from .layers.recurrent import serialize_cell
+
+        config = super().get_config()
+        config["layers"] = [serialize_cell(layer) for layer in self.layers]
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        """A new Sequential of new layers (fresh weights) from ``get_config()``'s dict."""
+        from .layers.recurrent import deserialize_cell
+
+        config = dict(config)
+        layers = [deserialize_cell(spec) for spec in config.pop("layers", [])]
+        return cls(layers, **config)
+
 
 def _fmt_shape(shape: Any) -> str:
     if shape is None:
