@@ -286,18 +286,6 @@ def test_initializers_are_seeded_and_shaped():
     np.testing.assert_allclose(nn.initializers.Constant(2.5)((2,)).numpy(), [2.5, 2.5])
 
 
-def test_the_functional_api_call_is_a_clear_error():
-    # Keras's Model(inputs, outputs): ember has none, and took the tensors for
-    # Layer(trainable, name) (an error about bool() of a tensor, or a model of nothing)
-    x = em.zeros((1, 1))
-    y = nn.layers.Dense(1)(x)
-    for make in (lambda: nn.Model(x, y), lambda: nn.Model(inputs=[x], outputs=y),
-                 lambda: nn.Model([x], y)):
-        with pytest.raises(TypeError, match="functional API"):
-            make()
-    assert nn.Model(name="m").name == "m"
-
-
 def _student():
     return nn.Sequential([
         L.Conv2D(4, (3, 3), strides=(2, 2), padding="same", activation="relu",

@@ -37,7 +37,7 @@ from ember import tape
 from .. import constraints as _constraints
 from .. import initializers as _init
 from .. import regularizers as _regularizers
-from . import _masks, _tracking
+from . import _masks, _symbolic, _tracking
 
 _TRAINING: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
     "ember_nn_training", default=None)
@@ -381,6 +381,10 @@ class Layer(_tracking._Listened):
 
     def __call__(self, inputs: Any, *args: Any, training: bool | None = None,
                  **kwargs: Any) -> Any:
+        if _symbolic.is_symbolic(inputs):  # the functional API: record the call
+            return _symbolic.call_symbolic(self, inputs, args,
+                                           {**kwargs, **({} if training is None else
+                                                         {"training": training})})
         st = self._ember
         outermost = not _IN_CALL.get()
         if outermost:  # losses from add_loss/activity regularizers belong to one call
