@@ -32,7 +32,7 @@ def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = Non
 
     Args:
         model: an ``nn.Sequential``.
-        input_tensors: not supported (ember has no functional API); must be None.
+        input_tensors: not supported; must be None.
         clone_function: ``layer -> new layer`` for each layer (default: the layer's class
             ``from_config(layer.get_config())``).
 
@@ -40,16 +40,15 @@ def clone_model(model: Any, input_tensors: Any = None, clone_function: Any = Non
         The new ``Sequential`` (not compiled).
 
     Raises:
-        ValueError: ``model`` is not a ``Sequential`` (a subclassed model's structure is
-            its Python code: build it again), or ``input_tensors`` was given.
+        ValueError: ``model`` is not a ``Sequential`` (build a functional or subclassed
+            model again), or ``input_tensors`` was given.
     """
     if input_tensors is not None:
-        raise ValueError("clone_model: input_tensors needs Keras's functional API, which "
-                         "ember does not have")
+        raise ValueError("clone_model: input_tensors= is not supported by ember")
     if not isinstance(model, Sequential):
         raise ValueError(f"clone_model: expected an nn.Sequential, got "
-                         f"{type(model).__name__} (a subclassed model cannot be cloned from "
-                         f"configs: build it again)")
+                         f"{type(model).__name__} (ember clones Sequential models only: "
+                         f"build a functional or subclassed model again)")
     clone = clone_function or _fresh
     layers = []
     for layer in model.layers:
