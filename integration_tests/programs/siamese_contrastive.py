@@ -6,14 +6,7 @@ BatchNormalization, a contrastive loss function, RMSprop, fit on two inputs).
 Upstream: https://github.com/keras-team/keras-io/blob/12bad05fbf95911b2e994cde3c9340c13a5e76d0/examples/vision/siamese_contrastive.py
 Changed: names only (keras.layers/Model -> nn.layers/nn.Model, tf.keras.layers -> nn.layers,
 tf.math.* -> em.*, tf.keras.backend.epsilon() -> 1e-7, its value);
-keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...). ember has no
-functional API (layers.Input, keras.Model(inputs, outputs)), so the two models are written
-with the same layers in the same order as Keras users write them without it: the embedding
-network, a chain, is a Sequential (input_shape=(28, 28, 1) on its first layer), and
-`siamese = keras.Model(inputs=[input_1, input_2], outputs=output_layer)` is a Model subclass
-whose call([input_1, input_2]) applies the shared embedding network to each input, then the
-Lambda, BatchNormalization and Dense layers; it first gives the (N, 28, 28) images their
-channel axis, as the functional model does with inputs one axis short of its Input shape.
+keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...).
 Plotting (visualize(), plt_metric()) is dropped. Reduced (EMBER_PROGRAMS_FULL=1 restores
 it): 2,000 training, 500 validation and 500 test images, i.e. 4,000/1,000/1,000 pairs, 2
 epochs (upstream 30,000, 30,000, 10,000 and 10); EMBER_PROGRAMS_SHORT=1: 200/100/100 images
@@ -153,41 +146,32 @@ def euclidean_distance(vects):
     return em.sqrt(em.maximum(sum_square, 1e-7))
 
 
-embedding_network = nn.Sequential(
-    [
-        layers.BatchNormalization(input_shape=(28, 28, 1)),
-        layers.Conv2D(4, (5, 5), activation="tanh"),
-        layers.AveragePooling2D(pool_size=(2, 2)),
-        layers.Conv2D(16, (5, 5), activation="tanh"),
-        layers.AveragePooling2D(pool_size=(2, 2)),
-        layers.Flatten(),
-        layers.BatchNormalization(),
-        layers.Dense(10, activation="tanh"),
-    ]
-)
+input = layers.Input((28, 28, 1))
+x = nn.layers.BatchNormalization()(input)
+x = layers.Conv2D(4, (5, 5), activation="tanh")(x)
+x = layers.AveragePooling2D(pool_size=(2, 2))(x)
+x = layers.Conv2D(16, (5, 5), activation="tanh")(x)
+x = layers.AveragePooling2D(pool_size=(2, 2))(x)
+x = layers.Flatten()(x)
+
+x = nn.layers.BatchNormalization()(x)
+x = layers.Dense(10, activation="tanh")(x)
+embedding_network = keras.Model(input, x)
 
 
-class Siamese(keras.Model):  # keras.Model(inputs=[input_1, input_2], outputs=output_layer)
-    def __init__(self):
-        super().__init__()
-        # As mentioned above, Siamese Network share weights between
-        # tower networks (sister networks). To allow this, we will use
-        # same embedding network for both tower networks.
-        self.embedding_network = embedding_network
-        self.merge_layer = layers.Lambda(euclidean_distance)
-        self.normal_layer = layers.BatchNormalization()
-        self.output_layer = layers.Dense(1, activation="sigmoid")
+input_1 = layers.Input((28, 28, 1))
+input_2 = layers.Input((28, 28, 1))
 
-    def call(self, inputs):
-        input_1, input_2 = (em.reshape(x, (-1, 28, 28, 1)) for x in inputs)
-        tower_1 = self.embedding_network(input_1)
-        tower_2 = self.embedding_network(input_2)
-        merge_layer = self.merge_layer([tower_1, tower_2])
-        normal_layer = self.normal_layer(merge_layer)
-        return self.output_layer(normal_layer)
+# As mentioned above, Siamese Network share weights between
+# tower networks (sister networks). To allow this, we will use
+# same embedding network for both tower networks.
+tower_1 = embedding_network(input_1)
+tower_2 = embedding_network(input_2)
 
-
-siamese = Siamese()
+merge_layer = layers.Lambda(euclidean_distance)([tower_1, tower_2])
+normal_layer = nn.layers.BatchNormalization()(merge_layer)
+output_layer = layers.Dense(1, activation="sigmoid")(normal_layer)
+siamese = keras.Model(inputs=[input_1, input_2], outputs=output_layer)
 
 
 def loss(margin=1):
@@ -225,7 +209,6 @@ def loss(margin=1):
 
 
 siamese.compile(loss=loss(margin=margin), optimizer="RMSprop", metrics=["accuracy"])
-siamese([x_train_1[:2], x_train_2[:2]])  # builds the layers, as the functional model is built
 siamese.summary()
 # Keras's summary: 5,318 in the embedding network (of which 2 * (1 + 400) BatchNormalization
 # moving statistics), 4 in the last BatchNormalization (2 of them moving), 2 in the Dense
