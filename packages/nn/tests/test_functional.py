@@ -76,6 +76,25 @@ def test_subclass_called_functionally_keeps_its_methods():
               verbose=0)
     assert len(calls) == 2
 
+    class WithInit(nn.Model):  # its own two arguments are not (inputs, outputs)
+        def __init__(self, units, name):
+            super().__init__(name=name)
+            self.dense = L.Dense(units)
+
+        def call(self, x):
+            return self.dense(x)
+
+    assert not isinstance(WithInit(2, "w"), nn.Functional)
+
+    class Wrapped(nn.Model):  # hands (inputs, outputs) to Model.__init__, as Keras allows
+        def __init__(self, units):
+            inp = nn.Input((3,))
+            super().__init__(inp, L.Dense(units)(inp))
+
+    wrapped = Wrapped(5)
+    assert isinstance(wrapped, Wrapped) and isinstance(wrapped, nn.Functional)
+    assert wrapped(np.ones((2, 3), np.float32)).shape == (2, 5)
+
 
 def test_an_input_one_axis_short_gets_its_channel_axis_as_in_keras():
     inp = nn.Input((5, 5, 1))

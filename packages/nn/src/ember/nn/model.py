@@ -37,11 +37,20 @@ class Model(Layer):
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        # Model(inputs, outputs) is a functional model, as Keras makes one: a subclass
-        # called so becomes a functional model that keeps its own methods (train_step ...)
-        if _functional_args(args, kwargs) and not issubclass(cls, Functional):
-            cls = _functional_class(cls)
+        # Model(inputs, outputs) is a functional model, as Keras makes one (a subclass's
+        # own arguments are its own: Model.__init__ decides for it)
+        if cls is Model and _functional_args(args, kwargs):
+            cls = Functional
         return super().__new__(cls)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # a subclass whose __init__ hands (inputs, outputs) to Model's becomes a functional
+        # model that keeps its own methods (train_step ...), as Keras injects Functional
+        if _functional_args(args, kwargs) and not isinstance(self, Functional):
+            object.__setattr__(self, "__class__", _functional_class(type(self)))
+            Functional.__init__(self, *args, **kwargs)  # type: ignore[arg-type]
+            return
+        super().__init__(*args, **kwargs)
 
     def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None,
                 run_eagerly: bool | None = None) -> None:
