@@ -559,6 +559,7 @@ LOSS_INPUTS = {
     "categorical_crossentropy": (Y_HOT, P_PROB), "sparse_categorical_crossentropy":
         (Y_INT, P_PROB), "BinaryCrossentropy": ((REG_Y > 0).astype(np.float32), P_PROB),
     "CategoricalCrossentropy": (Y_HOT, P_PROB), "SparseCategoricalCrossentropy": (Y_INT, P_PROB),
+    "KLDivergence": (P_PROB[::-1].copy(), P_PROB), "kl_divergence": (P_PROB[::-1].copy(), P_PROB),
 }
 LOSS_ALTS = {"weights": np.array([[1.0], [0.0], [2.0], [0.5]], np.float32),
              "sample_weight": np.array([1.0, 0.0, 2.0, 0.5], np.float32),

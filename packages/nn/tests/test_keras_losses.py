@@ -126,3 +126,21 @@ def test_fit_learns_a_sigmoid_classifier_with_flat_labels():
     model.compile(nn.optimizers.Adam(0.1), "binary_crossentropy", metrics=["accuracy"])
     hist = model.fit(x, y, batch_size=32, epochs=10, verbose=0)
     assert hist.history["accuracy"][-1] > 0.9
+
+
+def test_kl_divergence_function_class_and_compile_string():
+    q = np.exp(LOGITS[::-1]) / np.exp(LOGITS[::-1]).sum(-1, keepdims=True)
+    p = PROBS.copy()
+    p[0] = [1.0, 0.0, 0.0, 0.0]  # a zero in y_true: Keras clips it to epsilon, no NaN
+    pc, qc = np.clip(p, 1e-7, 1), np.clip(q, 1e-7, 1)
+    want = (pc * np.log(pc / qc)).sum(-1)
+    np.testing.assert_allclose(L.kl_divergence(p, q).numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(L.KLDivergence()(p, q, sample_weight=SW).numpy(),
+                               (want * SW).sum() / 6, rtol=1e-5)
+    np.testing.assert_allclose(L.get("kl_divergence")(p, q).numpy(), want.mean(), rtol=1e-5)
+    assert L.get("kld").name == "kl_divergence"
+    np.testing.assert_allclose(L.kl_divergence(p, p).numpy(), 0.0, atol=1e-6)
+    with pytest.raises(ValueError, match="kl_divergence"):
+        L.KLDivergence()(p, LOGITS)  # logits are not a distribution
+    with pytest.raises(ValueError, match="kl_divergence"):
+        L.kl_divergence(p, q[:, :3])

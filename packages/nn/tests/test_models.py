@@ -284,3 +284,45 @@ def test_initializers_are_seeded_and_shaped():
     g = nn.initializers.GlorotUniform()((200, 300)).numpy()
     assert np.abs(g).max() <= np.sqrt(6 / 500) + 1e-6
     np.testing.assert_allclose(nn.initializers.Constant(2.5)((2,)).numpy(), [2.5, 2.5])
+
+
+def _student():
+    return nn.Sequential([
+        L.Conv2D(4, (3, 3), strides=(2, 2), padding="same", activation="relu",
+                 input_shape=(8, 8, 1)),
+        L.LeakyReLU(alpha=0.05),
+        L.MaxPooling2D(pool_size=(2, 2), strides=(1, 1), padding="same"),
+        L.Flatten(),
+        L.Dropout(0.25),
+        L.Dense(3, activation="tanh"),
+    ], name="student")
+
+
+def test_clone_model_makes_the_same_architecture_with_fresh_weights():
+    model = _student()
+    clone = nn.models.clone_model(model)
+    assert type(clone) is nn.Sequential and clone.name == "student"
+    assert [type(a) for a in clone.layers] == [type(b) for b in model.layers]
+    assert clone.count_params() == model.count_params() and clone.built
+    mine = {id(v) for v in model.variables}
+    assert not any(id(v) in mine for v in clone.variables)
+    assert not np.allclose(clone.get_weights()[0], model.get_weights()[0])  # fresh
+    x = np.random.default_rng(0).standard_normal((2, 8, 8, 1)).astype(np.float32) * 4
+    clone.set_weights(model.get_weights())
+    # the same function: relu, alpha=0.05 and tanh came along (a from_config of defaults
+    # would give linear, 0.3 and linear)
+    np.testing.assert_allclose(clone(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    again = nn.Sequential.from_config(model.get_config())
+    assert again.count_params() == model.count_params()
+    seen = []
+    nn.models.clone_model(model, clone_function=lambda layer: seen.append(layer) or layer)
+    assert seen == model.layers
+
+
+def test_clone_model_rejects_what_it_cannot_clone():
+    with pytest.raises(ValueError, match="input_tensors"):
+        nn.models.clone_model(_student(), input_tensors=[em.zeros((1, 8, 8, 1))])
+    with pytest.raises(ValueError, match="Sequential"):
+        nn.models.clone_model(MNISTModel())
+    with pytest.raises(ValueError, match="not a Layer"):
+        nn.models.clone_model(_student(), clone_function=lambda layer: None)

@@ -276,3 +276,123 @@ def test_fit_and_evaluate_take_per_example_sample_weight_arrays():
     np.testing.assert_allclose(hist.history["loss"], [(per * sw[:, 0]).sum() / 40], rtol=1e-5)
     with pytest.raises(ValueError, match="sample_weight"):
         model.fit([(x, y)], sample_weight=sw, verbose=0)
+
+
+def test_a_step_with_its_own_losses_reports_no_compiled_loss_it_never_computed():
+    # Keras lists the loss tracker once compiled_loss has run; a distiller-style step that
+    # computes its own losses (compile without loss) must not report "loss": 0.0.
+    x, y = _data(32)
+
+    class OwnLoss(nn.Sequential):
+        def train_step(self, data):
+            bx, by = data
+            with tape.GradientTape() as t:
+                pred = self(bx, training=True)
+                own = nn.losses.sparse_categorical_crossentropy(by, pred, from_logits=True)
+                own = em.reduce_mean(own)
+            grads = t.gradient(own, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            self.compiled_metrics.update_state(by, pred)
+            return {**{m.name: m.result() for m in self.metrics}, "own_loss": own}
+
+    model = OwnLoss([nn.layers.Dense(2, input_shape=(4,))])
+    model.compile("adam", metrics=[nn.metrics.SparseCategoricalAccuracy()])
+    hist = model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert set(hist.history) == {"sparse_categorical_accuracy", "own_loss"}, hist.history
+    assert model.metrics_names == ["sparse_categorical_accuracy"]
+    # a compiled loss is tracked as before, and add_loss alone is tracked once it ran
+    model.compile("adam", loss=nn.losses.SparseCategoricalCrossentropy(from_logits=True))
+    assert model.metrics_names == ["loss"]
+
+
+def test_metric_classes_take_keras_default_names():
+    names = {cls: cls().name for cls in (nn.metrics.SparseCategoricalAccuracy,
+                                         nn.metrics.CategoricalAccuracy,
+                                         nn.metrics.BinaryAccuracy,
+                                         nn.metrics.MeanAbsoluteError, nn.metrics.Mean)}
+    assert list(names.values()) == ["sparse_categorical_accuracy", "categorical_accuracy",
+                                    "binary_accuracy", "mean_absolute_error", "mean"]
+
+
+class _TwoInputs(nn.Model):
+    """out = dense(a - b): a model with two inputs, called on a list as Keras's."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.layers.Dense(1)
+
+    def call(self, inputs):
+        a, b = inputs
+        return self.dense(a - b)
+
+
+def test_fit_evaluate_and_predict_take_a_list_of_input_arrays():
+    # Keras: fit([x1, x2], y) batches each input alike; ember took the list for one array
+    # of two rows (or for an iterable of two batches in predict)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, 40, 3)).astype(np.float32)
+    y = (a - b).sum(-1, keepdims=True)
+    model = _TwoInputs()
+    model.compile(nn.optimizers.SGD(0.1), loss="mse")
+    hist = model.fit([a, b], y, batch_size=8, epochs=5, verbose=0,
+                     validation_data=([a[:8], b[:8]], y[:8]))
+    assert hist.history["loss"][-1] < 0.5 * hist.history["loss"][0], hist.history
+    pred = model.predict([a, b], batch_size=16)
+    assert pred.shape == (40, 1)
+    np.testing.assert_allclose(pred, model([a, b]).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.evaluate([a, b], y, batch_size=40),
+                               np.mean((pred - y) ** 2), rtol=1e-4)
+    np.testing.assert_allclose(hist.history["val_loss"][-1],
+                               np.mean((pred[:8] - y[:8]) ** 2), rtol=1e-4)
+    split = model.fit([a, b], y, batch_size=8, epochs=1, verbose=0, validation_split=0.25)
+    assert "val_loss" in split.history
+    with pytest.raises(ValueError, match="different numbers of examples"):
+        model.fit([a, b[:30]], y, verbose=0)
+
+
+def test_a_custom_loss_gets_labels_of_the_predictions_rank_as_in_keras():
+    # Keras expands labels (N,) to (N, 1) for predictions (N, 1) before calling the loss; a
+    # loss written as reduce_mean(y_true * y_pred) would otherwise broadcast to (N, N)
+    seen = []
+
+    def product(y_true, y_pred):
+        seen.append(tuple(y_true.shape))
+        return em.reduce_mean(y_true * y_pred)
+
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    y = np.array([1.0, 0.0, 1.0, 0.0], np.float32)
+    model = nn.Sequential([nn.layers.Dense(1, input_shape=(2,))])
+    model.compile("sgd", loss=product)
+    got = model.evaluate(x, y, batch_size=4)
+    assert seen[-1] == (4, 1)
+    np.testing.assert_allclose(got, np.mean(y[:, None] * model.predict(x)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.layers.Conv2D(3, 3, activation="relu", padding="same"),
+    lambda: nn.layers.Conv2DTranspose(2, 3, strides=2, activation="sigmoid", padding="same"),
+    lambda: nn.layers.LeakyReLU(alpha=0.05),
+    lambda: nn.layers.Dense(4, activation="tanh", use_bias=False),
+    lambda: nn.layers.BatchNormalization(momentum=0.5, epsilon=0.1),
+    lambda: nn.layers.Lambda(lambda v: v * 3.0),
+], ids=["Conv2D", "Conv2DTranspose", "LeakyReLU", "Dense", "BatchNormalization", "Lambda"])
+def test_from_config_of_get_config_computes_what_the_layer_computes(make):
+    # get_config kept only name/trainable/dtype for most layers, so from_config built the
+    # layer with default arguments: relu -> linear, alpha 0.05 -> 0.3, momentum -> 0.99
+    x = np.random.default_rng(0).standard_normal((2, 6, 6, 3)).astype(np.float32) * 3
+    layer = make()
+    want = layer(x, training=True).numpy()
+    clone = type(layer).from_config(layer.get_config())
+    clone(x)  # builds
+    clone.set_weights(layer.get_weights() if not isinstance(layer, nn.layers.BatchNormalization)
+                      else [np.ones(3), np.zeros(3), np.zeros(3), np.ones(3)])
+    if isinstance(layer, nn.layers.BatchNormalization):
+        fresh = make()
+        fresh(x, training=True)
+        clone(x, training=True)
+        for a, b in zip(fresh.get_weights(), clone.get_weights()):
+            np.testing.assert_allclose(a, b, rtol=1e-5)  # the moving averages use momentum
+        want = fresh(x, training=False).numpy()
+        np.testing.assert_allclose(clone(x, training=False).numpy(), want, rtol=1e-5)
+        return
+    np.testing.assert_allclose(clone(x, training=True).numpy(), want, rtol=1e-5)

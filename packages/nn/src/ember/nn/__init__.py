@@ -16,16 +16,17 @@ from . import (
     layers,
     losses,
     metrics,
+    models,
     optimizers,
     regularizers,
 )
 from .global_step import get_global_step, get_or_create_global_step, reset_global_step
-from .layers import Layer
-from .model import Model, Sequential
+from .layers import Input, Layer
+from .model import Functional, Model, Sequential
 
 __all__ = [
     "Layer", "Model", "Sequential", "activations", "callbacks", "get_global_step",
     "get_or_create_global_step", "initializers", "layers", "losses", "metrics", "optimizers",
     "reset_global_step",
 ]
-__all__ += ["constraints", "regularizers"]
+__all__ += ["constraints", "regularizers", "models", "Input", "Functional"]

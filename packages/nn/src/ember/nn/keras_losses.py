@@ -21,9 +21,10 @@ import numpy as np
 
 import ember.core as em
 
-__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "Loss",
+__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
            "MeanAbsoluteError", "MeanSquaredError", "SparseCategoricalCrossentropy",
-           "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"]
+           "binary_crossentropy", "categorical_crossentropy", "kl_divergence",
+           "sparse_categorical_crossentropy"]
 
 _EPS = 1e-7
 REDUCTIONS = ("sum_over_batch_size", "auto", "sum", "none")
@@ -111,6 +112,35 @@ def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
         per = em.negative(em.add(em.multiply(y, em.log(p)),
                                  em.multiply(em.subtract(1.0, y), em.log(em.subtract(1.0, p)))))
     return em.reduce_mean(per, axis=-1)
+
+
+def kl_divergence(y_true: Any, y_pred: Any) -> Any:
+    """Per-example Kullback-Leibler divergence ``sum(y_true * log(y_true / y_pred))`` over
+    the last axis, as Keras: both are distributions, clipped to ``[1e-7, 1]`` (so a zero
+    in ``y_true`` adds nothing and a zero in ``y_pred`` stays finite).
+
+    Args:
+        y_true: the target distribution, values in ``[0, 1]``.
+        y_pred: the predicted distribution, same shape, values in ``[0, 1]``.
+
+    Returns:
+        A tensor of shape ``y_pred.shape[:-1]``.
+
+    Raises:
+        ValueError: the shapes differ, or a value is outside ``[0, 1]`` (logits given for
+            a distribution).
+
+    Examples:
+        >>> from ember import nn
+        >>> round(float(nn.losses.kl_divergence([[0.5, 0.5]], [[0.25, 0.75]])[0]), 6)
+        0.143841
+    """
+    p = _float(y_pred)
+    y = match_ranks("kl_divergence", _float(y_true, p), p)
+    y, p = (em.clip_by_value(em.debugging.check_range(
+        t, 0.0, 1.0, f"kl_divergence: {name} holds probabilities, so it"), _EPS, 1.0)
+        for name, t in (("y_true", y), ("y_pred", p)))
+    return em.reduce_sum(em.multiply(y, em.log(em.divide(y, p))), axis=-1)
 
 
 def _mse(y_true: Any, y_pred: Any) -> Any:
@@ -211,6 +241,18 @@ class Huber(Loss):
 
     def call(self, y_true: Any, y_pred: Any) -> Any:
         return _huber(y_true, y_pred, self.delta)
+
+
+class KLDivergence(Loss):
+    """Kullback-Leibler divergence of two distributions (see ``kl_divergence``), reduced
+    over examples."""
+
+    def __init__(self, reduction: str = "sum_over_batch_size",
+                 name: str | None = "kl_divergence") -> None:
+        super().__init__(reduction, name)
+
+    def call(self, y_true: Any, y_pred: Any) -> Any:
+        return kl_divergence(y_true, y_pred)
 
 
 class _FromLogits(Loss):

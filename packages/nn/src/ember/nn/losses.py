@@ -23,23 +23,25 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
     BinaryCrossentropy,
     CategoricalCrossentropy,
     Huber,
+    KLDivergence,
     Loss,
     MeanAbsoluteError,
     MeanSquaredError,
     SparseCategoricalCrossentropy,
     binary_crossentropy,
     categorical_crossentropy,
+    kl_divergence,
     match_ranks,
     sparse_categorical_crossentropy,
 )
 
-__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "Loss",
+__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
            "MeanAbsoluteError", "MeanSquaredError", "Reduction",
            "SparseCategoricalCrossentropy", "absolute_difference", "binary_crossentropy",
            "categorical_crossentropy", "compute_weighted_loss", "get", "huber_loss",
            "mean_absolute_error", "mean_squared_error", "sigmoid_cross_entropy",
            "softmax_cross_entropy", "sparse_categorical_crossentropy",
-           "sparse_softmax_cross_entropy"]
+           "sparse_softmax_cross_entropy", "kl_divergence"]
 
 
 class Reduction:
@@ -182,6 +184,8 @@ _NAMES: dict[str, Any] = {
     "categorical_crossentropy": CategoricalCrossentropy,
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
     "binary_crossentropy": BinaryCrossentropy,
+    "kl_divergence": KLDivergence, "kld": KLDivergence,
+    "kullback_leibler_divergence": KLDivergence,
     "softmax_cross_entropy": softmax_cross_entropy,
     "sparse_softmax_cross_entropy": sparse_softmax_cross_entropy,
     "sigmoid_cross_entropy": sigmoid_cross_entropy,

@@ -37,12 +37,17 @@ def _tensor(x: Any) -> Any:
 _STATE_DTYPE = np.dtype(np.float64)
 
 
+def _snake(name: str) -> str:
+    """Keras's default metric name: ``SparseCategoricalAccuracy`` -> ``sparse_categorical_accuracy``."""
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
 class Metric:
     """Base class: keeps ``total`` and ``count`` variables (float64, non-trainable); results
     have the metric's ``dtype`` (float32 by default, as Keras)."""
 
     def __init__(self, name: str | None = None, dtype: Any = None) -> None:
-        self.name = name or type(self).__name__.lower()
+        self.name = name or _snake(type(self).__name__)
         self.dtype = np.dtype(em.as_dtype(dtype or em.float32))
         if self.dtype.kind != "f":
             raise ValueError(f"{self.name}: dtype must be a floating dtype, got {self.dtype}")

@@ -9,7 +9,7 @@ import numpy as np
 import ember.core as em
 
 from . import training as _training
-from .layers import _tracking
+from .layers import _symbolic, _tracking
 from .layers.base import Layer
 
 
@@ -35,6 +35,22 @@ class Model(Layer):
         >>> list(m.variables_by_path())
         ['dense1/kernel', 'dense1/bias', 'dense2/kernel', 'dense2/bias']
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # Model(inputs, outputs) is a functional model, as Keras makes one (a subclass's
+        # own arguments are its own: Model.__init__ decides for it)
+        if cls is Model and _functional_args(args, kwargs):
+            cls = Functional
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # a subclass whose __init__ hands (inputs, outputs) to Model's becomes a functional
+        # model that keeps its own methods (train_step ...), as Keras injects Functional
+        if _functional_args(args, kwargs) and not isinstance(self, Functional):
+            object.__setattr__(self, "__class__", _functional_class(type(self)))
+            Functional.__init__(self, *args, **kwargs)  # type: ignore[arg-type]
+            return
+        super().__init__(*args, **kwargs)
 
     def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None,
                 run_eagerly: bool | None = None) -> None:
@@ -118,11 +134,16 @@ class Model(Layer):
 
     @property
     def metrics(self) -> list[Any]:
-        """The ``loss`` tracker and the compiled metrics (empty before ``compile``)."""
+        """The ``loss`` tracker and the compiled metrics (empty before ``compile``).
+
+        As Keras, the tracker is listed when ``compile`` got a loss or once
+        ``compiled_loss`` has run: a ``train_step`` that computes its own losses reports
+        no ``loss`` it never computed."""
         extra = self._ember.extra
         if "loss_tracker" not in extra:
             return []
-        return [extra["loss_tracker"], *extra["compiled_metrics"]]
+        tracker = [extra["loss_tracker"]] if extra.get("loss_tracked") else []
+        return [*tracker, *extra["compiled_metrics"]]
 
     @property
     def metrics_names(self) -> list[str]:
@@ -140,6 +161,136 @@ class Model(Layer):
     def summary(self, print_fn: Any = print, line_length: int = 72) -> None:
         """Print each layer's name, type, output shape and parameter count."""
         print_fn(summary_text(self, line_length))
+
+
+def _functional_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """What Keras takes for a functional model (its ``is_functional_model_init_params``)."""
+    return len(args) == 2 or ("outputs" in kwargs and (len(args) == 1 or "inputs" in kwargs))
+
+
+_FUNCTIONAL_CLASSES: dict[type, type] = {}
+
+
+def _functional_class(cls: type) -> type:
+    if cls is Model:
+        return Functional
+    if cls not in _FUNCTIONAL_CLASSES:
+        _FUNCTIONAL_CLASSES[cls] = type(cls.__name__, (cls, Functional),
+                                        {"__module__": cls.__module__,
+                                         "__qualname__": cls.__qualname__})
+    return _FUNCTIONAL_CLASSES[cls]
+
+
+class Functional(Model):
+    """A model made by Keras's functional API: ``nn.Model(inputs, outputs)``, where
+    ``inputs`` are ``nn.Input`` placeholders and ``outputs`` came from calling layers on
+    them. Calling the model replays those layer calls on real tensors.
+
+    Args:
+        inputs: an ``nn.Input``, or a list or tuple of them (then the model takes a list).
+        outputs: a symbolic tensor, or a list or tuple of them.
+        name: the model's name.
+        trainable: whether its variables are trained.
+
+    Raises:
+        TypeError: ``inputs`` are not ``nn.Input`` placeholders, or ``outputs`` are not
+            symbolic tensors.
+        ValueError: an output depends on an input that is not in ``inputs``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> a, b = nn.Input(shape=(3,)), nn.Input(shape=(3,))
+        >>> shared = nn.layers.Dense(2)
+        >>> out = nn.layers.Lambda(lambda ab: ab[0] - ab[1])([shared(a), shared(b)])
+        >>> model = nn.Model([a, b], out)
+        >>> x = np.ones((4, 3), np.float32)
+        >>> float(np.abs(model([x, x]).numpy()).max()), len(model.trainable_variables)
+        (0.0, 2)
+    """
+
+    def __init__(self, inputs: Any, outputs: Any, name: str | None = None,
+                 trainable: bool = True, **kwargs: Any) -> None:
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        flat_in = _symbolic.leaves(inputs)
+        if isinstance(inputs, dict) or not all(
+                isinstance(t, _symbolic.SymbolicTensor) and t.node is None for t in flat_in):
+            raise TypeError(f"{self.name}: inputs must be nn.Input placeholders (one, or a "
+                            f"list or tuple of them); got {inputs!r}")
+        if isinstance(outputs, dict) or not all(
+                isinstance(t, _symbolic.SymbolicTensor) for t in _symbolic.leaves(outputs)):
+            raise TypeError(f"{self.name}: outputs must be what layers returned when called "
+                            f"on the inputs (one, or a list or tuple); got {outputs!r}")
+        nodes = _topological_nodes(self.name, outputs, {id(t) for t in flat_in})
+        stack = _tracking.TrackedList()
+        self._ember.children["layers"] = stack  # checkpoint paths: layers/0/kernel, ...
+        for node in nodes:
+            if all(node.layer is not seen for seen in stack):
+                stack.append(node.layer)
+        self._ember.extra["functional"] = (inputs, outputs, nodes)
+        if len(flat_in) == 1:
+            self._ember.batch_input_shape = flat_in[0].shape
+        self.built = True
+
+    @property
+    def inputs(self) -> list[Any]:
+        """The model's ``nn.Input`` placeholders."""
+        return _symbolic.leaves(self._ember.extra["functional"][0])
+
+    @property
+    def outputs(self) -> list[Any]:
+        """The model's symbolic outputs."""
+        return _symbolic.leaves(self._ember.extra["functional"][1])
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        spec, outputs, nodes = self._ember.extra["functional"]
+        flat_spec = _symbolic.leaves(spec)
+        given = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if len(given) != len(flat_spec):
+            raise ValueError(f"{self.name}: expects {len(flat_spec)} input(s) (as a list), "
+                             f"got {len(given)}")
+        values: dict[int, Any] = {}
+        for ref, x in zip(flat_spec, given):
+            x = x if isinstance(x, em.Tensor) else em.convert_to_tensor(x)
+            if x.ndim + 1 == len(ref.shape) and ref.shape[-1] == 1:
+                x = em.expand_dims(x, -1)  # as Keras: an input one axis short of a last 1
+            values[id(ref)] = x
+        for node in nodes:
+            args = _symbolic.map_structure(lambda t: values[id(t)], node.inputs)
+            kwargs = dict(node.kwargs)
+            kwargs.setdefault("training", training)
+            out = node.layer(args, *node.args, **kwargs)
+            for sym, value in zip(_symbolic.leaves(node.outputs), _symbolic.leaves(out)):
+                values[id(sym)] = value
+        return _symbolic.map_structure(lambda t: values[id(t)], outputs)
+
+    def get_config(self) -> dict[str, Any]:
+        raise NotImplementedError(f"{self.name}: a functional model has no config in ember "
+                                  f"(its graph is not serialised)")
+
+
+def _topological_nodes(name: str, outputs: Any, inputs: set[int]) -> list[Any]:
+    """The layer calls that make ``outputs`` from ``inputs``, each after what it reads."""
+    order: list[Any] = []
+    state: dict[int, bool] = {}  # id(node) -> done
+
+    def visit(t: Any) -> None:
+        if t.node is None:
+            if id(t) not in inputs:
+                raise ValueError(f"{name}: the outputs depend on {t!r}, which is not among "
+                                 f"the model's inputs (the graph is disconnected)")
+            return
+        node = t.node
+        if state.get(id(node)):
+            return
+        for leaf in _symbolic.leaves(node.inputs):
+            visit(leaf)
+        state[id(node)] = True
+        order.append(node)
+
+    for t in _symbolic.leaves(outputs):
+        visit(t)
+    return order
 
 
 class Sequential(Model):
@@ -182,6 +333,23 @@ class Sequential(Model):
         for layer in self._ember.stack:
             x = layer(x, training=training)
         return x
+
+    def get_config(self) -> dict[str, Any]:
+        """The model's name, trainable and dtype, and each layer's class and config."""
+        from .layers.recurrent import serialize_cell
+
+        config = super().get_config()
+        config["layers"] = [serialize_cell(layer) for layer in self.layers]
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        """A new Sequential of new layers (fresh weights) from ``get_config()``'s dict."""
+        from .layers.recurrent import deserialize_cell
+
+        config = dict(config)
+        layers = [deserialize_cell(spec) for spec in config.pop("layers", [])]
+        return cls(layers, **config)
 
 
 def _fmt_shape(shape: Any) -> str:

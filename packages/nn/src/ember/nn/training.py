@@ -30,6 +30,7 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any) -> None:
     object.__setattr__(model, "optimizer", _optimizers.get(optimizer))
     extra["loss_fn"] = None if loss is None else _losses.get(loss)
     extra["loss_tracker"] = _metrics.Mean("loss")
+    extra["loss_tracked"] = loss is not None  # else once compiled_loss runs (Keras)
     extra["compiled_loss"] = CompiledLoss(model)
     extra["compiled_metrics"] = CompiledMetrics(_metrics.get(m) for m in metrics or [])
     extra.pop("traced_steps", None)  # a new optimizer, loss or metrics: trace again
@@ -53,6 +54,7 @@ class CompiledLoss:
             raise ValueError(f"{model.name}: nothing to minimise: compile(loss=...) or call "
                              f"add_loss() in call()")
         total = functools.reduce(em.add, parts)
+        model._ember.extra["loss_tracked"] = True
         # weighted by the batch's size, as Keras: the epoch's loss is the mean over examples,
         # not over batches (a short last batch counts for its examples only)
         model._ember.extra["loss_tracker"].update_state(
@@ -96,25 +98,56 @@ def _rows(a: Any) -> Any:
     return a if isinstance(a, em.Tensor) else np.asarray(a)
 
 
+def _is_arrays(x: Any) -> bool:
+    """An array or tensor, or a list or tuple of them (a model with several inputs, as
+    Keras's ``fit([x1, x2], y)``); anything else is an iterable of batches."""
+    if isinstance(x, (list, tuple)):
+        return bool(x) and all(isinstance(a, (np.ndarray, em.Tensor)) for a in x)
+    return isinstance(x, (np.ndarray, em.Tensor))
+
+
+def _inputs(x: Any) -> Any:
+    """``x`` as rows to batch: one array, or a list of arrays with one row count."""
+    if not isinstance(x, (list, tuple)):
+        return _rows(x)
+    arrays = [_rows(a) for a in x]
+    if len({len(a) for a in arrays}) > 1:
+        raise ValueError(f"the inputs hold different numbers of examples: "
+                         f"{[len(a) for a in arrays]}")
+    return arrays
+
+
+def _take(x: Any, j: Any) -> Any:
+    return [a[j] for a in x] if isinstance(x, list) else x[j]
+
+
+def _count(x: Any) -> int:
+    return len(x[0]) if isinstance(x, list) else len(x)
+
+
 class _ArrayBatches:
-    """Re-iterable batches of arrays or tensors (optionally shuffled each pass)."""
+    """Re-iterable batches of arrays or tensors (optionally shuffled each pass); ``x`` may
+    be a list of arrays (several inputs), batched alike and handed over as a list."""
 
     def __init__(self, x: Any, y: Any, batch_size: int, shuffle: bool,
                  sample_weight: Any = None) -> None:
-        self.x = _rows(x)
+        self.x = _inputs(x)
         self.y = None if y is None else _rows(y)
         self.sw = None if sample_weight is None else _rows(sample_weight)
-        if self.sw is not None and (self.y is None or len(self.sw) != len(self.x)):
+        n = _count(self.x)
+        if self.y is not None and len(self.y) != n:
+            raise ValueError(f"x holds {n} examples but y holds {len(self.y)}")
+        if self.sw is not None and (self.y is None or len(self.sw) != n):
             raise ValueError(f"sample_weight needs y and one weight per example: got "
                              f"{None if self.sw is None else tuple(self.sw.shape)} for "
-                             f"{len(self.x)} examples")
+                             f"{n} examples")
         self.batch_size, self.shuffle = batch_size, shuffle
 
     def __len__(self) -> int:
-        return math.ceil(len(self.x) / self.batch_size)
+        return math.ceil(_count(self.x) / self.batch_size)
 
     def __iter__(self) -> Any:
-        n = len(self.x)
+        n = _count(self.x)
         idx = None
         if self.shuffle:  # the row indices live on the host: shuffle them there
             with em.device("/cpu:0"):
@@ -123,16 +156,16 @@ class _ArrayBatches:
             # in order: a slice (a view on a device); shuffled: host indices (one upload)
             j = slice(i, i + self.batch_size) if idx is None else idx[i:i + self.batch_size]
             if self.y is None:
-                yield (self.x[j],)
+                yield (_take(self.x, j),)
             elif self.sw is None:
-                yield (self.x[j], self.y[j])
+                yield (_take(self.x, j), self.y[j])
             else:
-                yield (self.x[j], self.y[j], self.sw[j])
+                yield (_take(self.x, j), self.y[j], self.sw[j])
 
 
 def _batches(x: Any, y: Any, batch_size: int | None,
              shuffle: bool | None = False, sample_weight: Any = None) -> Iterable[Any]:
-    if isinstance(x, (np.ndarray, em.Tensor)) or y is not None:
+    if _is_arrays(x) or y is not None:
         return _ArrayBatches(x, y, batch_size or 32,
                              True if shuffle is None else bool(shuffle), sample_weight)
     if x is None:
@@ -174,10 +207,23 @@ def _weight_kwarg(fn: Any) -> str | None:
     return None
 
 
+def _labels_like(y: Any, pred: Any) -> Any:
+    """Labels ``(N,)`` for predictions ``(N, 1)`` as ``(N, 1)``, as Keras hands them to any
+    compiled loss (its ``match_dtype_and_rank``): a loss written for ``(N, 1)`` never
+    broadcasts ``(N,)`` against ``(N, 1)`` into ``(N, N)``. (Keras also expands labels
+    for ``(N, k)`` predictions; ember keeps those ``(N,)``, the class ids that the
+    ``tf.losses``-style sparse losses take.)"""
+    if y is None or tuple(getattr(pred, "shape", ()))[1:] != (1,):
+        return y
+    y = y if isinstance(y, em.Tensor) else em.convert_to_tensor(y)
+    return em.expand_dims(y, -1) if y.ndim == 1 else y
+
+
 def _loss(model: Any, y: Any, pred: Any, sample_weight: Any) -> Any:
     """The scalar loss: per-example values are averaged, weighted by ``sample_weight`` as
     Keras does (``sum(loss * w) / n``) when the loss does not take weights itself."""
     loss_fn = model._ember.extra["loss_fn"]
+    y = _labels_like(y, pred)
     kw = None if sample_weight is None else _weight_kwarg(loss_fn)
     if kw is not None:
         value = loss_fn(y, pred, **{kw: sample_weight})
@@ -307,17 +353,19 @@ def _split(x: Any, y: Any, validation_split: float) -> tuple[Any, Any, Any]:
     """The last ``validation_split`` of the arrays (before any shuffling), as Keras."""
     if not 0.0 <= validation_split < 1.0:
         raise ValueError(f"validation_split must be in [0, 1), got {validation_split}")
-    if not isinstance(x, (np.ndarray, em.Tensor)):
+    if not _is_arrays(x):
         raise ValueError(f"validation_split applies to arrays; the data given is "
                          f"{type(x).__name__}: pass validation_data instead")
-    x = _rows(x)
-    at = int(round(len(x) * (1.0 - validation_split)))
-    if at == len(x) or at == 0:
+    x = _inputs(x)
+    n = _count(x)
+    at = int(round(n * (1.0 - validation_split)))
+    if at == n or at == 0:
         raise ValueError(f"validation_split={validation_split} leaves an empty part of "
-                         f"{len(x)} examples")
+                         f"{n} examples")
     y_arr = None if y is None else _rows(y)
-    val = (x[at:],) if y_arr is None else (x[at:], y_arr[at:])
-    return x[:at], None if y_arr is None else y_arr[:at], val
+    tail, head = _take(x, slice(at, None)), _take(x, slice(None, at))
+    val = (tail,) if y_arr is None else (tail, y_arr[at:])
+    return head, None if y_arr is None else y_arr[:at], val
 
 
 def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose: int,
@@ -384,8 +432,7 @@ def _postfix(bar: Any, logs: dict[str, float]) -> None:
 
 
 def _val_batch_size(data: Any, batch_size: int | None) -> int | None:
-    arrays = isinstance(data, tuple) and len(data) == 2 and \
-        isinstance(data[0], (np.ndarray, em.Tensor))
+    arrays = isinstance(data, tuple) and len(data) == 2 and _is_arrays(data[0])
     return batch_size if arrays else None
 
 
@@ -409,8 +456,7 @@ def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
                callbacks: Any, sample_weight: Any = None) -> tuple[dict[str, Any], Any]:
     """Run the test steps: the logs as device tensors (not read back) and the callbacks."""
     _require_compiled(model)
-    if isinstance(x, tuple) and y is None and len(x) == 2 and \
-            isinstance(x[0], (np.ndarray, em.Tensor)):
+    if isinstance(x, tuple) and y is None and len(x) == 2 and _is_arrays(x[0]):
         x, y = x
     data = _batches(x, y, batch_size, False, sample_weight)
     cbs = CallbackList(callbacks, model, {"verbose": verbose})

@@ -1,5 +1,6 @@
 """ember.nn.layers: the Layer base class and the built-in layers (channels last)."""
 
+from ._symbolic import Input, SymbolicTensor
 from .attention import MultiHeadAttention
 from .base import InputSpec, Layer, current_training
 from .conv import Conv1D, Conv2D, Conv2DTranspose
@@ -43,4 +44,4 @@ __all__ = [
     "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPooling1D", "MaxPool1D",
     "MaxPooling1D", "TimeDistributed",
 ]
-__all__ += ["LeakyReLU", "Softmax"]
+__all__ += ["LeakyReLU", "Softmax", "Input", "SymbolicTensor"]

@@ -37,7 +37,7 @@ from ember import tape
 from .. import constraints as _constraints
 from .. import initializers as _init
 from .. import regularizers as _regularizers
-from . import _masks, _tracking
+from . import _masks, _symbolic, _tracking
 
 _TRAINING: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
     "ember_nn_training", default=None)
@@ -131,6 +131,9 @@ class Layer(_tracking._Listened):
                              f"is not supported: ember always runs eagerly")
         st = _tracking.state_of(self) or _tracking.LayerState()
         object.__setattr__(self, _tracking.STATE, st)
+        pending = _INIT_ARGS.get()
+        if pending is not None and pending[0] is self and pending[1] is not None:
+            st.extra["init_args"] = pending[1]
         st.autocast = bool(kwargs.get("autocast", True))
         st.activity_regularizer = _regularizers.get(activity_regularizer)
         self.trainable = trainable
@@ -150,6 +153,9 @@ class Layer(_tracking._Listened):
         build = cls.__dict__.get("build")
         if build is not None and not getattr(build, "_ember_wrapped", False):
             cls.build = _announcing_build(build)  # type: ignore[method-assign]
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_ember_wrapped", False):
+            cls.__init__ = _recording_init(init)  # type: ignore[method-assign]
 
     @property
     def _ember(self) -> _tracking.LayerState:
@@ -375,6 +381,10 @@ class Layer(_tracking._Listened):
 
     def __call__(self, inputs: Any, *args: Any, training: bool | None = None,
                  **kwargs: Any) -> Any:
+        if _symbolic.is_symbolic(inputs):  # the functional API: record the call
+            return _symbolic.call_symbolic(self, inputs, args,
+                                           {**kwargs, **({} if training is None else
+                                                         {"training": training})})
         st = self._ember
         outermost = not _IN_CALL.get()
         if outermost:  # losses from add_loss/activity regularizers belong to one call
@@ -443,7 +453,11 @@ class Layer(_tracking._Listened):
         self._ember.extra["output_shape"] = value
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "trainable": self.trainable, "dtype": str(self.dtype)}
+        """The arguments that made this layer (as given to its class), with its ``name``,
+        ``trainable`` and ``dtype``; ``from_config`` makes the same layer from them."""
+        init_args = self._ember.extra.get("init_args") or {}
+        return {**init_args, "name": self.name, "trainable": self.trainable,
+                "dtype": str(self.dtype)}
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Any:
@@ -462,6 +476,59 @@ def _keras_shape(shape: Any) -> Any:
 
 def _penalty(regularizer: Any, var: Any) -> Any:
     return regularizer(var.value())
+
+
+# (layer, its __init__ arguments) while the outermost __init__ of that layer runs;
+# Layer.__init__ keeps them in the layer's state for get_config
+_INIT_ARGS: contextvars.ContextVar[Any] = contextvars.ContextVar("ember_init_args",
+                                                                default=None)
+
+
+@functools.cache
+def _signature(init: Any) -> inspect.Signature:
+    return inspect.signature(init)
+
+
+def _recording_init(init: Any) -> Any:
+    """Wrap a subclass's ``__init__`` so the outermost call records its arguments (what
+    ``get_config`` returns, so ``from_config`` never falls back to defaults silently)."""
+
+    @functools.wraps(init)
+    def wrapped(self: Layer, *args: Any, **kwargs: Any) -> None:
+        pending = _INIT_ARGS.get()
+        if pending is not None and pending[0] is self:  # a super().__init__ inside
+            init(self, *args, **kwargs)
+            return
+        token = _INIT_ARGS.set((self, _bound_arguments(init, self, args, kwargs)))
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            _INIT_ARGS.reset(token)
+
+    wrapped._ember_wrapped = True  # type: ignore[attr-defined]
+    return wrapped
+
+
+def _bound_arguments(init: Any, layer: Any, args: Any, kwargs: Any) -> dict[str, Any] | None:
+    """The call's arguments by name (``**kwargs`` flattened); None when they cannot be
+    named (``*args``) or do not bind (``__init__`` then raises its own error)."""
+    try:
+        bound = _signature(init).bind(layer, *args, **kwargs)
+    except TypeError:
+        return None
+    out: dict[str, Any] = {}
+    for i, (name, value) in enumerate(bound.arguments.items()):
+        kind = _signature(init).parameters[name].kind
+        if i == 0:
+            continue  # self
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                return None
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        else:
+            out[name] = value
+    return out
 
 
 def _announcing_build(build: Any) -> Any:

@@ -1,0 +1,145 @@
+"""Symbolic tensors of the functional API: what ``nn.Input`` returns and what a layer
+called on one returns (its shape, with the batch axis ``None``, its dtype, and the call
+that made it). ``nn.Model(inputs, outputs)`` replays those calls on real tensors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+
+
+class Node:
+    """One layer call on symbolic tensors: ``layer(inputs, *args, **kwargs)``."""
+
+    __slots__ = ("args", "inputs", "kwargs", "layer", "outputs")
+
+    def __init__(self, layer: Any, inputs: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        self.layer, self.inputs, self.args, self.kwargs = layer, inputs, args, kwargs
+        self.outputs: Any = None
+
+
+def _refuse(self: SymbolicTensor, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError(
+        f"{self!r} is a symbolic tensor of the functional API (nn.Input, or a layer called "
+        f"on one): it holds no values, so ember ops and Python operators cannot take it; "
+        f"wrap the computation in nn.layers.Lambda(...)")
+
+
+class SymbolicTensor:
+    """A placeholder for the values a model's input (or a layer's output) will hold.
+
+    Attributes:
+        shape: the shape, batch axis ``None``.
+        dtype: the numpy dtype.
+        name: the input's name (``nn.Input(name=...)``), else None.
+    """
+
+    __slots__ = ("dtype", "index", "name", "node", "shape")
+
+    def __init__(self, shape: tuple[Any, ...], dtype: Any, node: Node | None = None,
+                 index: int = 0, name: str | None = None) -> None:
+        self.shape, self.dtype, self.node, self.index, self.name = (
+            tuple(shape), em.as_dtype(dtype), node, index, name)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        made = f"input {self.name!r}" if self.node is None else f"output of {self.node.layer.name!r}"
+        return f"<SymbolicTensor shape={self.shape} dtype={self.dtype} ({made})>"
+
+    __array__ = __bool__ = __float__ = __int__ = __index__ = __iter__ = __len__ = _refuse
+    __getitem__ = __neg__ = __abs__ = __pos__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _refuse
+    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
+
+def leaves(structure: Any) -> list[Any]:
+    """The leaves of nested lists, tuples and dicts, in order."""
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in leaves(item)]
+    if isinstance(structure, dict):
+        return [leaf for key in structure for leaf in leaves(structure[key])]
+    return [structure]
+
+
+def map_structure(fn: Any, structure: Any) -> Any:
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(map_structure(fn, item) for item in structure)
+    if isinstance(structure, dict):
+        return {key: map_structure(fn, value) for key, value in structure.items()}
+    return fn(structure)
+
+
+def is_symbolic(structure: Any) -> bool:
+    return any(isinstance(leaf, SymbolicTensor) for leaf in leaves(structure))
+
+
+def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Any:
+    """Record ``layer(inputs, ...)`` on symbolic inputs: the layer builds and runs once on
+    zeros of batch 1 (inference mode, nothing recorded) to learn its output shapes."""
+    if is_symbolic(args) or is_symbolic(kwargs):
+        raise TypeError(f"layer {layer.name!r}: symbolic tensors are taken as the first "
+                        f"argument only (put them in a list)")
+    if not all(isinstance(leaf, SymbolicTensor) for leaf in leaves(inputs)):
+        raise TypeError(f"layer {layer.name!r}: called on symbolic tensors mixed with "
+                        f"values; make the values a layer's weights or a Lambda's constants")
+
+    def zeros(s: SymbolicTensor) -> Any:
+        return em.zeros((1,) + tuple(1 if d is None else d for d in s.shape[1:]), dtype=s.dtype)
+
+    with em.recording.paused():
+        out = layer(map_structure(zeros, inputs), *args, **{**kwargs, "training": False})
+    node = Node(layer, inputs, args, kwargs)
+    counter = iter(range(len(leaves(out))))
+
+    def symbolic(t: Any) -> SymbolicTensor:
+        return SymbolicTensor((None,) + tuple(t.shape[1:]), t.dtype, node, next(counter))
+
+    node.outputs = map_structure(symbolic, out)
+    return node.outputs
+
+
+def Input(shape: Any = None, batch_size: int | None = None, name: str | None = None,
+          dtype: Any = None, sparse: Any = None, tensor: Any = None,
+          ragged: Any = None) -> SymbolicTensor:
+    """The input of a functional model (Keras's ``keras.Input``).
+
+    Args:
+        shape: the shape of one example, without the batch axis.
+        batch_size: a fixed batch size (None: any).
+        name: a name for the input.
+        dtype: the dtype (float32 by default).
+        sparse: not supported (only None or False).
+        tensor: not supported (only None).
+        ragged: not supported (only None or False).
+
+    Returns:
+        A ``SymbolicTensor`` of shape ``(batch_size, *shape)``.
+
+    Raises:
+        ValueError: ``shape`` is missing, or an unsupported argument is set.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> x = nn.Input(shape=(4,))
+        >>> x.shape
+        (None, 4)
+        >>> model = nn.Model(x, nn.layers.Dense(2)(x))
+        >>> model(np.zeros((3, 4), np.float32)).shape
+        (3, 2)
+    """
+    for arg, value in (("sparse", sparse), ("tensor", tensor), ("ragged", ragged)):
+        if value:
+            raise ValueError(f"Input: {arg}= is not supported by ember")
+    if shape is None:
+        raise ValueError("Input: give shape= (the shape of one example, without the batch "
+                         "axis)")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return SymbolicTensor((batch_size,) + shape, dtype or em.float32, name=name)

@@ -1,0 +1,133 @@
+"""Keras's functional API: nn.Input, layers called on symbolic tensors, nn.Model(inputs,
+outputs) replaying those calls; several inputs, shared layers, nested models, subclasses."""
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import checkpoint, nn
+
+L = nn.layers
+RNG = np.random.default_rng(0)
+
+
+def test_a_chain_computes_what_the_same_sequential_computes_and_trains():
+    inp = nn.Input(shape=(6, 6, 1))
+    x = L.Conv2D(3, 3, activation="relu", padding="same")(inp)
+    x = L.MaxPooling2D(2)(x)
+    x = L.Flatten()(x)
+    out = L.Dense(2)(x)
+    assert out.shape == (None, 2) and inp.shape == (None, 6, 6, 1)
+    model = nn.Model(inp, out)
+    assert isinstance(model, nn.Model) and model.built
+    seq = nn.Sequential([L.Conv2D(3, 3, activation="relu", padding="same",
+                                  input_shape=(6, 6, 1)), L.MaxPooling2D(2), L.Flatten(),
+                         L.Dense(2)])
+    assert model.count_params() == seq.count_params() == 30 + 56
+    seq.set_weights(model.get_weights())
+    x = RNG.standard_normal((5, 6, 6, 1)).astype(np.float32)
+    np.testing.assert_allclose(model(x).numpy(), seq(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert [type(layer).__name__ for layer in model.layers] == [
+        "Conv2D", "MaxPool2D", "Flatten", "Dense"]
+    assert list(model.variables_by_path())[:2] == ["layers/0/kernel", "layers/0/bias"]
+    y = (x.sum((1, 2, 3)) > 0).astype(np.int32)
+    model.compile("adam", nn.losses.SparseCategoricalCrossentropy(from_logits=True))
+    hist = model.fit(x, y, epochs=20, batch_size=5, verbose=0)
+    assert hist.history["loss"][-1] < hist.history["loss"][0]
+    model.summary(print_fn=lambda text: None)
+
+
+def test_two_inputs_a_shared_tower_a_lambda_and_a_nested_model():
+    inp = nn.Input((4,))
+    tower = nn.Model(inp, L.Dense(3, activation="tanh")(inp))
+    a, b = nn.Input((4,)), nn.Input((4,))
+    dist = L.Lambda(lambda ab: em.reduce_sum(em.square(ab[0] - ab[1]), 1, keepdims=True))(
+        [tower(a), tower(b)])
+    out = L.Dense(1, activation="sigmoid")(L.BatchNormalization()(dist))
+    siamese = nn.Model(inputs=[a, b], outputs=out)
+    assert len(siamese.trainable_variables) == 2 + 2 + 2  # the tower once: it is shared
+    xa, xb = RNG.standard_normal((2, 8, 4)).astype(np.float32)
+    k, c = (v.numpy() for v in tower.trainable_variables)
+    d = ((np.tanh(xa @ k + c) - np.tanh(xb @ k + c)) ** 2).sum(1, keepdims=True)
+    bn, dense = siamese.layers[-2], siamese.layers[-1]
+    want = 1 / (1 + np.exp(-((d / np.sqrt(1 + bn.epsilon)) @ dense.kernel.numpy()
+                             + dense.bias.numpy())))
+    np.testing.assert_allclose(siamese([xa, xb], training=False).numpy(), want, rtol=1e-4)
+    siamese.compile("rmsprop", "binary_crossentropy")
+    siamese.fit([xa, xb], np.ones((8, 1), np.float32), batch_size=4, verbose=0)
+    assert bn.moving_mean.numpy()[0] != 0  # training=True reached the BatchNormalization
+    with pytest.raises(ValueError, match="expects 2 input"):
+        siamese(xa)
+
+
+def test_subclass_called_functionally_keeps_its_methods():
+    calls = []
+
+    class Custom(nn.Model):
+        def train_step(self, data):
+            calls.append(1)
+            return super().train_step(*data)
+
+    inp = nn.Input((3,))
+    model = Custom(inp, L.Dense(1)(inp))
+    assert isinstance(model, Custom) and isinstance(model, nn.Functional)
+    model.compile("sgd", "mse", run_eagerly=True)
+    model.fit(np.ones((4, 3), np.float32), np.ones((4, 1), np.float32), batch_size=2,
+              verbose=0)
+    assert len(calls) == 2
+
+    class WithInit(nn.Model):  # its own two arguments are not (inputs, outputs)
+        def __init__(self, units, name):
+            super().__init__(name=name)
+            self.dense = L.Dense(units)
+
+        def call(self, x):
+            return self.dense(x)
+
+    assert not isinstance(WithInit(2, "w"), nn.Functional)
+
+    class Wrapped(nn.Model):  # hands (inputs, outputs) to Model.__init__, as Keras allows
+        def __init__(self, units):
+            inp = nn.Input((3,))
+            super().__init__(inp, L.Dense(units)(inp))
+
+    wrapped = Wrapped(5)
+    assert isinstance(wrapped, Wrapped) and isinstance(wrapped, nn.Functional)
+    assert wrapped(np.ones((2, 3), np.float32)).shape == (2, 5)
+
+
+def test_an_input_one_axis_short_gets_its_channel_axis_as_in_keras():
+    inp = nn.Input((5, 5, 1))
+    model = nn.Model(inp, L.Flatten()(inp))
+    assert model(np.ones((2, 5, 5), np.float32)).shape == (2, 25)
+
+
+def test_checkpoint_round_trip(tmp_path):
+    def make():
+        inp = nn.Input((3,))
+        return nn.Model(inp, L.Dense(2)(L.Dense(4)(inp)))
+
+    model, other = make(), make()
+    x = np.ones((1, 3), np.float32)
+    path = checkpoint.Checkpoint(model=model).write(str(tmp_path / "ck"))
+    checkpoint.Checkpoint(model=other).restore(path)
+    np.testing.assert_allclose(other(x).numpy(), model(x).numpy(), rtol=1e-6)
+
+
+def test_what_the_functional_api_refuses_says_why():
+    inp = nn.Input((3,))
+    with pytest.raises(TypeError, match="Lambda"):
+        inp + 1
+    with pytest.raises(TypeError, match="Lambda"):
+        em.reduce_sum(inp)
+    other = nn.Input((3,))
+    with pytest.raises(ValueError, match="disconnected"):
+        nn.Model(inp, L.Dense(1)(other))
+    with pytest.raises(TypeError, match="nn.Input"):
+        nn.Model(L.Dense(1)(inp), L.Dense(1)(inp))
+    with pytest.raises(ValueError, match="shape"):
+        nn.Input()
+    with pytest.raises(ValueError, match="sparse"):
+        nn.Input((3,), sparse=True)
+    with pytest.raises(NotImplementedError, match="config"):
+        nn.Model(inp, L.Dense(1)(inp)).get_config()
