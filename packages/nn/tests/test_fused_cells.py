@@ -1,4 +1,5 @@
-"""LSTM and GRU layers run the fused ops (em.nn_ops.lstm_sequence, gru_cell) and agree
+"""LSTM and GRU layers run the fused ops (em.nn_ops.lstm_sequence, gru_sequence; gru_cell
+for a GRU with ``reset_after=False``) and agree
 with the composed step (the path non-default activations take) in values, gradients and
 second derivatives, with masks, reversed sequences and dropout."""
 
@@ -58,7 +59,9 @@ def test_the_layer_runs_the_fused_op_and_matches_the_composed_step(kind, kw):
     seen = _Ops()
     with extend.recording_to(seen):
         fused(x)
-    op, calls = ("lstm_sequence", 1) if kind == "lstm" else ("gru_cell", 4)
+    op, calls = {"lstm": ("lstm_sequence", 1), "gru": ("gru_sequence", 1)}[kind]
+    if kw.get("reset_after") is False:  # the sequence op computes reset_after only
+        op, calls = "gru_cell", 4
     assert seen.names[op] == calls, seen.names
     seen = _Ops()
     with extend.recording_to(seen):
@@ -76,6 +79,9 @@ def test_the_layer_runs_the_fused_op_and_matches_the_composed_step(kind, kw):
 
 
 MASKED = [("lstm", {"return_sequences": True}), ("gru", {"return_sequences": True}),
+          ("gru", {"return_sequences": True, "go_backwards": True}),
+          ("gru", {"zero_output_for_mask": True}), ("gru", {"return_state": True}),
+          ("gru", {"reset_after": False, "return_sequences": True}),
           ("lstm", {}), ("lstm", {"return_sequences": True, "go_backwards": True}),
           ("lstm", {"return_sequences": True, "zero_output_for_mask": True}),
           ("lstm", {"zero_output_for_mask": True}), ("lstm", {"return_state": True})]
@@ -122,7 +128,7 @@ def test_second_derivatives_with_a_mask_match_the_composed_step():
         assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize(("kind", "kw"), CASES[:3])
+@pytest.mark.parametrize(("kind", "kw"), CASES[:3] + [("gru", {"return_sequences": True})])
 def test_second_derivatives_match_the_composed_step(kind, kw):
     fused, composed, x = _pair(kind, **kw)
     v = em.constant(np.random.default_rng(3).uniform(-1, 1, x.shape))
@@ -142,10 +148,11 @@ def test_second_derivatives_match_the_composed_step(kind, kw):
 
 
 def test_recurrent_dropout_on_a_gru_takes_the_composed_step():
-    # the fused GRU op reads h once; a dropout mask on the matmul's h alone needs the
+    # the fused GRU ops read h once; a dropout mask on the matmul's h alone needs the
     # composed step (the LSTM applies it to the op's h input and stays fused)
     seen = _Ops()
     with extend.recording_to(seen):
         L.GRU(3, recurrent_dropout=0.5)(em.ones((2, 4, 5)), training=True)
         L.LSTM(3, recurrent_dropout=0.5)(em.ones((2, 4, 5)), training=True)
-    assert seen.names["gru_cell"] == 0 and seen.names["lstm_cell"] == 4, seen.names
+    assert seen.names["gru_cell"] == seen.names["gru_sequence"] == 0, seen.names
+    assert seen.names["lstm_cell"] == 4, seen.names

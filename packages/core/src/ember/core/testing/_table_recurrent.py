@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import nn_ops as nn
 from .._ops import recurrent as rec
+from .._ops import recurrent_gru_sequence as gseq
 from .._ops import recurrent_sequence as rseq
 from ._spec import FLOATS, OpSpec, args, arr, case
 
@@ -147,6 +148,74 @@ def _lstm_seq_grad_ref(dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
     return tuple(v.astype(x.dtype) for v in out)
 
 
+def _gru_seq_ref(x: Any, h: Any, k: Any, rk: Any, b: Any = None, mask: Any = None) -> Any:
+    outs = []
+    for t in range(x.shape[1]):
+        h2 = _gru_ref(x[:, t] @ k + (0 if b is None else b[0]), h, rk,
+                      None if b is None else b[1])
+        if mask is not None:
+            h2 = np.where(mask[:, t:t + 1], h2, h)
+        h = h2
+        outs.append(h)
+    return np.stack(outs, 1).astype(x.dtype), h.astype(x.dtype)
+
+
+def _gru_seq_torch(T: Any, x: Any, h: Any, k: Any, rk: Any, b: Any = None,
+                   mask: Any = None) -> Any:
+    outs = []
+    for t in range(x.shape[1]):
+        h2 = _gru_torch(T, x[:, t] @ k + (0 if b is None else b[0]), h, rk,
+                        None if b is None else b[1])
+        if mask is not None:
+            h2 = T.where(mask[:, t:t + 1], h2, h)
+        h = h2
+        outs.append(h)
+    return T.stack(outs, 1), h
+
+
+def _gru_seq_grad_ref(dh: Any, gates: Any, hhs: Any, hs: Any, x: Any, h0: Any, k: Any,
+                      rk: Any, mask: Any = None, dhs: Any = None, dgates: Any = None,
+                      dhhs: Any = None, use_bias: bool = True,
+                      need_inputs: bool = True) -> Any:
+    """Backpropagation through time, one step at a time, through ``_gru_grad_ref``."""
+    steps, _, n, u = gates.shape
+    dxw = np.zeros((steps, n, 3 * u), gates.dtype)
+    drk, drb = np.zeros_like(rk), np.zeros(3 * u, gates.dtype)
+
+    def keras(g: Any) -> Any:  # (3, batch, units) -> (batch, 3 units)
+        return g.transpose(1, 0, 2).reshape(n, 3 * u)
+
+    for t in range(steps - 1, -1, -1):
+        dh = dh + (0 if dhs is None else dhs[:, t])
+        m = np.ones((n, 1)) if mask is None else mask[:, t:t + 1].astype(dh.dtype)
+        extra = (None, None) if dgates is None else (keras(dgates[t]), dhhs[t])
+        h_prev = h0 if t == 0 else hs[:, t - 1]
+        dxw[t], dhp, du, db = _gru_grad_ref(dh * m, keras(gates[t]), hhs[t], h_prev, rk,
+                                            *extra)
+        drk, drb = drk + du, drb + db
+        dh = dhp + dh * (1 - m)
+    dx = np.einsum("tnk,fk->ntf", dxw, k) * need_inputs
+    out = (dx, dh, np.einsum("ntf,tnk->fk", x, dxw), drk)
+    out += (np.stack([dxw.sum((0, 1)), drb]),) if use_bias else ()
+    return tuple(v.astype(x.dtype) for v in out)
+
+
+def _gru_seq_args(bias: bool, mask: bool) -> Any:
+    return args(arr(2, 3, 3, domain="any"), arr(2, 2, domain="unit"),
+                arr(3, 6, domain="unit"), arr(2, 6, domain="unit"),
+                arr(2, 6, domain="unit") if bias else None, _bools(2, 3) if mask else None)
+
+
+def _gru_seq_grad_args(mask: bool, extra: bool, dhs: bool = True) -> Any:
+    """Batch 2, 2 steps, 2 features, 2 units."""
+    ex = (_gates(2, 3, 2, 2), arr(2, 2, 2)) if extra else (None, None)
+    return args(arr(2, 2), _gates(2, 3, 2, 2), arr(2, 2, 2), _gates(2, 2, 2),
+                arr(2, 2, 2, domain="any"), _gates(2, 2), arr(2, 6, domain="unit"),
+                arr(2, 6, domain="unit"),
+                np.array([[True, False], [True, True]]) if mask else None,
+                arr(2, 2, 2) if dhs else None, *ex)
+
+
 def _bools(*shape: int) -> Any:
     return lambda rng, dt: rng.random(shape) < 0.6
 
@@ -221,4 +290,16 @@ def specs() -> list[OpSpec]:
             case("no_inputs", _lstm_seq_grad_args(False, False), need_inputs=False),
             case("masked_saved_gradients", _lstm_seq_grad_args(True, True)),
         ), FLOATS, True, tuple(i for i in range(16) if i != 11)),
+        OpSpec("nn_ops.gru_sequence", nn.gru_sequence, _gru_seq_ref, (
+            case("bias", _gru_seq_args(True, False)),
+            case("no_bias", _gru_seq_args(False, False)),
+            case("masked", _gru_seq_args(True, True)),
+        ), FLOATS, True, tuple(range(5)), _gru_seq_torch),
+        OpSpec("gru_sequence_grad", gseq.gru_sequence_grad, _gru_seq_grad_ref, (
+            case("first_order", _gru_seq_grad_args(False, False)),
+            case("masked_final_state_no_bias", _gru_seq_grad_args(True, False, dhs=False),
+                 use_bias=False),
+            case("no_inputs", _gru_seq_grad_args(False, False), need_inputs=False),
+            case("masked_saved_gradients", _gru_seq_grad_args(True, True)),
+        ), FLOATS, True, tuple(i for i in range(12) if i != 8)),
     ]

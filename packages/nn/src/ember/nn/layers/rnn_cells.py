@@ -383,6 +383,28 @@ class GRUCell(_GatedCell):
         # state) needs the composed step
         return _default_activations(self) and not self.recurrent_dropout
 
+    def sequence(self, inputs: Any, states: list[Any], mask: Any,
+                 training: Any) -> tuple[Any, list[Any]] | None:
+        """Every step at once as one op, ``em.nn_ops.gru_sequence``: ``(outputs, [h])``
+        for (batch, steps, features) inputs and a bool (batch, steps) mask (or None);
+        None where the op does not compute this cell (``reset_after=False``, other
+        activations, or recurrent dropout, which masks the matmul's h at every step)."""
+        if not self.reset_after or not _default_activations(self) or (
+                training and self.recurrent_dropout):
+            return None
+        self._check_features(inputs)
+        in_mask, _ = self.dropout_masks(inputs.shape[0], inputs.shape[2], training,
+                                        inputs.dtype)
+        if in_mask is not None:
+            inputs = em.multiply(inputs, em.expand_dims(in_mask, 1))
+        k = self.kernel.value()
+        dt = k.dtype
+        x, h = (v if v.dtype == dt else em.cast(v, dt) for v in (inputs, states[0]))
+        out, h = em.nn_ops.gru_sequence(x, h, k, self.recurrent_kernel.value(),
+                                        self.bias.value() if self.use_bias else None,
+                                        mask=mask)
+        return out, [h]
+
     def step_weights(self) -> Any:
         u = self.recurrent_kernel.value()
         if self.reset_after or self._fused():

@@ -1,4 +1,5 @@
-"""Gradients of the fused recurrent cells (``lstm_cell``, ``gru_cell``).
+"""Gradients of the fused recurrent ops (``lstm_cell``, ``gru_cell``, ``lstm_sequence``,
+``gru_sequence``).
 
 The forward ops return their gate activations as extra outputs, so a cell's rule reuses
 them rather than recomputing them: the whole backward of a step is one fused op
@@ -26,6 +27,7 @@ from . import register_gradient as reg
 _LSTM_GRAD = REGISTRY["lstm_cell_grad"]
 _GRU_GRAD = REGISTRY["gru_cell_grad"]
 _LSTM_SEQ_GRAD = REGISTRY["lstm_sequence_grad"]
+_GRU_SEQ_GRAD = REGISTRY["gru_sequence_grad"]
 
 
 def _t(x: Tensor) -> Tensor:
@@ -96,6 +98,23 @@ def _lstm_seq(op: OpContext, dy: Any) -> Gradients:
     seq = () if dhs is None else (dhs,)  # no zeros to make and add when it has none
     g = run_op(_LSTM_SEQ_GRAD, (_given(dh, h_out), _given(dc, c_out), gates, cs, tcs, hs,
                                 *op.inputs[:5], *mask, *seq, *extra),
+               {**op.attrs, "sequence_gradient": dhs is not None, "need_inputs": need_x})
+    return (g[0] if need_x else None, *g[1:], *((None,) if masked else ()))
+
+
+@reg("gru_sequence")
+def _gru_seq(op: OpContext, dy: Any) -> Gradients:
+    dhs, dh, dgates, dhhs = dy
+    hs, h_out, gates, hhs = op.outputs
+    masked = op.attrs["masked"]
+    mask = op.inputs[-1:] if masked else ()
+    extra: tuple[Any, ...] = ()
+    if not (dgates is None and dhhs is None):
+        extra = (_given(dgates, gates), _given(dhhs, hhs))
+    need_x = op.needs[0]
+    seq = () if dhs is None else (dhs,)
+    g = run_op(_GRU_SEQ_GRAD, (_given(dh, h_out), gates, hhs, hs, *op.inputs[:4], *mask,
+                               *seq, *extra),
                {**op.attrs, "sequence_gradient": dhs is not None, "need_inputs": need_x})
     return (g[0] if need_x else None, *g[1:], *((None,) if masked else ()))
 
@@ -186,6 +205,47 @@ def _lstm_seq_backward(dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: Any,
     return (*out, em.reduce_sum(dz, 0)) if use_bias else out
 
 
+def _gru_seq_backward(dh: Any, gates: Any, hhs: Any, hs: Any, x: Any, h0: Any, k: Any,
+                      rk: Any, *rest: Any, use_bias: bool, masked: bool,
+                      sequence_gradient: bool, need_inputs: bool) -> tuple[Any, ...]:
+    """``gru_sequence_grad`` in ember ops: the time loop, step by step."""
+    steps, _, n, u = gates.shape
+    mask, dhs, extra = _optional(rest, masked, sequence_gradient)
+    keep = None if mask is None else em.cast(mask, gates.dtype)
+    dxws: list[Any] = [None] * steps
+    dhus: list[Any] = [None] * steps
+    rk_t = _t(rk)
+    for t in range(steps - 1, -1, -1):
+        z, r, cand = em.unstack(gates[t], axis=0)
+        h_prev = h0 if t == 0 else hs[:, t - 1]
+        if dhs is not None:
+            dh = dh + dhs[:, t]
+        if keep is not None:
+            m = keep[:, t:t + 1]
+            dh_pass, dh = dh * (1 - m), dh * m
+        dg = em.unstack(extra[0][t], axis=0) if extra else (0, 0, 0)
+        da = (dg[2] + dh * (1 - z)) * (1 - cand * cand)
+        dz = (dg[0] + dh * (h_prev - cand)) * (z * (1 - z))
+        dr = (dg[1] + da * hhs[t]) * (r * (1 - r))
+        dhh = da * r if not extra else extra[1][t] + da * r
+        dxws[t] = em.concat([dz, dr, da], 1)
+        dhus[t] = em.concat([dz, dr, dhh], 1)
+        dh = em.matmul(dhus[t], rk_t) + dh * z
+        if keep is not None:
+            dh = dh + dh_pass
+    dxw = em.reshape(em.stack(dxws, 0), (steps * n, 3 * u))
+    dhu = em.reshape(em.stack(dhus, 0), (steps * n, 3 * u))
+    xt = em.reshape(em.transpose(x, (1, 0, 2)), (steps * n, x.shape[2]))
+    h_prev = em.concat([em.expand_dims(h0, 0), em.transpose(hs, (1, 0, 2))[:-1]], 0)
+    h_prev = em.reshape(h_prev, (steps * n, u))
+    dx = (em.transpose(em.reshape(em.matmul(dxw, _t(k)), (steps, n, x.shape[2])), (1, 0, 2))
+          if need_inputs else em.zeros_like(x))
+    out = (dx, dh, em.matmul(_t(xt), dxw), em.matmul(_t(h_prev), dhu))
+    if use_bias:
+        return (*out, em.stack([em.reduce_sum(dxw, 0), em.reduce_sum(dhu, 0)], 0))
+    return out
+
+
 def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
     """The vector-Jacobian product of ``fn`` (the fused op's maths in ember ops)."""
     from .._tape import GradientTape
@@ -205,4 +265,5 @@ def _vjp(fn: Callable[..., Any], op: OpContext, dy: Any) -> Gradients:
 reg("lstm_cell_grad")(lambda op, dy: _vjp(_lstm_backward, op, dy))
 reg("gru_cell_grad")(lambda op, dy: _vjp(_gru_backward, op, dy))
 reg("lstm_sequence_grad")(lambda op, dy: _vjp(_lstm_seq_backward, op, dy))
-MISSING_AS_NONE.update({"lstm_cell", "gru_cell", "lstm_sequence"})
+reg("gru_sequence_grad")(lambda op, dy: _vjp(_gru_seq_backward, op, dy))
+MISSING_AS_NONE.update({"lstm_cell", "gru_cell", "lstm_sequence", "gru_sequence"})
