@@ -33,6 +33,7 @@ from ._ops.conv import _pair, extract_patches, padding_amounts
 from ._ops.creation import convert_to_tensor
 from ._ops.define_nn import relu, sparse_softmax_xent
 from ._ops.linalg import clip_by_norm
+from ._ops.nn_fused import batch_norm_training, bias_activation
 from ._ops.recurrent import gru_cell, lstm_cell
 from ._ops.recurrent_gru_sequence import gru_sequence
 from ._ops.recurrent_sequence import lstm_sequence
@@ -47,7 +48,8 @@ __all__ = [
     "relu", "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
     "softmax_cross_entropy_with_logits", "softplus", "sparse_softmax_cross_entropy_with_logits",
     "swish", "tanh", "max_pool", "avg_pool", "embedding_lookup", "flatten",
-    "lstm_cell", "gru_cell", "lstm_sequence", "gru_sequence",
+    "lstm_cell", "gru_cell", "lstm_sequence", "gru_sequence", "batch_norm_training",
+    "bias_activation",
 ]
 
 

@@ -23,6 +23,27 @@ _NAMES: dict[str, Any] = {
 }
 
 
+# Activations ``em.nn_ops.bias_activation`` applies in one op with the bias before them.
+_FUSED_WITH_BIAS = {"relu": nn_ops.relu, "linear": linear}
+
+
+def fused_with_bias(fn: Any) -> str | None:
+    """The name under which ``nn_ops.bias_activation`` fuses activation ``fn`` with a bias
+    (``"relu"``, ``"linear"``), or None: that activation composes ``add`` and ``fn``."""
+    for k, v in _FUSED_WITH_BIAS.items():
+        if v is fn:
+            return k
+    return None
+
+
+def bias_then(fn: Any, y: Any, bias: Any) -> Any:
+    """``fn(y + bias)``, bias along the last axis: one fused op for relu and linear."""
+    name = fused_with_bias(fn)
+    if name is not None:
+        return nn_ops.bias_activation(y, bias, name)
+    return fn(em.add(y, bias))
+
+
 def get(identifier: Any) -> Any:
     """The activation function for a name, a callable, or None (linear)."""
     return resolve(identifier, _NAMES, "activation", none=linear)

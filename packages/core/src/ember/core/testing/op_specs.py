@@ -22,11 +22,20 @@ from .._device import Device, device
 from .._dtypes import is_floating
 from .._ops.creation import convert_to_tensor
 from .._tensor import Tensor
-from . import _table_array, _table_linalg, _table_math, _table_nn, _table_recurrent, _table_reduce
+from . import (
+    _table_array,
+    _table_linalg,
+    _table_math,
+    _table_nn,
+    _table_nn_fused,
+    _table_recurrent,
+    _table_reduce,
+)
 from ._spec import LOW, Case, OpSpec, Raw
 
 OP_SPECS: list[OpSpec] = (_table_math.specs() + _table_reduce.specs() + _table_array.specs()
-                          + _table_nn.specs() + _table_linalg.specs() + _table_recurrent.specs())
+                          + _table_nn.specs() + _table_linalg.specs() + _table_recurrent.specs()
+                          + _table_nn_fused.specs())
 
 _BY_NAME = {s.name: s for s in OP_SPECS}
 if len(_BY_NAME) != len(OP_SPECS):  # pragma: no cover - a table-editing mistake

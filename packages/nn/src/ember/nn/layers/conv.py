@@ -101,9 +101,10 @@ class _Conv(Layer):
     def call(self, inputs: Any) -> Any:
         first = self.data_format == "channels_first"
         y = self._convolve(to_channels_last(inputs) if first else inputs)
-        if self.use_bias:
-            y = em.add(y, self.bias.value())
-        y = self.activation(y)
+        if self.use_bias:  # relu and linear: one op with the bias, one back
+            y = activations.bias_then(self.activation, y, self.bias.value())
+        else:
+            y = self.activation(y)
         return to_channels_first(y) if first else y
 
     def _convolve(self, x: Any) -> Any:

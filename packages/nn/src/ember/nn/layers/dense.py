@@ -69,6 +69,6 @@ class Dense(Layer):
             y = em.matmul(inputs, self.kernel.value())
         else:
             y = em.tensordot(inputs, self.kernel.value(), [[inputs.ndim - 1], [0]])
-        if self.use_bias:
-            y = em.add(y, self.bias.value())
+        if self.use_bias:  # relu and linear: one op with the bias, one back
+            return activations.bias_then(self.activation, y, self.bias.value())
         return self.activation(y)

@@ -105,10 +105,12 @@ class BatchNormalization(Layer):
         gamma = self._b(self.gamma.value()) if self.scale else None
         beta = self._b(self.beta.value()) if self.center else None
         if training and self.trainable:
-            if mask is None:
-                mean, var = em.nn_ops.moments(inputs, self._reduce, keepdims=True)
-            else:
-                mean, var = self._masked_moments(inputs, mask)
+            if mask is None:  # one fused op forward, one back (normalisation and statistics)
+                y, mean, var = em.nn_ops.batch_norm_training(inputs, gamma, beta, self._reduce,
+                                                             self.epsilon)
+                self._update_moving(mean, var)
+                return y
+            mean, var = self._masked_moments(inputs, mask)
             self._update_moving(mean, var)
         else:
             mean, var = self._b(self.moving_mean.value()), self._b(self.moving_variance.value())

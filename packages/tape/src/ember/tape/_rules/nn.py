@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import ember.core as em
+from ember.core import REGISTRY
+from ember.core.extend import run_op
 
-from . import MISSING_AS_NONE, Gradients, OpContext
+from . import MISSING_AS_NONE, Gradients, OpContext, reads_only
 from . import register_gradient as reg
+from .recurrent import _vjp
 
 # one pass over a bool mask: no float copy of the mask, no second product
 # (read from the output, x > 0 where relu(x) > 0: the tape need not keep the input)
@@ -38,3 +41,77 @@ def _sparse_xent(op: OpContext, dy: Any) -> Gradients:
 
 
 MISSING_AS_NONE.add("sparse_softmax_xent")
+
+
+# --- fused layer ops (core's ``_ops/nn_fused``) --------------------------------------------
+_BN_GRAD = REGISTRY["batch_norm_training_grad"]
+_BIAS_ACT_GRAD = REGISTRY["bias_activation_grad"]
+
+
+@reg("batch_norm_training")
+def _bn(op: OpContext, dy: Any) -> Gradients:
+    """The fused backward op for ``y``; a gradient reaching the batch mean or variance
+    (second order, or a caller using them) adds ``dmean / N + dvar * 2 (x - mean) / N``."""
+    dout, dmean, dvar = dy
+    x, params = op.inputs[0], op.inputs[1:]
+    _, mean, var = op.outputs
+    scaled = op.attrs["scaled"]
+    dx: Any = None
+    dparams: list[Any] = [None] * len(params)
+    if dout is not None:
+        g = run_op(_BN_GRAD, (dout, x, mean, var, *params[:1 if scaled else 0]), op.attrs)
+        dx, dparams = g[0], list(g[1:])
+    if dmean is not None or dvar is not None:
+        n = x.size // max(mean.size, 1) if x.size else 1
+        d = em.zeros_like(x) if dx is None else dx
+        if dmean is not None:
+            d = em.add(d, em.divide(dmean, n))
+        if dvar is not None:
+            d = em.add(d, em.multiply(em.multiply(dvar, 2.0 / n), em.subtract(x, mean)))
+        dx = d
+    return (dx, *dparams)
+
+
+def _bn_backward(dy: Any, x: Any, mean: Any, var: Any, *gamma: Any, axes: Any,
+                 epsilon: float, scaled: bool, centered: bool) -> tuple[Any, ...]:
+    """``batch_norm_training_grad`` in ember ops."""
+    n = x.size // max(mean.size, 1) if x.size else 1
+    inv = em.rsqrt(em.add(var, epsilon))
+    xhat = em.multiply(em.subtract(x, mean), inv)
+    sdy = em.reduce_sum(dy, axes, keepdims=True)
+    sdyx = em.reduce_sum(em.multiply(dy, xhat), axes, keepdims=True)
+    k = em.multiply(inv, gamma[0]) if scaled else inv
+    dx = em.multiply(k, em.subtract(em.subtract(dy, em.divide(sdy, n)),
+                                    em.multiply(xhat, em.divide(sdyx, n))))
+    return (dx,) + ((sdyx,) if scaled else ()) + ((sdy,) if centered else ())
+
+
+# (one output without scale and offset: dy is then one tensor, not a list)
+reg("batch_norm_training_grad")(lambda op, dy: _vjp(
+    _bn_backward, op, dy if isinstance(dy, (list, tuple)) else [dy]))
+
+
+@reg("bias_activation")
+def _bias_act(op: OpContext, dy: Any) -> Gradients:
+    """d(value) and d(bias) from the output, in one fused op."""
+    return run_op(_BIAS_ACT_GRAD, (dy, op.output), op.attrs)  # type: ignore[no-any-return]
+
+
+@reg("bias_activation_grad")
+def _bias_act_grad(op: OpContext, dy: Any) -> Gradients:
+    """Linear in its ``dy``: d(dy) is the two output gradients summed (the bias's along
+    the last axis), masked as the forward; the activation's own derivative is constant
+    between its kinks, so ``y`` gets none."""
+    ddz, ddb = dy
+    g = ddz if ddb is None else ddb if ddz is None else em.add(ddz, ddb)
+    if g is None:
+        return None, None
+    if g.shape != op.inputs[0].shape:
+        g = em.broadcast_to(g, op.inputs[0].shape)
+    if op.attrs["activation"] == "relu":
+        g = em.where(em.greater(op.inputs[1], 0), g, 0)
+    return g, None
+
+
+reads_only("bias_activation", inputs=False)  # its rule reads its output, not the sum
+MISSING_AS_NONE.update({"batch_norm_training", "bias_activation_grad"})

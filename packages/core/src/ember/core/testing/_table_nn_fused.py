@@ -1,0 +1,151 @@
+"""Specs for the fused layer ops: batch normalisation in training and bias + activation,
+with their backward ops.
+
+The numpy references are written independently of the fused forms: the batch-norm
+backward follows the step-by-step derivation of Ioffe and Szegedy (through d(variance)
+and d(mean)), not the closed form the op uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import nn_ops as nn
+from .._ops import nn_fused as nf
+from ._spec import FLOATS, LOW, OpSpec, args, arr, case, sample
+
+# --- batch normalisation in training --------------------------------------------------------
+
+
+def _stats_shape(x: np.ndarray, axes: Any) -> tuple[int, ...]:
+    return tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+
+
+def _bn_ref(x: np.ndarray, scale: Any, offset: Any, axes: Any, eps: float = 1e-3) -> Any:
+    ax = tuple(axes)
+    mean = x.mean(ax, keepdims=True)
+    var = ((x - mean) ** 2).mean(ax, keepdims=True)
+    y = (x - mean) / np.sqrt(var + x.dtype.type(eps))
+    if scale is not None:
+        y = y * scale.reshape(mean.shape)
+    if offset is not None:
+        y = y + offset.reshape(mean.shape)
+    return y.astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype)
+
+
+def _bn_torch(T: Any, x: Any, scale: Any, offset: Any, axes: Any, eps: float = 1e-3) -> Any:
+    kept = [i for i in range(x.ndim) if i not in axes]
+    if len(kept) != 1:
+        return None
+    c = kept[0]
+
+    def flat(p: Any) -> Any:
+        return None if p is None else p.reshape(-1)
+
+    y = T.nn.functional.batch_norm(x.movedim(c, 1), None, None, flat(scale), flat(offset),
+                                   training=True, eps=eps).movedim(1, c)
+    ax = tuple(axes)
+    return (y, x.mean(ax, keepdim=True), x.var(ax, unbiased=False, keepdim=True))
+
+
+def _bn_grad_ref(dy: np.ndarray, x: np.ndarray, mean: np.ndarray, var: np.ndarray,
+                 scale: Any, axes: Any, eps: float, centered: bool = True) -> Any:
+    ax = tuple(axes)
+    n = x.size // mean.size
+    g = np.ones_like(mean) if scale is None else scale
+    dxhat = dy * g
+    xc = x - mean
+    dvar = (dxhat * xc).sum(ax, keepdims=True) * -0.5 * (var + eps) ** -1.5
+    dmean = -(dxhat / np.sqrt(var + eps)).sum(ax, keepdims=True) + dvar * (-2 * xc).mean(
+        ax, keepdims=True)
+    dx = dxhat / np.sqrt(var + eps) + dvar * 2 * xc / n + dmean / n
+    out = [dx.astype(x.dtype)]
+    if scale is not None:
+        out.append((dy * xc / np.sqrt(var + eps)).sum(ax, keepdims=True).astype(x.dtype))
+    if centered:
+        out.append(dy.sum(ax, keepdims=True).astype(x.dtype))
+    return tuple(out)
+
+
+def _bn_grad_args(shape: tuple[int, ...], axes: tuple[int, ...], scaled: bool = True,
+                  eps: float = 1e-3) -> Any:
+    """(dy, x, mean, variance, scale, axes, eps) with the batch's own statistics (the
+    closed form assumes them)."""
+
+    def make(rng: np.random.Generator, dt: Any) -> list[Any]:
+        x = sample(rng, shape, dt)
+        x32 = x.astype(np.float64)
+        mean = x32.mean(axes, keepdims=True)
+        var = ((x32 - mean) ** 2).mean(axes, keepdims=True)
+        stats = _stats_shape(x, axes)
+        scale = sample(rng, stats, dt, "positive") if scaled else None
+        return [sample(rng, shape, dt), x, mean.astype(dt), var.astype(dt), scale, list(axes),
+                eps]
+
+    return make
+
+
+def _bn_specs() -> list[OpSpec]:
+    low = {np.dtype(d): (3e-2, 3e-2) for d in LOW}
+    return [
+        OpSpec("nn_ops.batch_norm_training", nn.batch_norm_training, _bn_ref, (
+            case("channels_last", args(arr(4, 3, 3, 2), arr(2, domain="positive"), arr(2),
+                                       [0, 1, 2], 1e-3)),
+            case("channels_first", args(arr(3, 2, 2, 3), arr(2, domain="positive"), arr(2),
+                                        [0, 2, 3], 1e-3)),
+            case("no_affine", args(arr(5, 3), None, None, [0], 1e-5)),
+            case("scale_only_stats_shaped", args(arr(6, 2), arr(1, 2, domain="positive"),
+                                                 None, [0], 1e-2)),
+            case("offset_only", args(arr(4, 2, 3), None, arr(3), [0, 1], 1e-3)),
+        ), FLOATS + LOW, True, (0, 1, 2), _bn_torch, tol=low),
+        OpSpec("batch_norm_training_grad", nf.batch_norm_training_grad, _bn_grad_ref, (
+            case("channels_last", _bn_grad_args((4, 2, 2, 3), (0, 1, 2))),
+            case("channels_first", _bn_grad_args((3, 2, 2, 2), (0, 2, 3))),
+            case("no_scale_no_offset", _bn_grad_args((5, 3), (0,), scaled=False),
+                 centered=False),
+        ), FLOATS + LOW, True, (0, 1, 2, 3, 4), tol=low),
+    ]
+
+
+# --- bias + activation ----------------------------------------------------------------------
+def _bias_act_ref(x: np.ndarray, b: np.ndarray, activation: str = "relu") -> np.ndarray:
+    z = x + b
+    return np.maximum(z, 0).astype(x.dtype) if activation == "relu" else z
+
+
+def _bias_act_torch(T: Any, x: Any, b: Any, activation: str = "relu") -> Any:
+    return T.relu(x + b) if activation == "relu" else x + b
+
+
+def _bias_act_grad_ref(dy: np.ndarray, y: np.ndarray, activation: str = "relu") -> Any:
+    dz = np.where(y > 0, dy, 0).astype(dy.dtype) if activation == "relu" else dy
+    return dz, dz.sum(tuple(range(dz.ndim - 1))).astype(dy.dtype)
+
+
+def _fifths(*shape: int) -> Any:
+    """Multiples of 0.2: added to ``lattice_a`` data (0.2 k + 0.05), sums stay 0.05 or more
+    from relu's kink."""
+    return lambda rng, dt: (rng.integers(-3, 4, shape) * 0.2).astype(dt)
+
+
+def _bias_act_specs() -> list[OpSpec]:
+    lat = {"domain": "lattice_a"}
+    return [
+        OpSpec("nn_ops.bias_activation", nn.bias_activation, _bias_act_ref, (
+            case("relu_matrix", args(arr(5, 3, **lat), _fifths(3))),
+            case("relu_nhwc", args(arr(2, 3, 3, 4, **lat), _fifths(4))),
+            case("linear", args(arr(4, 3), arr(3)), activation="linear"),
+            case("relu_empty", args(arr(0, 3), arr(3))),
+        ), FLOATS + LOW, True, (0, 1), _bias_act_torch),
+        OpSpec("bias_activation_grad", nf.bias_activation_grad, _bias_act_grad_ref, (
+            case("relu", args(arr(4, 3), arr(4, 3, **lat))),
+            case("relu_nhwc", args(arr(2, 2, 3, 2), arr(2, 2, 3, 2, **lat))),
+            case("linear", args(arr(4, 3), arr(4, 3)), activation="linear"),
+        ), FLOATS + LOW, True, (0, 1)),
+    ]
+
+
+def specs() -> list[OpSpec]:
+    return _bn_specs() + _bias_act_specs()
