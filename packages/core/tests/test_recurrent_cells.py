@@ -119,6 +119,45 @@ def test_lstm_sequence_rejects_bad_arguments_by_name(change, match):
         lstm_sequence(*a, **kw)
 
 
+def _gru_seq_args(b=2, t=3, f=4, n=2, dtype=np.float64):
+    return [rng.uniform(-1, 1, s).astype(dtype)
+            for s in ((b, t, f), (b, n), (f, 3 * n), (n, 3 * n), (2, 3 * n))]
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({0: np.zeros((2, 3))}, r"gru_sequence: inputs must be \(batch, steps, features\)"),
+    ({0: np.zeros((2, 0, 4))}, "gru_sequence: inputs need at least one step"),
+    ({2: np.zeros((5, 6))}, r"gru_sequence: kernel has shape \(5, 6\), expected \(4, 6\)"),
+    ({3: np.zeros((2, 8))}, r"recurrent_kernel has shape \(2, 8\), expected \(2, 6\) .*3 gates"),
+    ({4: np.zeros(6)}, r"gru_sequence: bias has shape \(6,\), expected \(2, 6\)"),
+    ({3: np.zeros((2, 6), np.float32)}, "gru_sequence: every tensor must have one dtype"),
+    ({"mask": np.ones((2, 4), bool)}, r"gru_sequence: mask has shape \(2, 4\), expected"),
+    ({"mask": np.ones((2, 3))}, "gru_sequence: mask must be bool, got dtype float64"),
+])
+def test_gru_sequence_rejects_bad_arguments_by_name(change, match):
+    a = _gru_seq_args()
+    kw = {}
+    for k, v in change.items():
+        if k == "mask":
+            kw["mask"] = v
+        else:
+            a[k] = v
+    with pytest.raises(em.InvalidArgumentError, match=match):
+        em.nn_ops.gru_sequence(*a, **kw)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gru_sequence_in_low_precision_matches_float32(dtype):
+    a = _gru_seq_args(dtype=np.float32)
+    mask = np.array([[True, False, True], [True, True, True]])
+    want = em.nn_ops.gru_sequence(*a, mask=mask)
+    low = [em.cast(v, dtype) for v in a]
+    got = em.nn_ops.gru_sequence(*low, mask=mask)
+    for g, w in zip(got, want):
+        assert g.dtype == em.as_dtype(dtype)  # computed in float32, handed back as given
+        assert_allclose(em.cast(g, "float32").numpy(), w.numpy(), rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_lstm_sequence_in_low_precision_matches_float32(dtype):
     a = _seq_args(dtype=np.float32)

@@ -24,7 +24,7 @@ from .._errors import InvalidArgumentError
 from .._registry import execute, register
 from . import _args
 from .recurrent import _sigmoid_
-from .recurrent_sequence import _floating, _in_float32, _time_major, unpack_grad_inputs
+from .recurrent_sequence import _in_float32, _time_major, check_sequence, unpack_grad_inputs
 
 F = "recurrent"
 
@@ -150,34 +150,6 @@ _seq_op = register("gru_sequence", _in_float32(_gru_seq), family=F)
 _seq_grad_op = register("gru_sequence_grad", _in_float32(_gru_seq_grad), family=F)
 
 
-def _check(x: Any, named: dict[str, Any], mask: Any) -> None:
-    op = "gru_sequence"
-    if x.ndim != 3:
-        raise InvalidArgumentError(
-            f"{op}: inputs must be (batch, steps, features), got shape {x.shape}")
-    h = named["h"]
-    if h.ndim != 2:
-        raise InvalidArgumentError(f"{op}: h must be a matrix, got shape {h.shape}")
-    b, steps, feat = x.shape
-    n = h.shape[1]
-    if steps == 0:
-        raise InvalidArgumentError(f"{op}: inputs need at least one step, got shape {x.shape}")
-    want = {"inputs": x.shape, "h": (b, n), "kernel": (feat, 3 * n),
-            "recurrent_kernel": (n, 3 * n), "bias": (2, 3 * n)}
-    for key, v in named.items():
-        if v.shape != want[key]:
-            raise InvalidArgumentError(
-                f"{op}: {key} has shape {v.shape}, expected {want[key]} for inputs of shape "
-                f"{x.shape} and a state h of shape {h.shape} (3 gates of {n} units)")
-    _floating(op, named)
-    if mask is not None:
-        if mask.shape != (b, steps):
-            raise InvalidArgumentError(
-                f"{op}: mask has shape {mask.shape}, expected (batch, steps) = {(b, steps)}")
-        if mask.dtype.kind != "b":
-            raise InvalidArgumentError(f"{op}: mask must be bool, got dtype {mask.dtype}")
-
-
 def gru_sequence(inputs: Any, h: Any, kernel: Any, recurrent_kernel: Any, bias: Any = None,
                  mask: Any = None, name: str | None = None) -> tuple[Any, Any]:
     """A whole GRU over the steps of ``inputs``, fused into one op (gates ``z, r, h``,
@@ -217,7 +189,8 @@ def gru_sequence(inputs: Any, h: Any, kernel: Any, recurrent_kernel: Any, bias: 
     if bias is not None:
         named["bias"] = _args.tensor(bias)
     m = None if mask is None else _args.tensor(mask)
-    _check(x, named, m)
+    n = h.shape[-1] if h.ndim == 2 else 0
+    check_sequence("gru_sequence", x, named, m, gates=3, bias_shape=(2, 3 * n))
     ins = tuple(named.values()) + (() if m is None else (m,))
     out = execute(_seq_op, ins, {"use_bias": bias is not None, "masked": m is not None})
     return out[0], out[1]

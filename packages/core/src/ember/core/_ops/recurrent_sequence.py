@@ -196,7 +196,10 @@ def _floating(op: str, named: dict[str, Any]) -> None:
             + ", ".join(f"{k} {v.dtype}" for k, v in named.items()))
 
 
-def _check_sequence(op: str, x: Any, named: dict[str, Any], mask: Any) -> None:
+def check_sequence(op: str, x: Any, named: dict[str, Any], mask: Any, gates: int = 4,
+                   bias_shape: tuple[int, ...] | None = None) -> None:
+    """The checks of a whole-sequence op's arguments (``lstm_sequence``: 4 gates and a
+    (4 units,) bias; ``gru_sequence``: 3 gates and a (2, 3 units) bias)."""
     if x.ndim != 3:
         raise InvalidArgumentError(
             f"{op}: inputs must be (batch, steps, features), got shape {x.shape}")
@@ -207,13 +210,14 @@ def _check_sequence(op: str, x: Any, named: dict[str, Any], mask: Any) -> None:
     n = h.shape[1]
     if steps == 0:
         raise InvalidArgumentError(f"{op}: inputs need at least one step, got shape {x.shape}")
-    want = {"inputs": x.shape, "h": (b, n), "c": (b, n), "kernel": (feat, 4 * n),
-            "recurrent_kernel": (n, 4 * n), "bias": (4 * n,)}
+    want = {"inputs": x.shape, "h": (b, n), "c": (b, n), "kernel": (feat, gates * n),
+            "recurrent_kernel": (n, gates * n),
+            "bias": (gates * n,) if bias_shape is None else bias_shape}
     for k, v in named.items():
         if v.shape != want[k]:
             raise InvalidArgumentError(
                 f"{op}: {k} has shape {v.shape}, expected {want[k]} for inputs of shape "
-                f"{x.shape} and a state h of shape {h.shape} (4 gates of {n} units)")
+                f"{x.shape} and a state h of shape {h.shape} ({gates} gates of {n} units)")
     _floating(op, named)
     if mask is not None:
         if mask.shape != (b, steps):
@@ -268,7 +272,7 @@ def lstm_sequence(inputs: Any, h: Any, c: Any, kernel: Any, recurrent_kernel: An
     if bias is not None:
         named["bias"] = _args.tensor(bias)
     m = None if mask is None else _args.tensor(mask)
-    _check_sequence("lstm_sequence", x, named, m)
+    check_sequence("lstm_sequence", x, named, m)
     ins = tuple(named.values()) + (() if m is None else (m,))
     out = execute(_seq_op, ins, {"use_bias": bias is not None, "masked": m is not None})
     return out[0], out[1], out[2]

@@ -150,6 +150,17 @@ class _GatedCell(Layer):
     def _input_bias(self) -> Any:
         return self.bias.value() if self.use_bias else None
 
+    def _sequence_operands(self, inputs: Any, states: list[Any], training: Any) -> list[Any]:
+        """The inputs (input dropout applied) and the states, in the kernel's dtype: the
+        operands of a whole-sequence op (``lstm_sequence``, ``gru_sequence``)."""
+        self._check_features(inputs)
+        in_mask, _ = self.dropout_masks(inputs.shape[0], inputs.shape[2], training,
+                                        inputs.dtype)
+        if in_mask is not None:
+            inputs = em.multiply(inputs, em.expand_dims(in_mask, 1))
+        dt = self.kernel.dtype
+        return [v if v.dtype == dt else em.cast(v, dt) for v in (inputs, *states)]
+
     def _check_features(self, inputs: Any) -> None:
         f = self.kernel.shape[0]
         if inputs.shape[-1] != f:
@@ -319,15 +330,9 @@ class LSTMCell(_GatedCell):
         recurrent dropout, which masks the matmul's h at every step)."""
         if not _default_activations(self) or (training and self.recurrent_dropout):
             return None
-        self._check_features(inputs)
-        in_mask, _ = self.dropout_masks(inputs.shape[0], inputs.shape[2], training,
-                                        inputs.dtype)
-        if in_mask is not None:
-            inputs = em.multiply(inputs, em.expand_dims(in_mask, 1))
-        k = self.kernel.value()
-        dt = k.dtype
-        x, h, c = (v if v.dtype == dt else em.cast(v, dt) for v in (inputs, *states))
-        out, h, c = em.nn_ops.lstm_sequence(x, h, c, k, self.recurrent_kernel.value(),
+        x, h, c = self._sequence_operands(inputs, states, training)
+        out, h, c = em.nn_ops.lstm_sequence(x, h, c, self.kernel.value(),
+                                            self.recurrent_kernel.value(),
                                             self._input_bias(), mask=mask)
         return out, [h, c]
 
@@ -392,15 +397,8 @@ class GRUCell(_GatedCell):
         if not self.reset_after or not _default_activations(self) or (
                 training and self.recurrent_dropout):
             return None
-        self._check_features(inputs)
-        in_mask, _ = self.dropout_masks(inputs.shape[0], inputs.shape[2], training,
-                                        inputs.dtype)
-        if in_mask is not None:
-            inputs = em.multiply(inputs, em.expand_dims(in_mask, 1))
-        k = self.kernel.value()
-        dt = k.dtype
-        x, h = (v if v.dtype == dt else em.cast(v, dt) for v in (inputs, states[0]))
-        out, h = em.nn_ops.gru_sequence(x, h, k, self.recurrent_kernel.value(),
+        x, h = self._sequence_operands(inputs, states, training)
+        out, h = em.nn_ops.gru_sequence(x, h, self.kernel.value(), self.recurrent_kernel.value(),
                                         self.bias.value() if self.use_bias else None,
                                         mask=mask)
         return out, [h]
