@@ -131,3 +131,58 @@ def test_what_the_functional_api_refuses_says_why():
         nn.Input((3,), sparse=True)
     with pytest.raises(NotImplementedError, match="config"):
         nn.Model(inp, L.Dense(1)(inp)).get_config()
+
+
+def test_symbolic_tensors_in_keyword_arguments_are_replayed():
+    """An encoder's states handed to a decoder as ``initial_state=`` (working_with_rnns):
+    the call's keyword arguments are part of the graph, read with the call's values."""
+    enc_in, dec_in = nn.Input(shape=(None, 3)), nn.Input(shape=(None, 2))
+    _, h, c = L.LSTM(4, return_state=True)(enc_in)
+    decoder = L.LSTM(4)
+    out = decoder(dec_in, initial_state=[h, c])
+    model = nn.Model([enc_in, dec_in], out)
+    enc, dec = RNG.standard_normal((2, 5, 3)), RNG.standard_normal((2, 3, 2))
+    got = model([enc, dec]).numpy()
+    encoder = model.layers[0]
+    _, h2, c2 = encoder(em.constant(enc, dtype="float32"))
+    want = decoder(em.constant(dec, dtype="float32"), initial_state=[h2, c2]).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    other = model([RNG.standard_normal((2, 5, 3)), dec]).numpy()
+    assert not np.allclose(got, other)  # the decoder reads the encoder's states
+
+
+def test_predict_on_batch_returns_host_arrays_of_one_batch():
+    inp = nn.Input(shape=(3,))
+    model = nn.Model(inp, [L.Dense(2)(inp), L.Dense(1)(inp)])
+    x = RNG.standard_normal((4, 3)).astype(np.float32)
+    a, b = model.predict_on_batch(x)
+    assert isinstance(a, np.ndarray) and a.shape == (4, 2) and b.shape == (4, 1)
+    want = model(x)
+    np.testing.assert_allclose(a, want[0].numpy(), rtol=1e-6)
+
+
+def test_fit_refuses_a_list_of_targets_by_name():
+    inp = nn.Input(shape=(3,))
+    model = nn.Model(inp, [L.Dense(2)(inp), L.Dense(1)(inp)])
+    model.compile(optimizer="adam", loss="mse")
+    x = RNG.standard_normal((8, 3)).astype(np.float32)
+    with pytest.raises(ValueError, match="y is a list of 2 arrays, one per output"):
+        model.fit(x, [np.zeros((8, 2)), np.zeros((8, 1))], verbose=0)
+
+
+def test_register_keras_serializable_names_a_class_and_refuses_a_second_owner():
+    @nn.saving.register_keras_serializable(package="TestFunctional")
+    class Scale(L.Layer):
+        def call(self, x):
+            return x * 3
+
+    assert nn.saving.get_registered_name(Scale) == "TestFunctional>Scale"
+    assert nn.saving.get_registered_object("TestFunctional>Scale") is Scale
+    assert nn.saving.get_registered_object("TestFunctional>Nope") is None
+    assert nn.saving.get_registered_object("x", custom_objects={"x": Scale}) is Scale
+
+    class Other(L.Layer):
+        pass
+
+    with pytest.raises(ValueError, match="already registered"):
+        nn.saving.register_keras_serializable(package="TestFunctional", name="Scale")(Other)

@@ -19,6 +19,7 @@ from . import (
     models,
     optimizers,
     regularizers,
+    saving,
 )
 from .global_step import get_global_step, get_or_create_global_step, reset_global_step
 from .layers import Input, Layer
@@ -29,4 +30,4 @@ __all__ = [
     "get_or_create_global_step", "initializers", "layers", "losses", "metrics", "optimizers",
     "reset_global_step",
 ]
-__all__ += ["constraints", "regularizers", "models", "Input", "Functional"]
+__all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]

@@ -107,6 +107,19 @@ class Model(Layer):
         """Outputs for every batch, concatenated as a numpy array."""
         return _training.predict(self, x, batch_size, verbose, callbacks)
 
+    def predict_on_batch(self, x: Any) -> Any:
+        """The outputs for one batch ``x`` as numpy arrays (Keras's): the model called in
+        inference mode through the same traced step as ``predict``, without batching.
+
+        Examples:
+            >>> import numpy as np
+            >>> from ember import nn
+            >>> model = nn.Sequential([nn.layers.Dense(2, input_shape=(3,))])
+            >>> model.predict_on_batch(np.ones((4, 3), np.float32)).shape
+            (4, 2)
+        """
+        return _training.predict_on_batch(self, x)
+
     def train_step(self, x: Any, y: Any = None, sample_weight: Any = None) -> Any:
         """One optimisation step on a batch; returns the logs (used by ``fit``).
 
@@ -256,10 +269,13 @@ class Functional(Model):
                 x = em.expand_dims(x, -1)  # as Keras: an input one axis short of a last 1
             values[id(ref)] = x
         for node in nodes:
-            args = _symbolic.map_structure(lambda t: values[id(t)], node.inputs)
-            kwargs = dict(node.kwargs)
+            def value(t: Any) -> Any:
+                return values[id(t)]
+
+            args = _symbolic.map_structure(value, node.inputs)
+            kwargs = _symbolic.substitute(value, dict(node.kwargs))
             kwargs.setdefault("training", training)
-            out = node.layer(args, *node.args, **kwargs)
+            out = node.layer(args, *_symbolic.substitute(value, list(node.args)), **kwargs)
             for sym, value in zip(_symbolic.leaves(node.outputs), _symbolic.leaves(out)):
                 values[id(sym)] = value
         return _symbolic.map_structure(lambda t: values[id(t)], outputs)
@@ -283,7 +299,7 @@ def _topological_nodes(name: str, outputs: Any, inputs: set[int]) -> list[Any]:
         node = t.node
         if state.get(id(node)):
             return
-        for leaf in _symbolic.leaves(node.inputs):
+        for leaf in _symbolic.symbolic_leaves(node):
             visit(leaf)
         state[id(node)] = True
         order.append(node)

@@ -132,6 +132,12 @@ class _ArrayBatches:
     def __init__(self, x: Any, y: Any, batch_size: int, shuffle: bool,
                  sample_weight: Any = None) -> None:
         self.x = _inputs(x)
+        if isinstance(y, (list, tuple)) and len(y) > 1 and _is_arrays(y):
+            # a list of arrays is one target per output (Keras): not a table of rows
+            raise ValueError(f"y is a list of {len(y)} arrays, one per output of a model "
+                             f"with several outputs; ember's compile and fit train models "
+                             f"with one output (stack the targets into one array, or "
+                             f"write the step with a GradientTape)")
         self.y = None if y is None else _rows(y)
         self.sw = None if sample_weight is None else _rows(sample_weight)
         n = _count(self.x)
@@ -482,6 +488,18 @@ def _predict_step(model: Any) -> Any:
         predict_step.__qualname__ = f"{type(model).__name__}.predict_step"
         hit = cache["predict"] = (None, graph.function(predict_step))
     return hit[1]
+
+
+def predict_on_batch(model: Any, x: Any) -> Any:
+    """``model``'s outputs for the one batch ``x``, copied to the host (see ``predict``)."""
+    if isinstance(x, (list, tuple)):
+        x = [v if isinstance(v, em.Tensor) else em.convert_to_tensor(v) for v in x]
+    elif not isinstance(x, em.Tensor):
+        x = em.convert_to_tensor(x)
+    out = _predict_step(model)(x)
+    if isinstance(out, (list, tuple)):
+        return type(out)(np.asarray(o) for o in out)
+    return np.asarray(out)
 
 
 def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any) -> Any:

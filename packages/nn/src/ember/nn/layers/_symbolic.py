@@ -79,13 +79,23 @@ def is_symbolic(structure: Any) -> bool:
     return any(isinstance(leaf, SymbolicTensor) for leaf in leaves(structure))
 
 
+def substitute(fn: Any, structure: Any) -> Any:
+    """``structure`` with each symbolic tensor ``t`` replaced by ``fn(t)`` (other leaves,
+    such as Python numbers in a call's keyword arguments, kept as they are)."""
+    return map_structure(lambda t: fn(t) if isinstance(t, SymbolicTensor) else t, structure)
+
+
+def symbolic_leaves(node: Node) -> list[SymbolicTensor]:
+    """Every symbolic tensor a call reads: its inputs, and those among its other arguments
+    (``initial_state=`` of a recurrent layer, ``mask=``)."""
+    return [t for t in leaves([node.inputs, list(node.args), node.kwargs])
+            if isinstance(t, SymbolicTensor)]
+
+
 def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> Any:
     """Record ``layer(inputs, ...)`` on symbolic inputs: the layer builds and runs once on
     zeros of batch 1 (inference mode, nothing recorded) to learn its output shapes."""
-    if is_symbolic(args) or is_symbolic(kwargs):
-        raise TypeError(f"layer {layer.name!r}: symbolic tensors are taken as the first "
-                        f"argument only (put them in a list)")
     if not all(isinstance(leaf, SymbolicTensor) for leaf in leaves(inputs)):
         raise TypeError(f"layer {layer.name!r}: called on symbolic tensors mixed with "
                         f"values; make the values a layer's weights or a Lambda's constants")
@@ -93,8 +103,10 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
     def zeros(s: SymbolicTensor) -> Any:
         return em.zeros((1,) + tuple(1 if d is None else d for d in s.shape[1:]), dtype=s.dtype)
 
-    with em.recording.paused():
-        out = layer(map_structure(zeros, inputs), *args, **{**kwargs, "training": False})
+    with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
+        # layer's initial_state=) are read the same way, and replayed with their values
+        out = layer(map_structure(zeros, inputs), *substitute(zeros, list(args)),
+                    **{**substitute(zeros, kwargs), "training": False})
     node = Node(layer, inputs, args, kwargs)
     counter = iter(range(len(leaves(out))))
 
