@@ -104,3 +104,17 @@ def test_checkpoint_keys_are_attribute_paths(tmp_path):
     opt2.apply_gradients(zip(t.gradient(loss, model2.trainable_variables),
                              model2.trainable_variables))
     status.assert_consumed()
+
+
+def test_a_functional_model_round_trips(tmp_path):
+    """ember-nn's functional models through ember.checkpoint (here: nn's own tests
+    install nn's dependencies only)."""
+    def make():
+        inp = nn.Input((3,))
+        return nn.Model(inp, nn.layers.Dense(2)(nn.layers.Dense(4)(inp)))
+
+    model, other = make(), make()
+    x = np.ones((1, 3), np.float32)
+    path = checkpoint.Checkpoint(model=model).write(str(tmp_path / "ck"))
+    checkpoint.Checkpoint(model=other).restore(path)
+    np.testing.assert_allclose(other(x).numpy(), model(x).numpy(), rtol=1e-6)

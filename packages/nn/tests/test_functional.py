@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ember.core as em
-from ember import checkpoint, nn
+from ember import nn
 
 L = nn.layers
 RNG = np.random.default_rng(0)
@@ -100,18 +100,6 @@ def test_an_input_one_axis_short_gets_its_channel_axis_as_in_keras():
     inp = nn.Input((5, 5, 1))
     model = nn.Model(inp, L.Flatten()(inp))
     assert model(np.ones((2, 5, 5), np.float32)).shape == (2, 25)
-
-
-def test_checkpoint_round_trip(tmp_path):
-    def make():
-        inp = nn.Input((3,))
-        return nn.Model(inp, L.Dense(2)(L.Dense(4)(inp)))
-
-    model, other = make(), make()
-    x = np.ones((1, 3), np.float32)
-    path = checkpoint.Checkpoint(model=model).write(str(tmp_path / "ck"))
-    checkpoint.Checkpoint(model=other).restore(path)
-    np.testing.assert_allclose(other(x).numpy(), model(x).numpy(), rtol=1e-6)
 
 
 def test_what_the_functional_api_refuses_says_why():
