@@ -1,4 +1,5 @@
-"""Every case of core's op table runs traced and replayed, with the eager results."""
+"""Every case of core's op table runs traced and replayed, with the eager results; on a GPU
+backend, captured as a CUDA Graph too (or not, for the reason the op gives)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,31 @@ def _split(args):
     return leaves, rebuild
 
 
+# Ops a GPU replay cannot capture as a CUDA Graph, and why (see graph/_cuda_graph.py).
+_NO_OP = {"constant", "convert_to_tensor", "rank", "shape", "size"}  # nothing to launch
+_HOST_CHECKS = {  # they check indices or values on the host on every call (an error, never
+    # a silently wrong result, for an index out of range or a NaN)
+    "gather", "gather_nd", "nn_ops.embedding_lookup", "scatter_nd",
+    "tensor_scatter_nd_add", "tensor_scatter_nd_update", "debugging.check_indices",
+    "debugging.check_range", "check_numerics"}
+_VALUE_SHAPES = {"boolean_mask", "where_indices"}
+
+
+def _check_cuda_graph(spec, status):
+    (line,) = set(status)
+    if spec.name in _NO_OP:
+        assert line == "call: not captured: it runs no op"
+    elif spec.name in _HOST_CHECKS:
+        assert line == ("call: not captured: the capture failed: RuntimeError: the current "
+                        "stream is capturing, so D2H transfers are disallowed")
+    elif spec.name in _VALUE_SHAPES:
+        assert line == "call: not captured: an op's result shape depends on values"
+    elif spec.ref is None:
+        assert "draws random numbers" in line
+    else:  # replays 2 (the capture) and 3
+        assert line == "call: captured (launched 2 times)", (spec.name, line)
+
+
 def _host(out):
     return [o.numpy() for o in flatten(out)]
 
@@ -78,18 +104,23 @@ def test_case_replays_like_eager(backend, spec, case, dtype):
 
         traced = f(*leaves0)
         replayed = f(*leaves1)
-        again = f(*leaves1)
+        again = f(*leaves1)  # on a GPU: captured as a CUDA Graph, and launched
+        back = f(*leaves0)  # a launch on the first arguments again
         eager = spec.fn(*rebuild(leaves1), **kwargs)
+        status = f.cuda_graph_status()
     assert f.experimental_get_tracing_count() >= 1
+    if backend != "cpu":
+        _check_cuda_graph(spec, status)
     if spec.ref is None:  # random: same shapes and dtypes, new numbers on every call
         for a, b, c in zip(_host(traced), _host(replayed), _host(again)):
             assert a.shape == b.shape == c.shape and a.dtype == b.dtype
             if a.size > 4 and a.dtype.kind == "f":
                 assert not np.array_equal(b, c), f"{spec.name}: a replay repeated its draws"
         return
-    want = _host(eager)
-    for got in (_host(replayed), _host(again)):
+    for got, want in ((_host(replayed), _host(eager)), (_host(again), _host(eager)),
+                      (_host(back), _host(traced))):
         assert len(got) == len(want)
         for g, w in zip(got, want):
             assert g.shape == w.shape and g.dtype == w.dtype
             assert_array_equal(g, w)
+

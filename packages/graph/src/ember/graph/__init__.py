@@ -44,7 +44,7 @@ __all__ = ["Function", "function", "functions_run_eagerly", "run_functions_eager
 
 
 def function(fn: Callable[..., Any] | None = None, *, reduce_retracing: bool = False,
-             max_traces: int = 8) -> Any:
+             max_traces: int = 8, cuda_graphs: bool = True) -> Any:
     """Trace ``fn`` once per input signature and replay it on later calls.
 
     Usable as ``@graph.function`` or ``@graph.function(max_traces=4)``, on functions and
@@ -59,6 +59,11 @@ def function(fn: Callable[..., Any] | None = None, *, reduce_retracing: bool = F
             tracing again (for inputs whose shapes keep changing, such as sentence
             lengths).
         max_traces: How many traces to keep (the least recently used goes first).
+        cuda_graphs: On a GPU, capture each replay as a CUDA Graph on its second replay
+            and launch that graph afterwards: one launch per call instead of one per op.
+            Replays that read values on the host, draw random numbers or span devices
+            are not captured (``Function.cuda_graph_status()`` says which and why).
+            False replays op by op (to profile kernels one by one, say).
 
     Returns:
         A ``graph.Function`` (or, without ``fn``, a decorator that makes one).
@@ -82,12 +87,15 @@ def function(fn: Callable[..., Any] | None = None, *, reduce_retracing: bool = F
     if isinstance(max_traces, bool) or not isinstance(max_traces, int):
         raise TypeError(f"graph.function: max_traces must be an int, "
                         f"got {type(max_traces).__name__}")
+    if not isinstance(cuda_graphs, bool):
+        raise TypeError(f"graph.function: cuda_graphs must be a bool, "
+                        f"got {type(cuda_graphs).__name__}")
     if max_traces < 1:
         raise ValueError(f"graph.function: max_traces must be at least 1, got {max_traces}")
 
     def make(f: Callable[..., Any]) -> Function:
         if not callable(f):
             raise TypeError(f"graph.function: expected a callable, got {type(f).__name__}")
-        return Function(f, reduce_retracing, max_traces)
+        return Function(f, reduce_retracing, max_traces, cuda_graphs)
 
     return make if fn is None else make(fn)

@@ -53,6 +53,9 @@ class _Entry:
         self.plan = plan
         self.structure = structure
 
+    def plans(self) -> list[tuple[str, Plan]]:
+        return [("call", self.plan)]
+
     def replayable(self) -> bool:
         return True
 
@@ -78,8 +81,10 @@ class Function:
     Made by ``graph.function``; calling it calls the function. See ``graph.function``.
     """
 
-    def __init__(self, fn: Any, reduce_retracing: bool, max_traces: int) -> None:
+    def __init__(self, fn: Any, reduce_retracing: bool, max_traces: int,
+                 cuda_graphs: bool = True) -> None:
         self._fn = fn
+        self.cuda_graphs = cuda_graphs
         self._name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
         self.reduce_retracing = reduce_retracing
         self.max_traces = max_traces
@@ -103,6 +108,16 @@ class Function:
     def experimental_get_tracing_count(self) -> int:
         """How many times the function has been traced (as ``tf.function``'s)."""
         return self._traces
+
+    def cuda_graph_status(self) -> list[str]:
+        """One line per kept trace (two under a tape: its forward and its backward), most
+        recent first: whether its replay runs as a CUDA Graph, and if not, why."""
+        lines = []
+        for key in reversed(self._cache.values()):
+            for entry in key.entries:
+                for what, plan in entry.plans():
+                    lines.append(f"{what}: {plan.cuda_graph_status()}")
+        return lines
 
     def cache_size(self) -> int:
         """How many traces are kept (at most ``max_traces``)."""
@@ -190,6 +205,9 @@ class Function:
             slots: list[int] = []
             nest = structure(result, tracer, slots)
             entry = _Entry(Plan(tracer.trace, slots), nest)
+        if not self.cuda_graphs:
+            for _, plan in entry.plans():
+                plan.disable_cuda_graph("graph.function(cuda_graphs=False)")
         key.entries.insert(0, entry)
         self._evict()
         self._warn_retrace(sig, guard)

@@ -17,6 +17,7 @@ import numpy as np
 import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
+from ._cuda_graph import Capturing, blocker
 from ._fuse import fuse_elementwise
 from ._inplace import plan_inplace, plan_variable_updates
 from ._trace import GuardFailed, Step, Trace
@@ -100,6 +101,20 @@ class Plan:
                                  if first_read.get(vid) in updates.values() and vid in loaded]
         self.replay_updating = _compile(kept, number, frees, {**inplace, **updates}, *io) \
             if updates and len(self.updated_in_place) == len(updates) else None
+        # On a GPU, the replay is captured as a CUDA Graph (_cuda_graph).
+        devices = [trace.devices[k] for k in trace.inputs if k in trace.devices]
+        devices += [d for _, d in self.outputs] + [d for _, _, d in self.var_stores]
+        self.cuda_graph_blocker = blocker(self, kept, devices)
+        self.cuda_graph = Capturing(devices[0]) if self.cuda_graph_blocker is None else None
+
+    def cuda_graph_status(self) -> str:
+        """Whether this plan replays as a CUDA Graph, and if not, why."""
+        if self.cuda_graph is not None:
+            return self.cuda_graph.status()
+        return f"not captured: {self.cuda_graph_blocker}"
+
+    def disable_cuda_graph(self, why: str) -> None:
+        self.cuda_graph, self.cuda_graph_blocker = None, why
 
     def run(self, leaves: list[Any]) -> list[Any]:
         """Replay on the argument tensors ``leaves``; returns the output Tensors.
@@ -121,7 +136,10 @@ class Plan:
                                   "when the function was traced")
         saved = [g.state for _, g in self.generators] if self.has_guards else None
         try:
-            stores, outs = replay(*args)
+            if self.cuda_graph is not None:  # no guards there: GuardFailed cannot happen
+                stores, outs = self.cuda_graph.run(replay, args)
+            else:
+                stores, outs = replay(*args)
         except GuardFailed:
             if saved is not None:
                 for (_, g), st in zip(self.generators, saved):

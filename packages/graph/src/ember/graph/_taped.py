@@ -60,6 +60,9 @@ class TapedEntry:
         self.g_idx = g_idx  # sources and variables with a gradient (the backward's results)
         self.pure = pure  # no variable writes and no random draws
 
+    def plans(self) -> list[tuple[str, Plan]]:
+        return [("forward", self.fwd)] + ([("backward", self.bwd)] if self.bwd else [])
+
     def replayable(self) -> bool:
         """False when the call must run eagerly: an active tape watches a variable the
         function reads that this trace gives no gradient (a non-trainable or frozen one it

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import GPU_UNSUPPORTED_DTYPES, _np_erf, check_gpu_dtype
+from ._strict_cuda import CAPTURING, Capture, StrictCuda, StrictStream, normalized
 
 IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. "
             "Please use `.get()` to construct a NumPy array explicitly.")
@@ -91,6 +92,10 @@ class StrictBackend:
     def __init__(self, index: int) -> None:
         self.index = index
         self.counters = TransferCounters()
+        self.capture: Capture | None = None  # a stream capture under way (_strict_cuda)
+        self.allocator: Any = None  # using_allocator's; None: the shared pool
+        self.current_stream = StrictStream(self, null=True)
+        self.cuda = StrictCuda(self)
         self.xp = StrictNamespace(self, np, "")
 
     def to_host(self, a: Any) -> np.ndarray:
@@ -103,7 +108,7 @@ class StrictBackend:
         if not isinstance(a, (np.ndarray, np.generic)):
             raise TypeError(f"from_host: expected a host numpy array, got {type(a).__name__}")
         check_gpu_dtype(a.dtype, "copy to GPU", index)
-        self.counters.from_host += 1
+        self.upload()
         return StrictArray(np.array(a, copy=True), self.xp)
 
     def asarray(self, a: Any, dtype: Any = None) -> StrictArray:
@@ -114,23 +119,48 @@ class StrictBackend:
     def scatter_add(self, out: Any, key: Any, updates: Any) -> None:
         """``out[key] += updates`` with repeated indices accumulating (cupyx.scatter_add)."""
         ns = self.xp
-        np.add.at(ns._unwrap(out, "scatter_add"), ns._unwrap(key, "scatter_add"),
-                  ns._unwrap(updates, "scatter_add"))
+        args = (ns._unwrap(out, "scatter_add"), ns._unwrap(key, "scatter_add"),
+                ns._unwrap(updates, "scatter_add"))
+        self.run(lambda: np.add.at(*args), args)
 
     def erf(self, x: Any) -> Any:
-        return self.xp._wrap(_np_erf(self.xp._unwrap(x, "erf")), "erf")
+        a = self.xp._unwrap(x, "erf")
+        return self.xp._wrap(self.run(lambda: _np_erf(a), a), "erf")
 
     def activate(self, index: int) -> Any:
         return None
 
     def synchronize(self) -> None:
+        self.check_not_capturing("synchronous API calls")
         self.counters.syncs += 1
 
+    def run(self, compute: Callable[[], Any], args: Any = ()) -> Any:
+        """``compute()``'s result, numpy scalars as 0-d arrays; while a stream captures,
+        the work is recorded for the graph's launches (``args``: the arrays it reads)."""
+        out = normalized(compute())
+        cap = self.capture
+        if cap is not None:
+            if self.current_stream is not cap.stream:
+                raise RuntimeError("cudaErrorStreamCaptureImplicit: work on the legacy default "
+                                   "stream while another stream captures")
+            cap.record(compute, out, args, self.allocator)
+        return out
+
+    def check_not_capturing(self, what: str) -> None:
+        if self.capture is not None:
+            raise RuntimeError(CAPTURING.format(what))
+
+    def upload(self) -> None:
+        self.check_not_capturing("H2D transfers")
+        self.counters.from_host += 1
+
     def _host_copy(self) -> None:
+        self.check_not_capturing("D2H transfers")
         self.counters.to_host += 1
         self.counters.syncs += 1
 
     def _scalar_read(self) -> None:
+        self.check_not_capturing("D2H transfers")
         self.counters.scalar_reads += 1
         self.counters.syncs += 1
 
@@ -167,6 +197,8 @@ class StrictNamespace:
                                  "what cupy lacks)")
         if name == "ndarray" and not self._prefix:
             return StrictArray
+        if name == "cuda" and not self._prefix:
+            return self._backend.cuda
         if name == "asnumpy" and not self._prefix:
             return self._asnumpy
         if name == "ElementwiseKernel" and not self._prefix:
@@ -207,7 +239,7 @@ class StrictNamespace:
         if k.get("dtype") is not None:
             check_dtype(k["dtype"], name)
         with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
-            out = fn(*a, **k)
+            out = self._backend.run(lambda: fn(*a, **k), (a, k))
         return self._wrap(out, name)
 
     def _unwrap(self, x: Any, name: str, host_ok: bool = False) -> Any:
@@ -222,7 +254,7 @@ class StrictNamespace:
         if isinstance(x, np.ndarray):
             if host_ok:
                 check_dtype(x.dtype, name, self._backend.index)
-                self._backend.counters.from_host += 1
+                self._backend.upload()
                 return x
             raise TypeError(f"Unsupported type {type(x)} in cupy.{self._prefix}{name}: a host "
                             "numpy array mixed with GPU arrays (cupy raises here; move it to "
@@ -276,7 +308,9 @@ def _inplace(ufunc: np.ufunc) -> Callable[..., Any]:
     name = ufunc.__name__
 
     def op(self: StrictArray, other: Any) -> StrictArray:
-        ufunc(self._a, self._ns._unwrap(other, name), out=self._a)
+        a, b = self._a, self._ns._unwrap(other, name)
+        with np.errstate(all="ignore"):
+            self._ns._backend.run(lambda: ufunc(a, b, out=a), (a, b))
         return self
 
     return op
@@ -322,7 +356,9 @@ class StrictArray:
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> StrictArray:
         check_dtype(dtype, "astype")
-        return StrictArray(self._a.astype(dtype, *args, **kwargs), self._ns)
+        a = self._a
+        return StrictArray(self._ns._backend.run(lambda: a.astype(dtype, *args, **kwargs), a),
+                           self._ns)
 
     # --- host boundary -------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -391,18 +427,24 @@ class StrictArray:
 
     # --- indexing and iteration ----------------------------------------------------
     def __getitem__(self, key: Any) -> StrictArray:
-        return self._ns._wrap(self._a[self._key(key)], "__getitem__")
+        a, k = self._a, self._key(key)
+        return self._ns._wrap(self._ns._backend.run(lambda: a[k], (a, k)), "__getitem__")
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(value, np.ndarray):  # cupy copies a host value to the device
-            self._ns._backend.counters.from_host += 1
+            self._ns._backend.upload()
         else:
             value = self._ns._unwrap(value, "__setitem__")
-        self._a[self._key(key)] = value
+        a, k = self._a, self._key(key)
+
+        def store() -> None:
+            a[k] = value
+
+        self._ns._backend.run(store, (a, k, value))
 
     def _key(self, key: Any) -> Any:
         if isinstance(key, np.ndarray):  # cupy accepts host index arrays (an upload)
-            self._ns._backend.counters.from_host += 1
+            self._ns._backend.upload()
             return key
         if type(key) is tuple:
             return tuple(self._key(k) for k in key)

@@ -206,23 +206,31 @@ class StrictElementwiseKernel:
             types.setdefault(ctype, a.dtype)
             env[pname] = a
         shape = np.broadcast_shapes(*(np.shape(a) for a in arrays[:n_in]))
-        with np.errstate(all="ignore"):
-            for target, ctype, node in self._statements:
-                value = node(env)
-                if ctype is not None:
-                    value = np.asarray(value).astype(_c_type(ctype, types, self.name),
-                                                     copy=False)
-                env[target] = value
-        outs = []
-        for k, (ctype, pname) in enumerate(self.out_params):
-            dtype = _c_type(ctype, types, self.name)
-            value = np.broadcast_to(np.asarray(env[pname]).astype(dtype, copy=False), shape)
-            if len(arrays) > n_in:
-                out = arrays[n_in + k]
-                out[...] = value
-                outs.append(args[n_in + k])
-            else:
-                outs.append(ns._wrap(np.array(value), self.name))
+
+        def compute() -> list[Any]:  # the kernel's launch (recorded while capturing)
+            local = dict(env)
+            with np.errstate(all="ignore"):
+                for target, ctype, node in self._statements:
+                    value = node(local)
+                    if ctype is not None:
+                        value = np.asarray(value).astype(_c_type(ctype, types, self.name),
+                                                         copy=False)
+                    local[target] = value
+            results = []
+            for k, (ctype, pname) in enumerate(self.out_params):
+                dtype = _c_type(ctype, types, self.name)
+                value = np.broadcast_to(np.asarray(local[pname]).astype(dtype, copy=False),
+                                        shape)
+                if len(arrays) > n_in:
+                    arrays[n_in + k][...] = value
+                    results.append(arrays[n_in + k])
+                else:
+                    results.append(np.array(value))
+            return results
+
+        results = ns._backend.run(compute, arrays)
+        outs = [args[n_in + k] if len(arrays) > n_in else ns._wrap(r, self.name)
+                for k, r in enumerate(results)]
         return tuple(outs) if len(outs) > 1 or self.return_tuple else outs[0]
 
 

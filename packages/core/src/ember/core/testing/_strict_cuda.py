@@ -1,0 +1,186 @@
+"""``cupy.cuda``'s streams and stream capture on the strict GPU double: CUDA Graphs in CI.
+
+It mirrors what code that captures a CUDA Graph through cupy meets:
+
+- ``Stream(non_blocking=True)``; ``with stream:`` makes it current; ``Stream.null`` (the
+  legacy default stream) cannot capture.
+- ``stream.begin_capture()`` ... ``stream.end_capture()`` gives a ``Graph`` whose
+  ``launch(stream=None)`` runs the captured work again on the buffers it was captured
+  with, reading their contents at launch.
+- While a capture is under way, host transfers (uploads, copies to the host, scalar
+  reads) and synchronizations raise ``RuntimeError``, as cupy and CUDA do, and so does
+  work issued on the legacy default stream (it would invalidate the capture).
+- CUDA does not run captured work. The double runs it once (results need their shapes
+  and dtypes), then fills every buffer the capture allocated with garbage (NaN, or the
+  dtype's largest value), so code that reads a capture's results before launching its
+  graph reads garbage here too.
+- ``MemoryPool()`` and ``using_allocator(pool.malloc)``: ``Graph.private_pool`` says
+  whether every allocation of the capture came from a private pool. A graph's buffers
+  are fixed addresses; from the shared pool they could be handed to other arrays after
+  capture, and each launch would then overwrite those arrays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+CAPTURING = "the current stream is capturing, so {} are disallowed"
+
+
+def normalized(out: Any) -> Any:
+    """``out`` with numpy scalars as 0-d arrays (the buffers a device result lives in)."""
+    if isinstance(out, np.generic):
+        return np.asarray(out)
+    if isinstance(out, tuple):  # numpy's named results too: cupy returns plain tuples
+        return tuple(normalized(o) for o in out)
+    if type(out) is list:
+        return [normalized(o) for o in out]
+    return out
+
+
+def _arrays(x: Any) -> list[np.ndarray]:
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [a for v in x for a in _arrays(v)]
+    if isinstance(x, dict):
+        return [a for v in x.values() for a in _arrays(v)]
+    return []
+
+
+class Capture:
+    """The work recorded while one stream captures."""
+
+    def __init__(self, stream: StrictStream) -> None:
+        self.stream = stream
+        self.ops: list[tuple[Callable[[], Any], list[np.ndarray]]] = []
+        self.fresh: list[np.ndarray] = []  # buffers the capture allocated
+        self.shared_pool_used = False
+
+    def record(self, compute: Callable[[], Any], out: Any, args: Any,
+               allocator: Any) -> None:
+        outs = _arrays(out)
+        self.ops.append((compute, outs))
+        ins = _arrays(args)
+        for o in outs:
+            if not any(np.may_share_memory(o, a) for a in ins):
+                self.fresh.append(o)
+                if allocator is None:
+                    self.shared_pool_used = True
+
+
+class StrictGraph:
+    """A captured graph (``cupy.cuda.Graph``): ``launch`` runs its work again."""
+
+    def __init__(self, backend: Any, capture: Capture) -> None:
+        self._backend = backend
+        self._ops = capture.ops
+        self.private_pool = not capture.shared_pool_used
+        self.launches = 0
+
+    def launch(self, stream: Any = None) -> None:
+        self._backend.check_not_capturing("graph launches")
+        with np.errstate(all="ignore"):
+            for compute, outs in self._ops:
+                new = _arrays(normalized(compute()))
+                for r, n in zip(outs, new):
+                    if n is not r and not np.may_share_memory(r, n):
+                        np.copyto(r, n)
+        self.launches += 1
+
+
+class StrictStream:
+    """A stream of the double (``cupy.cuda.Stream``)."""
+
+    def __init__(self, backend: Any, null: bool = False, non_blocking: bool = False,
+                 ptr: int | None = None) -> None:
+        self._backend = backend
+        self.ptr = 0 if null else id(self)
+        self.non_blocking = non_blocking
+        self._outer: list[Any] = []
+
+    def __enter__(self) -> StrictStream:
+        self._outer.append(self._backend.current_stream)
+        self._backend.current_stream = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._backend.current_stream = self._outer.pop()
+
+    def use(self) -> StrictStream:
+        self._backend.current_stream = self
+        return self
+
+    def begin_capture(self, mode: Any = None) -> None:
+        if self.ptr == 0:
+            raise RuntimeError("cannot capture on the default (legacy) stream")
+        if self._backend.capture is not None:
+            raise RuntimeError("cudaErrorIllegalState: a stream is already capturing")
+        self._backend.capture = Capture(self)
+
+    def end_capture(self) -> StrictGraph:
+        cap = self._backend.capture
+        if cap is None or cap.stream is not self:
+            raise RuntimeError("cudaErrorIllegalState: the stream is not capturing")
+        self._backend.capture = None
+        for a in cap.fresh:  # CUDA ran none of it: what the capture allocated is garbage
+            if a.flags.writeable:
+                a.fill(_garbage(a.dtype))
+        return StrictGraph(self._backend, cap)
+
+    def is_capturing(self) -> bool:
+        cap = self._backend.capture
+        return cap is not None and cap.stream is self
+
+    def synchronize(self) -> None:
+        self._backend.synchronize()
+
+
+def _garbage(dtype: np.dtype) -> Any:
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).max
+    return True
+
+
+class MemoryPool:
+    """A private memory pool (``cupy.cuda.MemoryPool``); the double allocates from numpy."""
+
+    def malloc(self, size: int) -> Any:
+        raise NotImplementedError("the strict double allocates with numpy")
+
+
+class StrictCuda:
+    """``xp.cuda`` of one strict GPU: streams, graphs, memory pools."""
+
+    MemoryPool = MemoryPool
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+        class Stream(StrictStream):
+            null = backend.current_stream
+
+            def __init__(self, null: bool = False, non_blocking: bool = False,
+                         ptr: int | None = None) -> None:
+                if null:
+                    raise ValueError("use cupy.cuda.Stream.null for the default stream")
+                super().__init__(backend, non_blocking=non_blocking)
+
+        self.Stream = Stream
+
+    def get_current_stream(self) -> StrictStream:
+        return self._backend.current_stream
+
+    @contextlib.contextmanager
+    def using_allocator(self, allocator: Any = None) -> Iterator[None]:
+        outer, self._backend.allocator = self._backend.allocator, allocator
+        try:
+            yield
+        finally:
+            self._backend.allocator = outer

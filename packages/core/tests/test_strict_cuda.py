@@ -1,0 +1,96 @@
+"""Stream capture on the strict GPU double (``testing/_strict_cuda``): what CUDA and cupy
+forbid while a stream captures raises here too, and a graph's launches compute again from
+the buffers it was captured with."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from ember.core.testing import simulated_gpus
+
+
+@pytest.fixture
+def be():
+    """The backend of one strict simulated GPU."""
+    with simulated_gpus(1, strict=True) as (gpu,):
+        yield gpu.backend
+
+
+def _capture(be, fn, *args):
+    xp = be.xp
+    pool = xp.cuda.MemoryPool()
+    stream = xp.cuda.Stream(non_blocking=True)
+    with xp.cuda.using_allocator(pool.malloc), stream:
+        stream.begin_capture()
+        try:
+            out = fn(*args)
+        finally:
+            graph = stream.end_capture()
+    return graph, out
+
+
+def test_a_launch_computes_again_from_the_buffers_contents(be):
+    xp = be.xp
+    x = xp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    w = xp.asarray(np.ones((3, 2), np.float32))
+    acc = xp.zeros((2, 2), np.float32)
+
+    def step(x):
+        h = xp.tanh(x @ w)[:, ::-1]  # a matmul, a ufunc, a view
+        acc[...] += h  # an in-place write into a buffer made before the capture
+        return (h * 2.0).astype(np.float64), xp.sum(h, axis=0)
+
+    graph, (a, b) = _capture(be, step, x)
+    assert graph.private_pool
+    # CUDA runs nothing during capture: what the capture allocated holds garbage
+    assert np.isnan(a._a).all() and np.isnan(b._a).all()
+    for k in range(3):
+        x[...] = xp.asarray(np.full((2, 3), k, np.float32))
+        before = acc._a.copy()
+        graph.launch()
+        h = np.tanh(np.full((2, 3), k, np.float32) @ np.ones((3, 2), np.float32))[:, ::-1]
+        assert_array_equal(a._a, (h * 2.0).astype(np.float64))
+        assert_array_equal(b._a, h.sum(axis=0))
+        assert_array_equal(acc._a, before + h)
+    assert graph.launches == 3
+
+
+def test_what_cuda_forbids_during_a_capture_raises(be):
+    xp = be.xp
+    x = xp.asarray(np.ones(3, np.float32))
+    host = np.ones(3, np.float32)
+    for forbidden, what in [(lambda: xp.asarray(host), "H2D transfers"),
+                            (lambda: be.from_host(host, 0), "H2D transfers"),
+                            (lambda: x.get(), "D2H transfers"),
+                            (lambda: float(xp.sum(x)), "D2H transfers"),
+                            (lambda: bool(x[0] > 0), "D2H transfers"),
+                            (lambda: be.synchronize(), "synchronous API calls")]:
+        stream = xp.cuda.Stream(non_blocking=True)
+        with stream:
+            stream.begin_capture()
+            with pytest.raises(RuntimeError, match=f"capturing, so {what} are disallowed"):
+                forbidden()
+            stream.end_capture()
+    assert be.capture is None
+    xp.asarray(host)  # allowed again once the capture ended
+
+
+def test_capture_needs_its_own_stream_and_a_private_pool_is_reported(be):
+    xp = be.xp
+    with pytest.raises(RuntimeError, match="default .legacy. stream"):
+        xp.cuda.Stream.null.begin_capture()
+    x = xp.asarray(np.ones(3, np.float32))
+    stream = xp.cuda.Stream(non_blocking=True)
+    stream.begin_capture()  # the work below is issued on the legacy stream, not on it
+    with pytest.raises(RuntimeError, match="legacy default stream"):
+        xp.exp(x)
+    stream.end_capture()
+    with stream:  # captured without using_allocator: the shared pool
+        stream.begin_capture()
+        xp.exp(x)
+        graph = stream.end_capture()
+    assert not graph.private_pool
+    with pytest.raises(RuntimeError, match="not capturing"):
+        stream.end_capture()

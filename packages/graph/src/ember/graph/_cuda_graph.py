@@ -1,0 +1,116 @@
+"""CUDA Graphs: a GPU replay captured once through cupy's stream capture, then launched as
+one graph, so each call costs one launch instead of one kernel launch per op.
+
+A graph replays fixed device addresses. Each call copies its arguments (and the
+variables it reads) into the graph's input buffers, launches the graph on the current
+stream, and copies the results and the variables' new values out, so nothing the caller
+keeps aliases a buffer the next launch overwrites. The capture allocates from a private
+memory pool that lives as long as the graph: a buffer freed during the capture is reused
+only within it, never handed to another array that a later launch would overwrite.
+
+A plan is captured on its second replay (the first one warms every cache a capture
+cannot fill: generated kernels compiled, library handles made). A plan is not captured
+when a graph would repeat something a call must redo on the host:
+
+- a guard or a value-dependent shape (both read device values on the host);
+- a random draw (numbers are drawn on the host and uploaded: a graph would repeat them);
+- work on more than one device, or on a backend that cannot capture (the CPU).
+
+Anything else a capture meets that CUDA forbids (a host transfer, a synchronization)
+raises during the capture, and the plan then replays op by op, as before, with the
+reason kept in ``status``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+CAPTURE_ON_REPLAY = 2  # the replay that captures (the first one warms the caches)
+
+
+def blocker(plan: Any, steps: list[Any], devices: list[Any]) -> str | None:
+    """Why ``plan`` (its kept ``steps``, the devices of its inputs and outputs) cannot be
+    captured as a CUDA Graph, or None."""
+    backends = {id(s.backend): s.backend for s in steps}
+    backends.update((id(d.backend), d.backend) for d in devices)
+    if not steps:
+        return "it runs no op"
+    if len(backends) > 1 or len({d.name for d in devices}) > 1:
+        return "it runs on more than one device"
+    (backend,) = backends.values()
+    if not devices or not hasattr(getattr(backend.xp, "cuda", None), "Stream"):
+        return "its device cannot capture graphs (CUDA Graphs are for GPUs)"
+    if plan.has_guards:
+        return "it reads device values on the host (guards)"
+    if any(s.shapes is not None for s in steps):
+        return "an op's result shape depends on values"
+    if plan.generators:
+        return "it draws random numbers (drawn on the host: a graph would repeat them)"
+    return None
+
+
+class CudaGraph:
+    """A plan's replay captured on one GPU: ``launch(args)`` returns (stores, outputs)."""
+
+    def __init__(self, replay: Any, args: list[Any], device: Any) -> None:
+        xp = self.xp = device.xp
+        cuda = xp.cuda
+        self.device = device
+        self.pool = cuda.MemoryPool()  # the graph's own: see the module docstring
+        self.stream = cuda.Stream(non_blocking=True)
+        with self._on_device(), cuda.using_allocator(self.pool.malloc):
+            self.inputs = [xp.empty_like(a) for a in args]
+            for buffer, a in zip(self.inputs, args):  # (only the strict double reads them)
+                xp.copyto(buffer, a)
+            with self.stream:
+                self.stream.begin_capture()
+                try:
+                    self.results = replay(*self.inputs)
+                finally:
+                    self.graph = self.stream.end_capture()
+        self.launches = 0
+
+    def _on_device(self) -> Any:
+        return self.device.backend.activate(self.device.index) or contextlib.nullcontext()
+
+    def launch(self, args: list[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        xp = self.xp
+        with self._on_device():
+            for buffer, a in zip(self.inputs, args):
+                xp.copyto(buffer, a)
+            self.graph.launch()  # on the current stream, after the copies
+            self.launches += 1
+            stores, outs = self.results
+            return tuple(xp.copy(a) for a in stores), tuple(xp.copy(a) for a in outs)
+
+
+class Capturing:
+    """A plan's CUDA Graph, from warm-up to capture (or to the reason it has none)."""
+
+    def __init__(self, device: Any) -> None:
+        self.why_not: str | None = None
+        self.device = device
+        self.replays = 0
+        self.graph: CudaGraph | None = None
+
+    def status(self) -> str:
+        if self.graph is not None:
+            return f"captured (launched {self.graph.launches} times)"
+        if self.why_not is not None:
+            return f"not captured: {self.why_not}"
+        return f"replayed op by op until replay {CAPTURE_ON_REPLAY}, which captures it"
+
+    def run(self, replay: Any, args: list[Any]) -> Any:
+        """``replay(*args)``: op by op while warming up, then as a graph."""
+        if self.graph is not None:
+            return self.graph.launch(args)
+        self.replays += 1
+        if self.why_not is None and self.replays >= CAPTURE_ON_REPLAY:
+            try:
+                self.graph = CudaGraph(replay, args, self.device)
+            except Exception as e:  # whatever the capture met: replay op by op, as before
+                self.why_not = f"the capture failed: {type(e).__name__}: {e}"
+            else:
+                return self.graph.launch(args)
+        return replay(*args)
