@@ -61,8 +61,9 @@ def _split(args):
 _NO_OP = {"constant", "convert_to_tensor", "rank", "shape", "size"}  # nothing to launch
 _HOST_CHECKS = {  # they check indices or values on the host on every call (an error, never
     # a silently wrong result, for an index out of range or a NaN)
-    "gather", "gather_nd", "nn_ops.embedding_lookup", "scatter_nd",
-    "tensor_scatter_nd_add", "tensor_scatter_nd_update", "debugging.check_indices",
+    "gather", "gather_nd", "take_along_axis", "nn_ops.embedding_lookup", "scatter_nd",
+    "tensor_scatter_nd_add", "tensor_scatter_nd_update", "index_add", "index_update",
+    "debugging.check_indices",
     "debugging.check_range", "check_numerics"}
 _VALUE_SHAPES = {"boolean_mask", "where_indices"}
 

@@ -12,11 +12,12 @@ from .. import _dtypes
 from .._convert import convert_array
 from .._device import Device, get_device
 from .._errors import InvalidArgumentError
-from .._registry import IndexOutOfRangeError, execute, notify, register
+from .._registry import execute, notify, register
 from .._tensor import Tensor, is_variable, wrap
 from ..recording import _active
 from . import _args
 from . import math as m
+from ._index_keys import KeyInput, host_indices, resolve_key
 
 F = "array"
 _slice = builtins.slice
@@ -300,55 +301,13 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
 
 
 # --- indexing ---------------------------------------------------------------------------
-# Index arrays that come from tensors are the op's inputs (after the tensor, and after the
-# updates for index_add/index_update), never attributes: graph mode replays an op on its
-# inputs, so an index computed in the traced function must be one. The key attribute holds
-# the static parts (ints, slices, None, Ellipsis) and a ``KeyInput`` where an input goes.
-class KeyInput:
-    """The place of index input ``i`` in an indexing key: used as indices (``"index"``),
-    as a boolean mask (``"mask"``: its nonzero positions), or as coordinates along the last
-    axis (``"columns"``: one index array per column, as gather_nd and scatter_nd take)."""
-
-    __slots__ = ("check", "i", "kind")
-
-    def __init__(self, i: int, kind: str = "index", check: str | None = None) -> None:
-        self.i = i
-        self.kind = kind
-        self.check = check  # an op name: negative indices raise (TensorFlow's gather ops)
-
-    def __repr__(self) -> str:
-        return f"KeyInput({self.i}, {self.kind!r})"
-
-
-def resolve_key(be: Any, key: tuple[Any, ...], idx: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``key`` with each ``KeyInput`` replaced by the index arrays it stands for."""
-    if not idx:
-        return key
-    out: list[Any] = []
-    for k in key:
-        if type(k) is not KeyInput:
-            out.append(k)
-            continue
-        a = idx[k.i]
-        if k.check is not None and a.dtype.kind == "i" and a.size and int(a.min()) < 0:
-            raise IndexOutOfRangeError(f"{k.check}: indices must not be negative, got "
-                                       f"{int(a.min())}")
-        if k.kind == "index":
-            out.append(a)
-        elif k.kind == "mask":
-            out.extend(be.xp.nonzero(a))
-        else:
-            out.extend(a[..., j] for j in range(a.shape[-1]))
-    return tuple(out)
-
-
 def _getitem(be: Any, x: Any, *idx: Any, key: tuple[Any, ...], basic: bool) -> Any:
-    return x[resolve_key(be, key, idx)]
+    return x[resolve_key(be, key, idx, x.shape)]
 
 
 def _index_add(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...], basic: bool) -> Any:
     out = x.copy()
-    k = resolve_key(be, key, idx)
+    k = resolve_key(be, key, idx, x.shape)
     if basic:
         out[k] += u
     else:
@@ -359,7 +318,7 @@ def _index_add(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...], basic: 
 def _index_update(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...],
                   basic: bool) -> Any:
     out = x.copy()
-    out[resolve_key(be, key, idx)] = u
+    out[resolve_key(be, key, idx, x.shape)] = u
     return out
 
 
@@ -389,6 +348,7 @@ def normalize_key(op: str, key: Any, device: Device
         elif isinstance(k, (np.integer,)):
             out.append(int(k))
         else:
+            host = None  # the index as given on the host, when it was
             if is_variable(k):
                 k = k._read()
             if type(k) is Tensor:
@@ -400,13 +360,14 @@ def normalize_key(op: str, key: Any, device: Device
                 if arr.dtype.kind == "f":
                     raise InvalidArgumentError(f"{op}: indices must be integers or bools, "
                                                f"got {arr.dtype}")
+                host = arr
                 k = wrap(device.backend.from_host(arr, device.index), device)
             dt = k._data.dtype
             if dt.kind == "b":
-                out.append(KeyInput(len(inputs), "mask"))
+                out.append(KeyInput(len(inputs), "mask", name=op))
                 basic = False
             elif dt.kind in "iu":
-                out.append(KeyInput(len(inputs)))
+                out.append(KeyInput(len(inputs), name=op, host=host))
                 if k._data.ndim != 0:
                     basic = False
             else:
@@ -464,7 +425,7 @@ def gather(params: Any, indices: Any, axis: Any = None, batch_dims: int = 0,
     axis = batch_dims if axis is None else axis
     a = _args.axis1("gather", axis, x.ndim)
     idx = _index_tensor(x, indices, "gather")
-    here = KeyInput(0, check="gather")
+    here = KeyInput(0, check="gather", host=host_indices(indices))
     if batch_dims:
         if a != batch_dims:
             raise InvalidArgumentError("gather: with batch_dims, axis must equal batch_dims")
@@ -485,12 +446,12 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     if idx.shape[-1] > x.ndim:
         raise InvalidArgumentError(f"gather_nd: index depth {idx.shape[-1]} exceeds the rank "
                                    f"of params {x.shape}")
-    return execute(_getitem_op, (x, idx), {"key": (KeyInput(0, "columns", "gather_nd"),),
-                                           "basic": False})
+    key = (KeyInput(0, "columns", "gather_nd", host=host_indices(indices)),)
+    return execute(_getitem_op, (x, idx), {"key": key, "basic": False})
 
 
-def _nd_key(op: str) -> dict[str, Any]:
-    return {"key": (KeyInput(0, "columns", op),), "basic": False}
+def _nd_key(op: str, indices: Any) -> dict[str, Any]:
+    return {"key": (KeyInput(0, "columns", op, host=host_indices(indices)),), "basic": False}
 
 
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
@@ -498,14 +459,16 @@ def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
     """A copy of ``tensor`` with the elements at ``indices`` replaced by ``updates``."""
     x = _args.tensor(tensor)
     op = "tensor_scatter_nd_update"
-    return execute(_index_update_op, (x, updates, _index_tensor(x, indices, op)), _nd_key(op))
+    return execute(_index_update_op, (x, updates, _index_tensor(x, indices, op)),
+                   _nd_key(op, indices))
 
 
 def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
     """A copy of ``tensor`` with ``updates`` added at ``indices`` (duplicates add)."""
     x = _args.tensor(tensor)
     op = "tensor_scatter_nd_add"
-    return execute(_index_add_op, (x, updates, _index_tensor(x, indices, op)), _nd_key(op))
+    return execute(_index_add_op, (x, updates, _index_tensor(x, indices, op)),
+                   _nd_key(op, indices))
 
 
 def boolean_mask(tensor: Any, mask: Any, axis: int = 0, name: str | None = None) -> Any:
@@ -521,6 +484,11 @@ def boolean_mask(tensor: Any, mask: Any, axis: int = 0, name: str | None = None)
 
 def take_along_axis(arr: Any, indices: Any, axis: int) -> Any:
     """Pick values along ``axis`` at ``indices`` of the same rank (like numpy's)."""
+    return _take_along(arr, indices, axis, bounds=True)
+
+
+def _take_along(arr: Any, indices: Any, axis: int, bounds: bool) -> Any:
+    """take_along_axis; ``bounds=False`` for indices ember made (sort's and top_k's)."""
     x = _args.tensor(arr)
     idx = _index_tensor(x, indices, "take_along_axis")
     a = _args.axis1("take_along_axis", axis, x.ndim)
@@ -528,7 +496,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int) -> Any:
     key: list[Any] = []
     for i in range(x.ndim):
         if i == a:
-            key.append(KeyInput(0))
+            key.append(KeyInput(0, name="take_along_axis", bounds=bounds,
+                                host=host_indices(indices)))
         else:
             shp = [1] * x.ndim
             shp[i] = x.shape[i]
@@ -567,7 +536,7 @@ def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: b
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Any:
     """``values`` sorted along ``axis`` (differentiable: gradients follow the elements)."""
     x = _args.tensor(values)
-    return take_along_axis(x, argsort(x, axis, direction, stable=True), axis)
+    return _take_along(x, argsort(x, axis, direction, stable=True), axis, bounds=False)
 
 
 TopK = namedtuple("TopK", ["values", "indices"])
@@ -579,7 +548,7 @@ def top_k(input: Any, k: int = 1, sorted: bool = True, name: str | None = None) 
     if not 0 <= k <= x.shape[-1]:
         raise InvalidArgumentError(f"top_k: k={k} is out of range for last axis of shape {x.shape}")
     idx = getitem(argsort(x, -1, "DESCENDING", stable=True), (Ellipsis, _slice(0, k)))
-    return TopK(take_along_axis(x, idx, -1), idx)
+    return TopK(_take_along(x, idx, -1, bounds=False), idx)
 
 
 # --- one_hot, meshgrid ------------------------------------------------------------------

@@ -147,4 +147,4 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     u = _args.tensor(updates)
     z = zeros(_args.shape("scatter_nd", shape), dtype=u.dtype)
     return execute(_index_add_op, (z, u, _index_tensor(z, indices, "scatter_nd")),
-                   _nd_key("scatter_nd"))
+                   _nd_key("scatter_nd", indices))

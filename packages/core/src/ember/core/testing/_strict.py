@@ -10,7 +10,8 @@ Its arrays (``StrictArray``) are a separate type, not an ndarray subclass, so:
   ``TypeError`` as cupy does (Python and numpy scalars are fine, as in cupy);
 - every explicit host copy (``.get()``, ``backend.to_host``) and every scalar read
   (``.item()``, ``float()``, ``int()``, ``bool()``) is counted in ``backend.counters``;
-- functions and dtypes cupy does not have are missing (``CUPY_LACKS``), bfloat16 included.
+- functions and dtypes cupy does not have are missing (``CUPY_LACKS``), bfloat16 included;
+- out-of-bounds integer-array indices wrap around, as cupy's do, where numpy raises.
 
 The namespace ``StrictBackend.xp`` proxies numpy: arguments are unwrapped, results wrapped,
 and numpy functions called on ``StrictArray`` dispatch here through ``__array_function__``
@@ -121,7 +122,8 @@ class StrictBackend:
         ns = self.xp
         args = (ns._unwrap(out, "scatter_add"), ns._unwrap(key, "scatter_add"),
                 ns._unwrap(updates, "scatter_add"))
-        self.run(lambda: np.add.at(*args), args)
+        target, k, u = args  # (wrapped in the launch: a graph reads the indices anew)
+        self.run(lambda: np.add.at(target, cupy_wrapped(target.shape, k), u), args)
 
     def erf(self, x: Any) -> Any:
         a = self.xp._unwrap(x, "erf")
@@ -238,8 +240,15 @@ class StrictNamespace:
         k = {key: self._unwrap(v, name, host_ok) for key, v in kwargs.items()}
         if k.get("dtype") is not None:
             check_dtype(k["dtype"], name)
+        if name in ("take", "take_along_axis") and not self._prefix:
+            def call() -> Any:  # wrapped in the launch: a graph reads the indices anew
+                wa, wk = _wrapped_take(name, a, k)
+                return fn(*wa, **wk)
+        else:
+            def call() -> Any:
+                return fn(*a, **k)
         with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
-            out = self._backend.run(lambda: fn(*a, **k), (a, k))
+            out = self._backend.run(call, (a, k))
         return self._wrap(out, name)
 
     def _unwrap(self, x: Any, name: str, host_ok: bool = False) -> Any:
@@ -318,6 +327,46 @@ def _inplace(ufunc: np.ufunc) -> Callable[..., Any]:
 
 def _unop(ufunc: np.ufunc) -> Callable[..., Any]:
     return lambda self: self._ns._call(ufunc, ufunc.__name__, (self,), {})
+
+
+def cupy_wrapped(shape: tuple[int, ...], key: Any) -> Any:
+    """``key`` with its integer index arrays taken modulo their axis's length: cupy wraps
+    out-of-bounds indices around where numpy raises (cupy's "Differences between CuPy
+    and NumPy"), so code that relies on numpy's IndexError is silently wrong on a GPU."""
+    parts = key if type(key) is tuple else (key,)
+
+    def takes(p: Any) -> int:  # the axes of the array that ``p`` indexes
+        if p is None or p is Ellipsis:
+            return 0
+        if isinstance(p, np.ndarray) and p.dtype == np.bool_:
+            return p.ndim
+        return 1
+
+    explicit = sum(takes(p) for p in parts)
+    out, axis = [], 0
+    for p in parts:
+        if p is Ellipsis:
+            axis += len(shape) - explicit
+        elif isinstance(p, np.ndarray) and p.dtype.kind in "iu" and axis < len(shape) \
+                and shape[axis] > 0:
+            p = np.mod(p, shape[axis])
+        out.append(p)
+        axis += takes(p)
+    return tuple(out) if type(key) is tuple else out[0]
+
+
+def _wrapped_take(name: str, args: Any, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """cupy's ``take`` and ``take_along_axis`` wrap out-of-bounds indices too."""
+    if name == "take":
+        if kwargs.get("mode", "wrap") != "wrap":
+            raise TypeError("take() got an unexpected keyword argument 'mode' (cupy's take "
+                            "always wraps)")
+        return args, {**kwargs, "mode": "wrap"}
+    arr, indices, *rest = args
+    axis = rest[0] if rest else kwargs.get("axis")
+    if axis is not None and isinstance(indices, np.ndarray) and arr.shape[axis] > 0:
+        indices = np.mod(indices, arr.shape[axis])
+    return (arr, indices, *rest), kwargs
 
 
 class StrictArray:
@@ -428,7 +477,8 @@ class StrictArray:
     # --- indexing and iteration ----------------------------------------------------
     def __getitem__(self, key: Any) -> StrictArray:
         a, k = self._a, self._key(key)
-        return self._ns._wrap(self._ns._backend.run(lambda: a[k], (a, k)), "__getitem__")
+        return self._ns._wrap(self._ns._backend.run(lambda: a[cupy_wrapped(a.shape, k)],
+                                                    (a, k)), "__getitem__")
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(value, np.ndarray):  # cupy copies a host value to the device
@@ -438,7 +488,7 @@ class StrictArray:
         a, k = self._a, self._key(key)
 
         def store() -> None:
-            a[k] = value
+            a[cupy_wrapped(a.shape, k)] = value
 
         self._ns._backend.run(store, (a, k, value))
 
