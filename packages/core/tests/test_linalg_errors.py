@@ -9,6 +9,7 @@ import pytest
 
 import ember.core as em
 from ember.core import InvalidArgumentError
+from ember.core.testing import simulated_gpus
 
 A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 
@@ -74,11 +75,26 @@ def test_solve_names_both_shapes_when_rows_differ():
         em.linalg.solve(A, em.ones([3, 1]))
 
 
-def test_singular_and_indefinite_matrices_raise_naming_the_op():
-    with pytest.raises(InvalidArgumentError, match="matrix_inverse"):
-        em.linalg.inv(np.ones((2, 2)))
-    with pytest.raises(InvalidArgumentError, match="cholesky"):
+def test_singular_and_indefinite_matrices_raise_naming_the_op(device):
+    """On every backend: cupy gives garbage for these unless asked to check, and the
+    strict double gives NaN (see the next test)."""
+    with pytest.raises(InvalidArgumentError, match="matrix_inverse: Singular matrix"):
+        em.linalg.inv(np.ones((2, 2), np.float32))
+    with pytest.raises(InvalidArgumentError, match="matrix_solve: Singular matrix"):
+        em.linalg.solve(np.ones((3, 2, 2)), np.ones((3, 2, 1)))
+    with pytest.raises(InvalidArgumentError, match="cholesky: Matrix is not positive definite"):
         em.linalg.cholesky(-np.eye(2))
+    assert float(em.linalg.det(np.ones((2, 2)))) == 0.0  # singular is no error for det
+
+
+def test_the_strict_double_reports_a_failed_factorization_only_when_asked():
+    with simulated_gpus(1, strict=True) as (gpu,):
+        be = gpu.backend
+        a = be.xp.asarray(np.ones((3, 2, 2)))
+        assert np.isnan(be.xp.linalg.inv(a).get()).all()  # cupy: garbage, no error
+        assert be.xp.linalg.solve(a, be.xp.asarray(np.ones((3, 2, 1)))).shape == (3, 2, 1)
+        with be.linalg_errors(), pytest.raises(np.linalg.LinAlgError, match="cuSOLVER"):
+            be.xp.linalg.cholesky(a)
 
 
 @pytest.mark.parametrize("fn", [em.linalg.diag, em.linalg.diag_part])

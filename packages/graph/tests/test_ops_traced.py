@@ -59,12 +59,14 @@ def _split(args):
 
 # Ops a GPU replay cannot capture as a CUDA Graph, and why (see graph/_cuda_graph.py).
 _NO_OP = {"constant", "convert_to_tensor", "rank", "shape", "size"}  # nothing to launch
-_HOST_CHECKS = {  # they check indices or values on the host on every call (an error, never
-    # a silently wrong result, for an index out of range or a NaN)
+_HOST_CHECKS = {  # they check indices, values or a status on the host on every call (an
+    # error, never a silently wrong result, for an index out of range, a NaN, a singular
+    # matrix)
     "gather", "gather_nd", "take_along_axis", "nn_ops.embedding_lookup", "scatter_nd",
     "tensor_scatter_nd_add", "tensor_scatter_nd_update", "index_add", "index_update",
-    "debugging.check_indices",
-    "debugging.check_range", "check_numerics"}
+    "debugging.check_indices", "debugging.check_range", "check_numerics",
+    # factorizations read their status back (cupy's are garbage for a singular matrix)
+    "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.triangular_solve"}
 _VALUE_SHAPES = {"boolean_mask", "where_indices"}
 
 

@@ -7,6 +7,7 @@ here. ``_cupy_backend`` is the only module that imports cupy, and only on first 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -58,6 +59,11 @@ class NumpyBackend:
 
     def synchronize(self) -> None:
         return None
+
+    def linalg_errors(self) -> Any:
+        """A context in which a failed factorization (a singular matrix, one not positive
+        definite) raises ``LinAlgError``: numpy always raises."""
+        return contextlib.nullcontext()
 
 
 def _np_erf(x: np.ndarray) -> np.ndarray:

@@ -65,3 +65,8 @@ class CupyBackend:
 
     def synchronize(self) -> None:
         self.xp.cuda.get_current_stream().synchronize()
+
+    def linalg_errors(self) -> Any:
+        """cupy's cuSOLVER calls return garbage for a singular matrix unless told to check
+        (one synchronization): ``cupyx.errstate(linalg="raise")``."""
+        return self._cupyx.errstate(linalg="raise")

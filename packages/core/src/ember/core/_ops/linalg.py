@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._errors import InvalidArgumentError
 from .._registry import execute, notify, register
 from .._tensor import Tensor
@@ -226,13 +228,26 @@ def _svd(be: Any, a: Any, *, full_matrices: bool, compute_uv: bool) -> Any:
     return s, u, be.xp.swapaxes(vh, -1, -2)
 
 
-_inv = register("matrix_inverse", lambda be, a: be.xp.linalg.inv(a), family=F)
+def _factorized(be: Any, fn: Any, failure: str) -> Any:
+    """``fn()``, a factorization-backed call, raising ``LinAlgError(failure)`` when it fails:
+    numpy raises by itself; cupy gives garbage unless asked to check (one sync)."""
+    with be.linalg_errors():
+        try:
+            return fn()
+        except np.linalg.LinAlgError:
+            raise np.linalg.LinAlgError(failure) from None
+
+
+_inv = register("matrix_inverse", lambda be, a: _factorized(
+    be, lambda: be.xp.linalg.inv(a), "Singular matrix"), family=F)
 _det = register("matrix_determinant", lambda be, a: be.xp.linalg.det(a), family=F)
 _slogdet = register("log_matrix_determinant",
                     lambda be, a: tuple(be.xp.linalg.slogdet(a)), family=F)
-_cholesky = register("cholesky",
-                     lambda be, a: be.xp.linalg.cholesky(_sym_lower(be.xp, a)), family=F)
-_solve = register("matrix_solve", lambda be, a, b: be.xp.linalg.solve(a, b), family=F)
+_cholesky = register("cholesky", lambda be, a: _factorized(
+    be, lambda: be.xp.linalg.cholesky(_sym_lower(be.xp, a)),
+    "Matrix is not positive definite"), family=F)
+_solve = register("matrix_solve", lambda be, a, b: _factorized(
+    be, lambda: be.xp.linalg.solve(a, b), "Singular matrix"), family=F)
 _qr = register("qr", lambda be, a, *, full_matrices: tuple(
     be.xp.linalg.qr(a, mode="complete" if full_matrices else "reduced")), family=F)
 _svd_op = register("svd", _svd, family=F)

@@ -20,6 +20,7 @@ and ``__array_ufunc__`` (as they dispatch to cupy for cupy arrays).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import types
@@ -49,6 +50,8 @@ CUPY_LACKS: frozenset[str] = frozenset({
 })
 # dtypes cupy cannot hold (bfloat16 is experimental only from cupy 14, via ml_dtypes)
 CUPY_DTYPES_LACKING = GPU_UNSUPPORTED_DTYPES
+# cuSOLVER-backed functions whose failure cupy reports only when asked (cupyx.errstate)
+_FACTORIZING = frozenset({"inv", "solve", "cholesky"})
 # functions that accept host data and copy it to the device (counted as uploads)
 _CREATION = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray"})
 # ndarray methods cupy.ndarray has (the ones not listed, e.g. tobytes/itemset/resize, raise)
@@ -95,6 +98,7 @@ class StrictBackend:
         self.counters = TransferCounters()
         self.capture: Capture | None = None  # a stream capture under way (_strict_cuda)
         self.allocator: Any = None  # using_allocator's; None: the shared pool
+        self.linalg_raise = False  # inside linalg_errors() (cupyx.errstate(linalg="raise"))
         self.current_stream = StrictStream(self, null=True)
         self.cuda = StrictCuda(self)
         self.xp = StrictNamespace(self, np, "")
@@ -135,6 +139,16 @@ class StrictBackend:
     def synchronize(self) -> None:
         self.check_not_capturing("synchronous API calls")
         self.counters.syncs += 1
+
+    @contextlib.contextmanager
+    def linalg_errors(self) -> Iterator[None]:
+        """As cupy under ``cupyx.errstate(linalg="raise")``: a failed factorization raises
+        (its status is read back: a synchronization); outside, it gives garbage (NaN)."""
+        outer, self.linalg_raise = self.linalg_raise, True
+        try:
+            yield
+        finally:
+            self.linalg_raise = outer
 
     def run(self, compute: Callable[[], Any], args: Any = ()) -> Any:
         """``compute()``'s result, numpy scalars as 0-d arrays; while a stream captures,
@@ -240,7 +254,10 @@ class StrictNamespace:
         k = {key: self._unwrap(v, name, host_ok) for key, v in kwargs.items()}
         if k.get("dtype") is not None:
             check_dtype(k["dtype"], name)
-        if name in ("take", "take_along_axis") and not self._prefix:
+        if self._prefix == "linalg." and name in _FACTORIZING:
+            def call() -> Any:
+                return self._factorize(fn, name, a, k)
+        elif name in ("take", "take_along_axis") and not self._prefix:
             def call() -> Any:  # wrapped in the launch: a graph reads the indices anew
                 wa, wk = _wrapped_take(name, a, k)
                 return fn(*wa, **wk)
@@ -250,6 +267,23 @@ class StrictNamespace:
         with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
             out = self._backend.run(call, (a, k))
         return self._wrap(out, name)
+
+    def _factorize(self, fn: Callable[..., Any], name: str, a: Any, k: Any) -> Any:
+        """A cuSOLVER-backed function: its status is read back only under
+        ``linalg_errors()``; otherwise a failure gives NaN where cupy gives garbage."""
+        be = self._backend
+        if be.linalg_raise:
+            be._scalar_read()  # the devInfo check
+        try:
+            return fn(*a, **k)
+        except np.linalg.LinAlgError:
+            if be.linalg_raise:
+                raise np.linalg.LinAlgError(f"Error reported by {name} in cuSOLVER (strict "
+                                            "double)") from None
+            shape = a[0].shape
+            if name == "solve":  # a (..., n, n), b (..., n, k)
+                shape = np.broadcast_shapes(a[0].shape[:-2], a[1].shape[:-2]) + a[1].shape[-2:]
+            return np.full(shape, np.nan, np.result_type(*a))
 
     def _unwrap(self, x: Any, name: str, host_ok: bool = False) -> Any:
         t = type(x)
