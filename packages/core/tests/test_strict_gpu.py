@@ -54,6 +54,18 @@ def test_numpy_functions_dispatch_to_the_device(gpu):
     assert type(gpu.xp.zeros((2,))) is StrictArray  # creation functions make device arrays
 
 
+@pytest.mark.parametrize("op", ["__iand__", "__ior__", "__ixor__", "__ilshift__",
+                                "__irshift__", "__ifloordiv__", "__imod__", "__ipow__"])
+def test_augmented_assignments_write_in_place_as_cupys_do(gpu, op):
+    host = np.array([6, 5, 3], np.int32)
+    other = np.array([2, 1], np.int32)
+    a = gpu.xp.asarray(host)
+    view = a[1:]  # a view: only writing in place changes ``a``
+    assert getattr(view, op)(gpu.xp.asarray(other)) is view
+    getattr(host[1:], op)(other)
+    assert a.get().tolist() == host.tolist()
+
+
 def test_scalar_reads_and_host_copies_are_counted(gpu):
     x = em.constant([1.0, 2.0, 3.0])
     c = gpu.backend.counters

@@ -147,5 +147,57 @@ def _bias_act_specs() -> list[OpSpec]:
     ]
 
 
+# --- max pooling over windows that tile the input ----------------------------------------
+def _pool_ref(x: np.ndarray, ksize: Any) -> np.ndarray:
+    n, h, w, c = x.shape
+    kh, kw = ksize
+    return x.reshape(n, h // kh, kh, w // kw, kw, c).max(axis=(2, 4))
+
+
+def _pool_torch(T: Any, x: Any, ksize: Any) -> Any:
+    return T.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), tuple(ksize)).permute(0, 2, 3, 1)
+
+
+def _pool_grad_ref(x: np.ndarray, y: np.ndarray, dy: np.ndarray, ksize: Any) -> np.ndarray:
+    n, h, w, c = x.shape
+    kh, kw = ksize
+    blocks = x.reshape(n, h // kh, kh, w // kw, kw, c)
+    at = y[:, :, None, :, None, :]
+    mask = blocks == at
+    ties = np.maximum(mask.sum(axis=(2, 4), keepdims=True), 1)
+    out = np.where(mask, dy[:, :, None, :, None, :] / ties, 0)
+    return out.reshape(x.shape).astype(dy.dtype)
+
+
+def _pool_grad_args(shape: tuple[int, ...], ksize: tuple[int, int], ties: bool = False) -> Any:
+    """(x, y = the pool of x, dy, ksize); with ``ties``, x on a coarse lattice so windows
+    hold equal maxima."""
+
+    def make(rng: np.random.Generator, dt: Any) -> list[Any]:
+        if ties:
+            x = rng.integers(-1, 2, shape).astype(dt)
+        else:
+            x = sample(rng, shape, dt)
+        return [x, _pool_ref(x, ksize), sample(rng, (shape[0], shape[1] // ksize[0],
+                                                     shape[2] // ksize[1], shape[3]), dt),
+                list(ksize)]
+
+    return make
+
+
+def _pool_specs() -> list[OpSpec]:
+    return [
+        OpSpec("max_pool_tiled", nf.max_pool_tiled, _pool_ref, (
+            case("2x2", args(arr(2, 4, 6, 3), [2, 2])),
+            case("3x1", args(arr(1, 6, 2, 2), [3, 1])),
+            case("1x1", args(arr(2, 2, 2, 1), [1, 1])),
+        ), FLOATS + LOW, True, (0,), _pool_torch),
+        OpSpec("max_pool_tiled_grad", nf.max_pool_tiled_grad, _pool_grad_ref, (
+            case("2x2", _pool_grad_args((2, 4, 4, 3), (2, 2))),
+            case("2x3_ties", _pool_grad_args((1, 4, 6, 2), (2, 3), ties=True)),
+        ), FLOATS + LOW, True, (2,)),
+    ]
+
+
 def specs() -> list[OpSpec]:
-    return _bn_specs() + _bias_act_specs()
+    return _bn_specs() + _bias_act_specs() + _pool_specs()

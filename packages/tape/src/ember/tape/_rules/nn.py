@@ -46,6 +46,7 @@ MISSING_AS_NONE.add("sparse_softmax_xent")
 # --- fused layer ops (core's ``_ops/nn_fused``) --------------------------------------------
 _BN_GRAD = REGISTRY["batch_norm_training_grad"]
 _BIAS_ACT_GRAD = REGISTRY["bias_activation_grad"]
+_MAX_POOL_GRAD = REGISTRY["max_pool_tiled_grad"]
 
 
 @reg("batch_norm_training")
@@ -111,6 +112,31 @@ def _bias_act_grad(op: OpContext, dy: Any) -> Gradients:
     if op.attrs["activation"] == "relu":
         g = em.where(em.greater(op.inputs[1], 0), g, 0)
     return g, None
+
+
+@reg("max_pool_tiled")
+def _max_pool(op: OpContext, dy: Any) -> Gradients:
+    """Each window's gradient to its maximum (shared among ties), in one fused op."""
+    return run_op(_MAX_POOL_GRAD, (op.inputs[0], op.output, dy), op.attrs)  # type: ignore[no-any-return]
+
+
+@reg("max_pool_tiled_grad")
+def _max_pool_grad(op: OpContext, g: Any) -> Gradients:
+    """Linear in its ``dy``: d(dy) gathers each window's gradient from the elements that
+    held its maximum (shared among ties, as forward); the routing is constant between
+    ties, so ``x`` and ``y`` get none."""
+    x, y = op.inputs[0], op.inputs[1]
+    kh, kw = op.attrs["ksize"]
+    total: Any = None
+    ties: Any = None
+    for i in range(kh):
+        for j in range(kw):
+            at = (slice(None), slice(i, None, kh), slice(j, None, kw), slice(None))
+            m = em.equal(x[at], y)
+            part, count = em.where(m, g[at], 0), em.cast(m, g.dtype)
+            total = part if total is None else em.add(total, part)
+            ties = count if ties is None else em.add(ties, count)
+    return None, None, em.divide(total, em.maximum(ties, 1))
 
 
 reads_only("bias_activation", inputs=False)  # its rule reads its output, not the sum
