@@ -326,3 +326,48 @@ def test_clone_model_rejects_what_it_cannot_clone():
         nn.models.clone_model(MNISTModel())
     with pytest.raises(ValueError, match="not a Layer"):
         nn.models.clone_model(_student(), clone_function=lambda layer: None)
+
+
+@pytest.mark.parametrize("init", [
+    nn.initializers.HeNormal(seed=3), nn.initializers.GlorotUniform(),
+    nn.initializers.VarianceScaling(2.0, "fan_avg", "uniform", seed=1),
+    nn.initializers.RandomNormal(0.5, 0.1, seed=2), nn.initializers.RandomUniform(-1.0, 2.0),
+    nn.initializers.TruncatedNormal(stddev=0.2), nn.initializers.Constant(0.25),
+    nn.initializers.Orthogonal(gain=2.0, seed=4), nn.initializers.Zeros()],
+    ids=lambda i: type(i).__name__)
+def test_initializers_serialize_to_keras_form_and_back(init):
+    config = nn.initializers.serialize(init)
+    assert config["class_name"] == type(init).__name__
+    again = nn.initializers.get(config)
+    assert type(again) is type(init) and again.get_config() == init.get_config()
+    em.random.set_seed(7)
+    a = init((5, 3)).numpy()
+    em.random.set_seed(7)
+    np.testing.assert_array_equal(again((5, 3)).numpy(), a)  # same arguments, same draws
+
+
+def test_initializer_configs_hold_their_arguments():
+    assert nn.initializers.HeNormal(seed=3).get_config() == {"seed": 3}
+    assert nn.initializers.RandomNormal(0.5, 0.1).get_config() == {
+        "mean": 0.5, "stddev": 0.1, "seed": None}
+    with pytest.raises(ValueError, match="a plain function cannot be serialized"):
+        nn.initializers.serialize(lambda shape, dtype=None: em.zeros(shape))
+    with pytest.raises(ValueError, match="unknown initializer 'Nope'"):
+        nn.initializers.deserialize({"class_name": "Nope", "config": {}})
+
+
+def test_sequential_takes_an_input_first_as_keras():
+    model = nn.Sequential([nn.Input(shape=(4,)), nn.layers.Dense(3), nn.layers.Dense(2)])
+    assert model.built and model.layers[0].kernel.shape == (4, 3)  # built at once
+    assert model(em.ones((5, 4))).shape == (5, 2)
+    ids = nn.Sequential([nn.Input(shape=(6,), dtype="int32"), nn.layers.Embedding(10, 3)])
+    assert ids.built and ids(em.constant([[1, 2, 3, 4, 5, 6]])).shape == (1, 6, 3)
+    later = nn.Sequential()
+    later.add(nn.Input(shape=(2,)))
+    later.add(nn.layers.Dense(1))
+    assert later.built
+    with pytest.raises(ValueError, match="an nn.Input must come first"):
+        later.add(nn.Input(shape=(2,)))
+    sym = nn.layers.Dense(2)(nn.Input(shape=(3,)))
+    with pytest.raises(TypeError, match="the output of a layer"):
+        nn.Sequential([sym])

@@ -12,6 +12,7 @@ Examples:
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -21,7 +22,7 @@ import ember.core as em
 
 __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Initializer",
            "LecunNormal", "LecunUniform", "Ones", "Orthogonal", "RandomNormal", "RandomUniform",
-           "TruncatedNormal", "VarianceScaling", "Zeros", "get"]
+           "TruncatedNormal", "VarianceScaling", "Zeros", "deserialize", "get", "serialize"]
 
 
 def _fans(shape: tuple[int, ...]) -> tuple[float, float]:
@@ -42,7 +43,15 @@ class Initializer:
         raise NotImplementedError
 
     def get_config(self) -> dict[str, Any]:
-        return {}
+        """The constructor's arguments, as Keras's (``HeNormal(seed=3)`` -> ``{"seed": 3}``):
+        every initializer here keeps each argument under its own name."""
+        params = inspect.signature(type(self).__init__).parameters
+        return {p: getattr(self, p) for p, v in params.items()
+                if p != "self" and v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        return cls(**config)
 
 
 class Zeros(Initializer):
@@ -171,8 +180,45 @@ _NAMES: dict[str, Any] = {
 }
 
 
+def serialize(initializer: Any) -> dict[str, Any]:
+    """``{"class_name": ..., "config": ...}`` for an initializer (Keras's form), which
+    ``get`` and ``deserialize`` turn back into an equal one.
+
+    Raises:
+        ValueError: ``initializer`` is not an ``Initializer`` (a plain function has no
+            config to save).
+    """
+    if not isinstance(initializer, Initializer):
+        raise ValueError(f"initializers.serialize: expected an Initializer, got "
+                         f"{initializer!r} (a plain function cannot be serialized; subclass "
+                         "Initializer and give it get_config)")
+    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+
+
+def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
+    """The initializer ``serialize`` described (``custom_objects``: your own classes).
+
+    Raises:
+        ValueError: an unknown class name, or a dict without ``class_name``.
+    """
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"initializers.deserialize: expected {{'class_name': ..., 'config': "
+                         f"...}}, got {config!r}")
+    name = config["class_name"]
+    known = {c.__name__: c for c in _NAMES.values()}
+    known.update(custom_objects or {})
+    if name not in known:
+        raise ValueError(f"initializers.deserialize: unknown initializer {name!r}; known: "
+                         f"{sorted(known)}")
+    cls = known[name]
+    return cls.from_config(config.get("config") or {})
+
+
 def get(identifier: Any) -> Any:
-    """An initializer from a name (``"he_normal"``), an instance or a callable."""
+    """An initializer from a name (``"he_normal"``), a ``serialize`` dict, an instance or a
+    callable."""
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
         key = identifier.lower()
         if key not in _NAMES:

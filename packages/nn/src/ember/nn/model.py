@@ -310,9 +310,11 @@ def _topological_nodes(name: str, outputs: Any, inputs: set[int]) -> list[Any]:
 
 
 class Sequential(Model):
-    """A linear stack of layers: ``Sequential([Dense(10, input_shape=(784,)), Dense(10)])``.
+    """A linear stack of layers: ``Sequential([Dense(10, input_shape=(784,)), Dense(10)])``
+    or, as in Keras, ``Sequential([nn.Input(shape=(784,)), Dense(10), Dense(10)])``.
 
-    With ``input_shape`` on the first layer it builds at once; otherwise on the first call.
+    With ``input_shape`` on the first layer, or an ``nn.Input`` before it, it builds at
+    once; otherwise on the first call.
     """
 
     def __init__(self, layers: Any = None, name: str | None = None, **kwargs: Any) -> None:
@@ -320,6 +322,7 @@ class Sequential(Model):
         stack = _tracking.TrackedList()
         self._ember.children["layers"] = stack  # checkpoint paths: layers/0/kernel, ...
         self._ember.stack = stack
+        self._input: Any = None  # an nn.Input given first: (batch shape, dtype)
         for layer in layers or ():
             self.add(layer)
 
@@ -328,18 +331,38 @@ class Sequential(Model):
         return list(self._ember.stack)
 
     def add(self, layer: Layer) -> None:
-        """Append a layer (building the model when the first layer knows its input shape)."""
+        """Append a layer (building the model when its input shape is known: from an
+        ``nn.Input`` added first, or from the first layer's ``input_shape``).
+
+        Raises:
+            TypeError: ``layer`` is neither a Layer nor an ``nn.Input``.
+            ValueError: an ``nn.Input`` after the first layer.
+        """
+        if isinstance(layer, _symbolic.SymbolicTensor):
+            if layer.node is not None:
+                raise TypeError("Sequential.add: expected a Layer or an nn.Input, got the "
+                                "output of a layer (for a graph of layers, use "
+                                "nn.Model(inputs, outputs))")
+            if self._ember.stack or self._input is not None:
+                raise ValueError("Sequential.add: an nn.Input must come first, before any "
+                                 "layer")
+            self._input = (tuple(layer.shape), layer.dtype)
+            return
         if not isinstance(layer, Layer):
-            raise TypeError(f"Sequential.add: expected a Layer, got {type(layer).__name__}")
+            raise TypeError(f"Sequential.add: expected a Layer or an nn.Input, got "
+                            f"{type(layer).__name__}")
         self._ember.stack.append(layer)
         first = self._ember.stack[0]._ember.batch_input_shape
+        if first is None and self._input is not None:
+            first = self._input[0]
         if first is not None and (self.built or len(self._ember.stack) == 1):
             self.build((None,) + tuple(first[1:]))
 
     def build(self, input_shape: Any) -> None:
         shape = tuple(1 if s is None else int(s) for s in input_shape)
+        dtype = self.dtype if self._input is None else self._input[1]
         with em.recording.paused():
-            out = self.call(em.zeros(shape, dtype=self.dtype))
+            out = self.call(em.zeros(shape, dtype=dtype))
         self._ember.batch_input_shape = (None,) + tuple(shape[1:])
         self._ember.output_shape = tuple(out.shape) if hasattr(out, "shape") else None
         self.built = True
