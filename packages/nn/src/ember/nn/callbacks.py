@@ -20,6 +20,8 @@ class Callback:
     """Base class: override any ``on_*`` hook; ``self.model`` is the model being run.
 
     Setting ``model.stop_training = True`` in a hook ends ``fit`` after the current batch.
+    ``fit`` calls the test hooks too while it validates (before ``on_epoch_end``), and
+    hands ``on_train_end`` the last epoch's logs, as Keras does.
     """
 
     def __init__(self) -> None:

@@ -395,6 +395,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
                         "verbose": verbose})
     object.__setattr__(model, "stop_training", False)
     cbs.on_train_begin({})
+    epoch_logs: dict[str, float] = {}  # the last epoch's, handed to on_train_end (Keras)
     for epoch in range(epochs):
         _reset(model)
         cbs.on_epoch_begin(epoch, {})
@@ -412,13 +413,17 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
                 _postfix(bar, host_logs(logs))
             if model.stop_training:
                 break
+        val: dict[str, Any] = {}
         if validation_data is not None:  # device tensors (Variable.assign never mutates a
-            # value already read, so the training logs survive the metrics' reset)
+            # value already read, so the training logs survive the metrics' reset); the
+            # callbacks see the test hooks, as Keras's fit runs evaluate with its callbacks
             val, _ = _test_logs(model, validation_data, None,
-                                _val_batch_size(validation_data, batch_size), 0, None)
+                                _val_batch_size(validation_data, batch_size), 0, cbs)
             logs = {**logs, **{f"val_{k}": v for k, v in val.items()}}
         # once per epoch, validation included: one copy for callbacks, history and the bar
         logs = host_logs(logs)
+        if validation_data is not None:
+            cbs.on_test_end({k: logs[f"val_{k}"] for k in val})
         if verbose == 1 and hasattr(bar, "set_postfix"):
             _postfix(bar, logs)
         if hasattr(bar, "close"):
@@ -427,9 +432,10 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             print(f"epoch {epoch + 1}/{epochs} - " +
                   " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         cbs.on_epoch_end(epoch, logs)
+        epoch_logs = logs
         if model.stop_training:
             break
-    cbs.on_train_end({})
+    cbs.on_train_end(dict(epoch_logs))
     return history
 
 
@@ -460,12 +466,15 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, c
 
 def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
                callbacks: Any, sample_weight: Any = None) -> tuple[dict[str, Any], Any]:
-    """Run the test steps: the logs as device tensors (not read back) and the callbacks."""
+    """Run the test steps: the logs as device tensors (not read back) and the callbacks
+    (``callbacks`` a list, or fit's ``CallbackList`` during validation); the caller calls
+    ``on_test_end`` once it has the logs on the host."""
     _require_compiled(model)
     if isinstance(x, tuple) and y is None and len(x) == 2 and _is_arrays(x[0]):
         x, y = x
     data = _batches(x, y, batch_size, False, sample_weight)
-    cbs = CallbackList(callbacks, model, {"verbose": verbose})
+    cbs = callbacks if isinstance(callbacks, CallbackList) else \
+        CallbackList(callbacks, model, {"verbose": verbose})
     _reset(model)
     cbs.on_test_begin({})
     logs: dict[str, float] = _logs(model)
