@@ -69,6 +69,7 @@ LAYER_SPECS: dict[str, dict[str, Any]] = {
     "Softmax": dict(x=[X3], alt={"axis": 1}),
     "Reshape": dict(args=((15,),), x=[X3], alt={"target_shape": (5, 3)}),
     "Permute": dict(args=((2, 1),), x=[X3], alt={"dims": (1, 2)}),
+    "RepeatVector": dict(args=(3,), x=[X2], alt={"n": 2}),
     "Lambda": dict(args=(lambda t: t * 2.0,), x=[X2], alt={"function": lambda: lambda t: t}),
     "Layer": dict(x=[X2]),
     "MultiHeadAttention": dict(

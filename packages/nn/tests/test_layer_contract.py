@@ -34,6 +34,7 @@ SPECS = [
     ("gap", lambda: L.GlobalAveragePooling2D(), (2, 4, 4, 3), "f", (2, 3), 0),
     ("flatten", lambda: L.Flatten(), (2, 3, 4), "f", (2, 12), 0),
     ("reshape", lambda: L.Reshape([4, 3]), (2, 12), "f", (2, 4, 3), 0),
+    ("repeat_vector", lambda: L.RepeatVector(3), (2, 5), "f", (2, 3, 5), 0),
     ("activation", lambda: L.Activation("tanh"), (2, 5), "f", (2, 5), 0),
     ("dropout", lambda: L.Dropout(0.5), (4, 5), "f", (4, 5), 0),
     ("batchnorm", lambda: L.BatchNormalization(), (8, 4), "f", (8, 4), 2),

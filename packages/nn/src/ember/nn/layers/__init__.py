@@ -4,7 +4,17 @@ from ._symbolic import Input, SymbolicTensor
 from .attention import MultiHeadAttention
 from .base import InputSpec, Layer, current_training
 from .conv import Conv1D, Conv2D, Conv2DTranspose
-from .core import Activation, Dropout, Flatten, Lambda, LeakyReLU, Permute, Reshape, Softmax
+from .core import (
+    Activation,
+    Dropout,
+    Flatten,
+    Lambda,
+    LeakyReLU,
+    Permute,
+    RepeatVector,
+    Reshape,
+    Softmax,
+)
 from .dense import Dense
 from .embedding import Embedding
 from .masking import Masking, get_mask, set_mask
@@ -44,4 +54,4 @@ __all__ = [
     "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPooling1D", "MaxPool1D",
     "MaxPooling1D", "TimeDistributed",
 ]
-__all__ += ["LeakyReLU", "Softmax", "Input", "SymbolicTensor"]
+__all__ += ["LeakyReLU", "Softmax", "Input", "SymbolicTensor", "RepeatVector"]

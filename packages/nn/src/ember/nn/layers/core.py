@@ -1,5 +1,5 @@
-"""Shape and element-wise layers: Flatten, Reshape, Activation, LeakyReLU, Softmax, Dropout,
-Permute, Lambda."""
+"""Shape and element-wise layers: Flatten, Reshape, Permute, RepeatVector, Activation,
+LeakyReLU, Softmax, Dropout, Lambda."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import ember.core as em
 
 from .. import activations
-from .base import Layer
+from .base import InputSpec, Layer
 
 
 class Flatten(Layer):
@@ -46,6 +46,42 @@ class Permute(Layer):
 
     def call(self, inputs: Any) -> Any:
         return em.transpose(inputs, (0,) + self.dims)
+
+
+class RepeatVector(Layer):
+    """Repeat each example ``n`` times along a new time axis: (N, F) -> (N, n, F).
+
+    Args:
+        n: how many times (steps), a positive int.
+        **kwargs: the base ``Layer`` arguments.
+
+    Raises:
+        TypeError: ``n`` is not an int.
+        ValueError: ``n`` is less than 1, or (at the call) the input is not of rank 2.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.RepeatVector(3)(np.ones((2, 4), np.float32)).shape
+        (2, 3, 4)
+    """
+
+    def __init__(self, n: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"RepeatVector: n must be an int, got {n!r}")
+        if n < 1:
+            raise ValueError(f"RepeatVector: n must be at least 1, got {n}")
+        self.n = int(n)
+        self.input_spec = InputSpec(ndim=2)
+
+    def build(self, input_shape: Any) -> None:
+        if self.input_spec is not None and not isinstance(input_shape, list):
+            self.input_spec.check(self, tuple(input_shape))
+        super().build(input_shape)
+
+    def call(self, inputs: Any) -> Any:
+        return em.tile(em.expand_dims(inputs, 1), (1, self.n, 1))
 
 
 class Activation(Layer):
