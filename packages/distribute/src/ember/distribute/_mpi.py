@@ -19,6 +19,8 @@ import numpy as np
 
 from ._errors import DistributeError
 
+ABORT_GRACE_S = 1.0  # how long the watchdog waits between its message and MPI_Abort
+
 
 def launched_by_mpi() -> bool:
     """Whether this process was started by an MPI launcher (mpiexec / mpirun / srun)."""
@@ -47,6 +49,11 @@ class _Watchdog:
                     "died, hangs, or never made this call. Aborting the job; restart it to "
                     "resume from its last checkpoint.\n")
                 sys.stderr.flush()
+                # MPI_Abort makes the launcher kill every rank and exit, and it may exit
+                # before it has forwarded what this rank just wrote (seen with MPICH's
+                # hydra on a loaded machine: the job died without a word). Give the
+                # launcher a moment to pass the message on.
+                time.sleep(ABORT_GRACE_S)
                 try:
                     self.comm.Abort(1)
                 finally:
