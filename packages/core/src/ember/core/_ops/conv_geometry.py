@@ -103,11 +103,13 @@ def dilate_filter(xp: Any, w: Any, g: Geometry) -> Any:
 CHUNK_ELEMENTS = 1 << 21  # 8 MB of float32 workspace per chunk of the batch
 
 
-def batch_chunks(g: Geometry, per_image: int) -> Iterator[tuple[int, int, Geometry]]:
+def batch_chunks(g: Geometry, per_image: int, budget: int | None = None
+                 ) -> Iterator[tuple[int, int, Geometry]]:
     """(start, stop, geometry of that slice of the batch) for chunks of the batch whose
-    workspace (``per_image`` elements an image) stays under ``CHUNK_ELEMENTS``."""
+    workspace (``per_image`` elements an image) stays under ``budget`` elements
+    (``CHUNK_ELEMENTS`` unless given)."""
     n = g.x_shape[0]
-    step = max(1, CHUNK_ELEMENTS // max(1, per_image))
+    step = max(1, (CHUNK_ELEMENTS if budget is None else budget) // max(1, per_image))
     for a in range(0, n, step):
         b = min(a + step, n)
         yield a, b, dataclasses.replace(g, x_shape=(b - a,) + g.x_shape[1:])

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .conv_geometry import Geometry, batch_chunks
+from .conv_geometry import Geometry, batch_chunks, crop_image
 
 
 class _Xp:
-    """The little of a backend that ``conv._extract`` / ``conv._to_image`` use."""
+    """The little of a backend that ``conv._extract`` uses."""
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
@@ -45,17 +45,32 @@ def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
     return y
 
 
-def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
-    from .conv import _to_image
+SHIFT_CHUNK_ELEMENTS = 1 << 18  # 1 MB of float32: a chunk's padded image stays in cache
 
+
+def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
+    """``dx`` by one product per filter tap: ``dy @ w[i, j].T`` added into the padded
+    image at the tap's offset. The window matrix (KH * KW times the input) is never made,
+    and a chunk's image stays in cache while its KH * KW products land in it (measured
+    1.3-2x faster than the matrix of windows and its scatter-add, LeNet and ResNet
+    shapes)."""
     kh, kw, c, co = g.w_shape
-    _, oh, ow, _ = g.y_shape
-    wt = w.reshape(kh * kw * c, co).T
-    dx = xp.empty(g.x_shape, dtype=xp.result_type(dy, w))
-    for a, b, gc in _chunks(g):
-        cols = xp.matmul(dy[a:b].reshape(-1, co), wt).reshape(b - a, oh, ow, kh, kw, c)
-        dx[a:b] = _to_image(_Xp(xp), cols, gc.x_shape, g.strides, g.dilations, g.pads)
-    return dx
+    n, oh, ow, _ = g.y_shape
+    hp, wp = g.padded_hw
+    sh, sw = g.strides
+    dh, dw = g.dilations
+    taps = xp.ascontiguousarray(xp.moveaxis(w, 3, 2))  # (KH, KW, CO, C)
+    dt = xp.result_type(dy, w)
+    padded = xp.zeros((n, hp, wp, c), dtype=dt)
+    for a, b, _ in batch_chunks(g, hp * wp * c + oh * ow * c, SHIFT_CHUNK_ELEMENTS):
+        d = dy[a:b].reshape(-1, co)
+        img = padded[a:b]
+        for i in range(kh):
+            for j in range(kw):
+                at = img[:, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                         j * dw: j * dw + sw * (ow - 1) + 1: sw, :]
+                xp.add(at, xp.matmul(d, taps[i, j]).reshape(b - a, oh, ow, c), out=at)
+    return crop_image(padded, g)
 
 
 def backprop_filter(xp: Any, x: Any, dy: Any, g: Geometry) -> Any:

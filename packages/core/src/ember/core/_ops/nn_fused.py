@@ -191,7 +191,20 @@ def _bias_act_grad(be: Any, dy: Any, y: Any, *, activation: str) -> tuple[Any, A
         dz = dz.view(dy.dtype)
     else:
         dz = dy
-    return dz, dz.sum(tuple(range(dz.ndim - 1)))
+    return dz, _sum_rows(be.xp, dz)
+
+
+def _sum_rows(xp: Any, a: Any) -> Any:
+    """``a`` summed over all but its last axis. float32/float64 go through BLAS as
+    ``ones @ a`` (5x faster than numpy's reduction over leading axes on a conv layer's
+    activations, measured); other dtypes through ``sum``."""
+    if a.dtype not in _BLAS_DTYPES or a.ndim < 2 or a.size == 0:
+        return a.sum(tuple(range(a.ndim - 1)))
+    rows = a.reshape(-1, a.shape[-1])
+    return xp.matmul(xp.ones(rows.shape[0], dtype=a.dtype), rows)
+
+
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 _INTS = {2: np.int16, 4: np.int32, 8: np.int64}
@@ -268,17 +281,17 @@ def _max_pool_tiled_grad(be: Any, x: Any, y: Any, dy: Any, *,
     (reduce_max's gradient); a window whose maximum is NaN gets none. (A non-finite ``dy``
     reaches the whole window: mask times share, 3x faster than a select.)"""
     xp = be.xp
-    masks = [v == y for v in _window_views(x, ksize)]
-    ties = masks[0].astype(dy.dtype)
-    for m in masks[1:]:
-        ties += m
+    n, h, w, c = x.shape
+    kh, kw = ksize
+    # the windows as axes 2 and 4 of a view: one comparison and one product, each a pass
+    # in memory order (1.2-1.3x faster than a pass per window element, measured)
+    masks = x.reshape(n, h // kh, kh, w // kw, kw, c) == y[:, :, None, :, None, :]
+    ties = masks[:, :, 0, :, 0].astype(dy.dtype)
+    for k in range(1, kh * kw):
+        ties += masks[:, :, k // kw, :, k % kw]
     xp.maximum(ties, 1, out=ties)  # NaN windows: no element equals their maximum
     share = dy / ties
-    out = xp.empty(x.shape, dy.dtype)
-    kh, kw = ksize
-    for k, m in enumerate(masks):
-        xp.multiply(m, share, out=out[:, k // kw::kh, k % kw::kw, :])
-    return out
+    return xp.multiply(masks, share[:, :, None, :, None, :]).reshape(x.shape)
 
 
 _max_pool_op = register("max_pool_tiled", _max_pool_tiled, family=F)

@@ -125,6 +125,9 @@ _CONV_GEOMETRIES = {
     "strided_padded": ((1, 5, 6, 2), (3, 2, 2, 3), (2, 2), (1, 1), ((1, 1), (0, 1)),
                        (1, 3, 3, 3)),
     "dilated": ((1, 6, 6, 2), (2, 2, 2, 3), (1, 1), (2, 2), ((0, 0), (0, 0)), (1, 4, 4, 3)),
+    # the last row and column are in no window: their input gradient is zero
+    "strided_uncovered": ((1, 6, 7, 2), (3, 3, 2, 2), (2, 3), (1, 1), ((0, 0), (0, 0)),
+                          (1, 2, 2, 2)),
 }
 
 
