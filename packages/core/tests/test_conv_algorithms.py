@@ -218,6 +218,20 @@ def test_batch_chunks_match_the_reference(spec, case, dtype, device, monkeypatch
     check_case_forward(spec, case, dtype, device)
 
 
+@pytest.mark.parametrize("min_channels", [1, 1 << 30], ids=["per_tap", "window_matrix"])
+@pytest.mark.parametrize(("spec", "case", "dtype"), F64_CASES,
+                         ids=[case_id(*c) for c in F64_CASES])
+def test_both_im2col_input_gradients_match_the_reference(spec, case, dtype, device,
+                                                         monkeypatch, min_channels):
+    """im2col's input gradient: one product per filter tap, or (few channels) the window
+    matrix and its scatter-add; each on every geometry of the table."""
+    from ember.core._ops import conv_im2col
+
+    monkeypatch.setattr(conv_im2col, "SHIFT_MIN_CHANNELS", min_channels)
+    with em.config.using(conv_algorithm="im2col"):
+        check_case_forward(spec, case, dtype, device)
+
+
 def test_config_reports_and_clears_the_autotuners_choices():
     em.config.clear_conv_choices()
     assert em.config.conv_choices() == {}
