@@ -18,6 +18,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 import tracemalloc
 
 import numpy as np
@@ -256,6 +257,75 @@ def chart(speed: dict[int, dict[str, dict[str, float]]],
     return out
 
 
+# ember op -> the PyTorch ops doing the same work (their self times are summed)
+PROFILE_GROUPS = {
+    "convolutions (forward and both gradients)": (
+        {"conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"},
+        {"aten::mkldnn_convolution", "aten::convolution_backward"}),
+    "dense layers (matrix products)": ({"matmul"}, {"aten::mm", "aten::addmm"}),
+    "max pooling and its gradient": (
+        {"max_pool_tiled", "max_pool_tiled_grad"},
+        {"aten::max_pool2d_with_indices", "aten::max_pool2d_with_indices_backward"}),
+    "bias + relu and their gradients": (
+        {"bias_activation", "bias_activation_grad"},
+        {"aten::clamp_min", "aten::threshold_backward", "aten::sum", "aten::relu"}),
+    "optimizer updates": ({"subtract"}, {"aten::add_"}),
+}
+
+
+def profile_lenet(torch) -> dict[str, tuple[float, float]]:
+    """Milliseconds per LeNet step in each group of PROFILE_GROUPS: ember's by timing
+    every op's forward function, PyTorch's by its profiler's self CPU time. The rest of
+    each step (Python, the tape, other small ops) is under "everything else"."""
+    import bench_nn
+    from torch.profiler import ProfilerActivity, profile
+
+    from ember.core import REGISTRY
+
+    contenders, _ = bench_nn.cnn(torch)
+    steps = 10
+    spent: dict[str, float] = {}
+    wrapped = {}
+    for name, op in REGISTRY.items():
+        def timed(*a, _fw=op.forward, _name=name, **k):
+            t0 = time.perf_counter()
+            try:
+                return _fw(*a, **k)
+            finally:
+                spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - t0
+        wrapped[name] = op.forward
+        op.forward = timed
+    try:
+        for _ in range(3):
+            contenders["ember"]()
+        spent.clear()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            contenders["ember"]()
+        ember_total = time.perf_counter() - t0
+    finally:
+        for name, fw in wrapped.items():
+            REGISTRY[name].forward = fw
+    step = contenders["PyTorch eager"]
+    for _ in range(3):
+        step()
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            step()
+    torch_total = time.perf_counter() - t0
+    torch_self = {e.key: e.self_cpu_time_total / 1e6 for e in prof.key_averages()}
+    out = {}
+    for group, (ours, theirs) in PROFILE_GROUPS.items():
+        out[group] = (sum(spent.get(n, 0.0) for n in ours) / steps * 1e3,
+                      sum(torch_self.get(n, 0.0) for n in theirs) / steps * 1e3)
+    e_rest = ember_total / steps * 1e3 - sum(v[0] for v in out.values())
+    t_rest = torch_total / steps * 1e3 - sum(v[1] for v in out.values())
+    out["everything else"] = (e_rest, t_rest)
+    out["the whole step"] = (ember_total / steps * 1e3, torch_total / steps * 1e3)
+    return out
+
+
 def main() -> None:
     torch = try_import("torch")
     speed: dict[int, dict[str, dict[str, float]]] = {}
@@ -273,11 +343,13 @@ def main() -> None:
     mem = {name: memory(name, [c for c in ("numpy by hand", "ember", "PyTorch eager")
                                if c != "numpy by hand" or "LeNet" in name])
            for name in WORKLOADS} if torch is not None else {}
-    write("conv", _report(speed, layers, choices, mem))
+    with _set_threads(torch, 1):
+        prof = profile_lenet(torch) if torch is not None else {}
+    write("conv", _report(speed, layers, choices, mem, prof))
     chart(speed, layers)
 
 
-def _report(speed, layers, choices, mem) -> str:
+def _report(speed, layers, choices, mem, prof) -> str:
     lines = ["# ember-core: convolutions against PyTorch eager", "",
              "Same process, contenders alternating, best of 5 rounds. Speed relative to "
              "PyTorch eager = its time / the contender's (higher is better; above 1.0 is "
@@ -314,6 +386,16 @@ def _report(speed, layers, choices, mem) -> str:
                 traced = f"{m['traced_mb']:.1f}" if c != "PyTorch eager" else "-"
                 lines.append(f"| {name.split(',')[0]} | {c} | {m['rss_mb']:.1f} | "
                              f"{m['rss_mb'] / ref:.2f}x | {traced} |")
+        lines.append("")
+    if prof:
+        lines += ["### Where one LeNet step's time goes (1 thread)", "",
+                  "Milliseconds per step: ember's ops timed one by one, PyTorch's by its "
+                  "profiler (self CPU time of the ATen ops doing the same work; the "
+                  "profiler adds a little to PyTorch's whole step). Ten steps, after three "
+                  "warm-up steps.", "",
+                  "| part of the step | ember (ms) | PyTorch eager (ms) |", "|---|---:|---:|"]
+        for group, (e, t) in prof.items():
+            lines.append(f"| {group} | {e:.1f} | {t:.1f} |")
         lines.append("")
     return "\n".join(lines)
 
