@@ -233,3 +233,32 @@ def test_elementwise_kernels_evaluate_their_c_and_refuse_what_nvcc_or_the_double
                                                                                dtype=em.float64)._data)
     with pytest.raises(TypeError, match="Wrong number of arguments"):
         k(a)
+
+
+def test_the_strict_double_casts_floats_to_ints_as_cupy_does():
+    """cupy's documented difference: a GPU's conversion saturates (and takes NaN to 0)
+    where numpy on x86 gives the type's minimum or wraps."""
+    v = np.array([np.nan, np.inf, -np.inf, -1.0, 3e9, 2.7, -2.7, 300.0], np.float32)
+    with simulated_gpus(1, strict=True) as (gpu,):
+        xp = gpu.backend.xp
+        x = xp.asarray(v)
+        assert x.astype(np.int32).get().tolist() == [0, 2147483647, -2147483648, -1,
+                                                     2147483647, 2, -2, 300]
+        assert x.astype(np.uint32).get().tolist() == [0, 4294967295, 0, 0, 3000000000, 2,
+                                                      0, 300]
+        assert x.astype(np.uint8).get().tolist() == [0, 255, 0, 0, 255, 2, 0, 255]
+        assert xp.asarray(np.array([1e300, -1e300])).astype(np.int64).get().tolist() == [
+            2**63 - 1, -2**63]
+
+
+def test_cast_of_undefined_floats_is_the_same_on_every_device():
+    v = [np.nan, np.inf, -np.inf, -1.0, 3e9, 2.7, -2.7, 300.0]
+    want = {em.int32: [0, 2**31 - 1, -2**31, -1, 2**31 - 1, 2, -2, 300],
+            em.uint8: [0, 255, 0, 0, 255, 2, 0, 255]}
+    with simulated_gpus(1, strict=True):
+        for dtype, expected in want.items():
+            for dev in ("/cpu:0", "/gpu:0"):
+                with em.device(dev):
+                    got = em.cast(em.constant(v, dtype=em.float32), dtype)
+                assert got.numpy().tolist() == expected, (dev, dtype)
+

@@ -72,6 +72,9 @@ FD_EXEMPT = {
                             "derivative is 0 or a rounding jump (test_cast_to_low_precision_*; "
                             "also checked against PyTorch)",
     ("cast", "to_bfloat16"): "as to_float16, in bfloat16",
+    **{("cast", f"edges_to_{d}"): "a cast to an integer type has no gradient, and these "
+                                  "inputs are NaN, infinities and the integer ranges' edges"
+       for d in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")},
     ("reduce_logsumexp", "neg_inf"): "all inputs -inf: the value is -inf in a whole "
                                      "neighbourhood, the derivative is nan (0/0) in TF and "
                                      "PyTorch too; not a point to differentiate at",

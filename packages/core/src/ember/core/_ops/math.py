@@ -126,14 +126,47 @@ def stop_gradient(x: Any, name: str | None = None) -> Any:
 
 
 def _cast(be: Any, x: Any, dtype: np.dtype) -> Any:
+    if dtype.kind in "iu" and _dtypes.is_floating(x.dtype):
+        return float_to_int(be.xp, x, dtype)
     return x.astype(dtype, copy=False)
+
+
+def float_to_int(xp: Any, x: Any, dtype: np.dtype) -> Any:
+    """Floats to ``dtype``, defined everywhere and the same on every device: truncation
+    toward zero, values beyond the integer range saturate at its bounds, NaN becomes 0.
+
+    C leaves the rest undefined, so numpy and cupy disagree: on x86 numpy turns NaN and
+    every out-of-range value into the type's minimum (or wraps unsigned ones), while
+    cupy saturates (a GPU's conversion instruction). The bounds are powers of two, exact
+    in every float type (or infinite in float16, where only infinities pass them).
+    """
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        # the first value too large, and (signed) the last valid one or (unsigned) -1
+        hi = x.dtype.type(2.0 ** (info.bits - (1 if signed else 0)))
+        lo = x.dtype.type(float(info.min) if signed else -1.0)
+        raw = x.astype(dtype)
+        # NaN passes neither; an infinite bound (float16 for 32 and 64 bits) lets every
+        # finite value through and no infinity
+        ok = (x < hi) & ((x >= lo) if signed and np.isfinite(lo) else (x > lo))
+        if xp is np and ok.all():
+            return raw
+        fix = xp.where(x > 0, dtype.type(info.max), dtype.type(info.min if signed else 0))
+        fix = xp.where(x != x, dtype.type(0), fix)  # NaN
+    return xp.where(ok, raw, fix)
 
 
 _cast_op = register("cast", _cast, family=F)
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
-    """``x`` converted to ``dtype`` (floats to ints truncate toward zero, as TensorFlow).
+    """``x`` converted to ``dtype``.
+
+    Floats to ints truncate toward zero, as TensorFlow. NaN becomes 0 and values beyond
+    the integer type's range saturate at its bounds, on every device (numpy's own cast
+    gives the minimum or wraps there, cupy's saturates: ember defines it, see
+    :func:`float_to_int`).
 
     Examples:
         >>> import ember.core as em

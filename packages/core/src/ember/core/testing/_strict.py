@@ -363,6 +363,21 @@ def _unop(ufunc: np.ufunc) -> Callable[..., Any]:
     return lambda self: self._ns._call(ufunc, ufunc.__name__, (self,), {})
 
 
+def cupy_float_to_int(a: np.ndarray, dtype: Any) -> np.ndarray:
+    """Floats cast to an integer type as a GPU's conversion does (cupy's "Differences
+    between CuPy and NumPy"): NaN to 0, out-of-range values saturated, where numpy on x86
+    gives the type's minimum or wraps. Code that relies on numpy's answer there is
+    silently wrong on a GPU."""
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        f = np.trunc(np.nan_to_num(a.astype(np.float64), nan=0.0, posinf=np.inf,
+                                   neginf=-np.inf))
+        out = np.where((f > info.min) & (f < info.max), f, 0.0).astype(dtype)
+        out[f >= float(info.max)] = info.max
+        out[f <= float(info.min)] = info.min
+    return out
+
+
 def cupy_wrapped(shape: tuple[int, ...], key: Any) -> Any:
     """``key`` with its integer index arrays taken modulo their axis's length: cupy wraps
     out-of-bounds indices around where numpy raises (cupy's "Differences between CuPy
@@ -440,6 +455,9 @@ class StrictArray:
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> StrictArray:
         check_dtype(dtype, "astype")
         a = self._a
+        if np.dtype(dtype).kind in "iu" and a.dtype.kind == "f":
+            return StrictArray(self._ns._backend.run(lambda: cupy_float_to_int(a, dtype), a),
+                               self._ns)
         return StrictArray(self._ns._backend.run(lambda: a.astype(dtype, *args, **kwargs), a),
                            self._ns)
 

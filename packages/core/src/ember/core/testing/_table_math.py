@@ -18,6 +18,7 @@ from ._spec import (
     F64,
     FLOATS,
     I32,
+    I64,
     INTS,
     LOW,
     NUMERIC,
@@ -155,7 +156,32 @@ def _binaries() -> list[OpSpec]:
 
 
 def _cast_ref(x: np.ndarray, dtype: Any) -> np.ndarray:
-    return x.astype(dtype)
+    dt = np.dtype(dtype)
+    if dt.kind not in "iu" or x.dtype.kind not in "fV":
+        return x.astype(dtype)
+    info = np.iinfo(dt)
+
+    def one(v: float) -> int:  # exact, in Python integers
+        if math.isnan(v):
+            return 0
+        if math.isinf(v):
+            return info.max if v > 0 else info.min
+        return min(max(math.trunc(v), info.min), info.max)
+
+    return np.array([one(float(v)) for v in x.ravel()], dtype=dt).reshape(x.shape)
+
+
+# floats C leaves undefined when cast to an integer type (NaN, infinities, out of range),
+# and the edges of the ranges; other dtypes get a few small integers
+_CAST_EDGES = (math.nan, math.inf, -math.inf, 3e9, -3e9, 1e19, -1e19, 2.7, -2.7, 127.5,
+               -128.9, -129.0, 255.9, 256.0, -0.5, -1.0, 65504.0, 4294967040.0)
+
+
+def _cast_edges(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
+    if np.dtype(dt).kind not in "fV":
+        return [np.arange(-3, 4).astype(dt)]
+    with np.errstate(over="ignore"):
+        return [np.array(_CAST_EDGES).astype(dt)]
 
 
 def _where_ref(c: np.ndarray, x: Any = None, y: Any = None) -> np.ndarray:
@@ -183,7 +209,10 @@ def _others() -> list[OpSpec]:
             case("to_float64", args(arr(2, 3)), dtype=F64),
             case("to_bool", args(arr(4, domain="grid")), dtype=BOOL),
             case("empty", args(arr(0, 2)), dtype=I32),
-        ), NUMERIC + (BOOL,), True, (0,), lambda T, x, dtype: x.to(_torch_dtype(T, dtype))),
+            *(case(f"edges_to_{np.dtype(d).name}", _cast_edges, dtype=d)
+              for d in (np.int8, np.uint8, np.int16, np.uint16, I32, np.uint32, I64,
+                        np.uint64)),
+        ), NUMERIC + LOW + (BOOL,), True, (0,), _torch_cast),
         OpSpec("where", m.where, _where_ref, (
             case("same", args(_bool(3, 4), arr(3, 4), arr(3, 4))),
             case("broadcast", args(_bool(3, 1), arr(1, 4), arr(3, 4))),
@@ -207,8 +236,19 @@ def _others() -> list[OpSpec]:
 
 
 def _torch_dtype(T: Any, dtype: Any) -> Any:
-    return {F16: T.float16, BF16: T.bfloat16, F32: T.float32, F64: T.float64, I32: T.int32,
-            BOOL: T.bool}[np.dtype(dtype)]
+    return getattr(T, np.dtype(dtype).name if np.dtype(dtype) != BOOL else "bool")
+
+
+def _torch_cast(T: Any, x: Any, dtype: Any) -> Any:
+    """``x.to(dtype)``; None where C leaves a float-to-integer cast undefined (NaN,
+    infinities, out of range), which PyTorch leaves undefined too."""
+    dt = np.dtype(dtype)
+    if dt.kind in "iu" and x.is_floating_point():
+        info = np.iinfo(dt)
+        v = x.double()
+        if not bool(((v > info.min - 1.0) & (v < info.max + 1.0)).all()):
+            return None
+    return x.to(_torch_dtype(T, dtype))
 
 
 def specs() -> list[OpSpec]:
