@@ -77,6 +77,37 @@ def test_convert_to_tensor_refuses_silent_cast():
 
 
 # --- numpy interop --------------------------------------------------------------------------
+@pytest.mark.parametrize(("value", "dtype", "bad"), [
+    ([1.5, 2.0], em.int32, "[1.5]"),
+    (np.array([np.nan, 1.0]), em.int64, "[nan]"),
+    (np.array([3e9], np.float32), em.int32, "[3000000000.0]"),
+    (np.array([-1.0, 2.0]), em.uint8, "[-1.0]"),
+    ([3_000_000_000], em.int32, "[3000000000]"),
+    (np.array([300], np.int64), em.uint8, "[300]"),
+    (2.5, em.int32, "[2.5]"),
+])
+def test_a_dtype_that_would_change_the_values_is_refused(value, dtype, bad):
+    """numpy truncates, maps NaN to the minimum and wraps without a word; ember refuses
+    (TensorFlow refuses floats for an integer dtype) and says how em.cast converts."""
+    for make in (em.constant, em.convert_to_tensor):
+        with pytest.raises(em.DTypeError) as e:
+            make(value, dtype=dtype)
+        assert bad in str(e.value) and "em.cast" in str(e.value), str(e.value)
+    v = em.Variable(np.zeros(np.shape(value)), dtype=dtype)
+    with pytest.raises(em.DTypeError, match=r"assign: .*em\.cast"):
+        v.assign(value)
+    assert not v.numpy().any()  # the refused assignment changed nothing
+
+
+def test_whole_numbers_convert_to_an_integer_dtype():
+    assert em.constant([1.0, -2.0, 2.0**31 - 1], dtype=em.int32).numpy().tolist() == [
+        1, -2, 2**31 - 1]
+    assert em.constant(np.array([255.0], np.float32), dtype=em.uint8).numpy().tolist() == [255]
+    assert em.constant(em.constant([4.0]), dtype=em.int64).numpy().tolist() == [4]
+    assert em.constant(np.array([7], np.int64), dtype=em.int8).numpy().tolist() == [7]
+    assert em.constant([True, False], dtype=em.int32).numpy().tolist() == [1, 0]
+
+
 def test_numpy_returns_host_ndarray():
     a = em.constant([[1.0, 2.0]]).numpy()
     assert type(a) is np.ndarray

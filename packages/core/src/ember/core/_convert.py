@@ -11,16 +11,33 @@ from typing import Any
 
 import numpy as np
 
+from . import _dtypes
 from ._device import Device
+from ._errors import DTypeError
 
 
-def convert_array(value: Any, dtype: np.dtype | None, dev: Device) -> Any:
-    """A backend array on ``dev`` for any array-like (lists, numpy, cupy, scalars)."""
+def convert_array(value: Any, dtype: np.dtype | None, dev: Device,
+                  op: str = "convert_to_tensor") -> Any:
+    """A backend array on ``dev`` for any array-like (lists, numpy, cupy, scalars).
+
+    Raises:
+        DTypeError: ``dtype`` is an integer type that would change the values (floats
+            that are not whole numbers, NaN, values out of its range): ``em.cast``
+            converts those, saying how.
+    """
     if hasattr(value, "__cuda_array_interface__") and dev.kind == "gpu":
         arr = dev.backend.asarray(value)
-        return arr if dtype is None or arr.dtype == dtype else arr.astype(dtype)
+        if dtype is None or arr.dtype == dtype:
+            return arr
+        out = arr.astype(dtype)
+        if dtype.kind in "iu" and arr.dtype.kind in "fiu" and not bool((out == arr).all()):
+            raise _lossy(op, arr.get(), dtype)
+        return out
     host_given = isinstance(value, (np.ndarray, np.generic))
-    arr = np.asarray(value, dtype=dtype)
+    if dtype is not None and dtype.kind in "iu" and type(value) not in (int, bool):
+        arr = _exact_integers(value, dtype, op)
+    else:
+        arr = np.asarray(value, dtype=dtype)
     if type(value) in _PY_NUMBERS and (dtype is not None or type(value) is bool):
         return scalar_array(arr, dev)
     if host_given and np.may_share_memory(arr, value):
@@ -31,6 +48,37 @@ def convert_array(value: Any, dtype: np.dtype | None, dev: Device) -> Any:
 
 
 _PY_NUMBERS = (bool, int, float, complex)
+
+
+def _exact_integers(value: Any, dtype: np.dtype, op: str) -> np.ndarray:
+    """``value`` as ``dtype`` (an integer type) if that keeps every value, else an error:
+    numpy would truncate 1.5, turn NaN into the minimum and wrap 3e9 without a word
+    (TensorFlow refuses float values for an integer dtype)."""
+    src = np.asarray(value)
+    if src.dtype == dtype or src.dtype.kind not in "fiu" and src.dtype != _dtypes.bfloat16:
+        return np.asarray(src, dtype=dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        arr = src.astype(dtype)
+        same = arr == (src if src.dtype.kind in "iu" else src.astype(np.float64))
+    if not bool(np.all(same)):
+        raise _lossy(op, src, dtype)
+    return arr
+
+
+def _lossy(op: str, src: Any, dtype: np.dtype) -> DTypeError:
+    src = np.asarray(src)
+    with np.errstate(invalid="ignore", over="ignore"):
+        flat = src.ravel()
+        wrong = flat[flat.astype(dtype) != (flat if flat.dtype.kind in "iu"
+                                            else flat.astype(np.float64))]
+    values = f"{wrong[:5].tolist()}{' ...' if wrong.size > 5 else ''}"
+    if src.dtype.kind in "iu":
+        return DTypeError(f"{op}: {src.dtype} values {values} are outside {dtype}'s range; "
+                          f"em.cast(x, em.{dtype}) wraps them, if that is what you want")
+    return DTypeError(f"{op}: {src.dtype} values {values} are not whole numbers in "
+                      f"{dtype}'s range; em.cast(x, em.{dtype}) truncates them (NaN to 0, "
+                      "values out of range saturated), if that is what you want")
+
 
 # Python numbers on a GPU are uploaded once each: an upload from pageable host memory makes
 # the host wait for the device (cupy copies with cudaMemcpy), so an eager step would sync

@@ -185,7 +185,8 @@ def is_variable(value: Any) -> bool:
     return type(value) is not Tensor and isinstance(value, TensorOperators)
 
 
-def as_tensor(value: Any, dtype: np.dtype | None = None) -> Tensor:
+def as_tensor(value: Any, dtype: np.dtype | None = None, op: str = "convert_to_tensor"
+              ) -> Tensor:
     """``value`` as a Tensor: tensors pass through, variables are read, anything else is
     converted onto the current device (``convert_to_tensor`` without its ``device``).
 
@@ -196,10 +197,10 @@ def as_tensor(value: Any, dtype: np.dtype | None = None) -> Tensor:
         value = value._read()
     if type(value) is Tensor:
         if dtype is not None and value._data.dtype != dtype:
-            raise DTypeError(f"convert_to_tensor: tensor has dtype {value.dtype}, "
+            raise DTypeError(f"{op}: tensor has dtype {value.dtype}, "
                              f"requested {dtype}; use em.cast to convert")
         return value
     if dtype is None:
         dtype = _dtypes.infer_dtype(value)
     dev = current_device()
-    return wrap(convert_array(value, dtype, dev), dev)
+    return wrap(convert_array(value, dtype, dev, op), dev)

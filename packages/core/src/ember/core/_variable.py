@@ -116,8 +116,8 @@ class Variable(TensorOperators):
                 value = _registry.execute(_registry.REGISTRY["cast"], (value,),
                                           {"dtype": cur.dtype})
         else:
-            value = _registry.wrap(_registry.convert_array(value, cur.dtype, cur._device),
-                                   cur._device)
+            value = _registry.wrap(_registry.convert_array(value, cur.dtype, cur._device,
+                                                           what), cur._device)
         if tuple(value._data.shape) != cur.shape:
             raise InvalidArgumentError(
                 f"{what}: variable {self.name!r} has shape {cur.shape}, "

@@ -52,8 +52,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     """
     del name
     if type(value) is Tensor or is_variable(value):
-        value = value.numpy() if dtype is None else value.numpy().astype(_dtypes.as_dtype(dtype))
-    t = as_tensor(value, None if dtype is None else _dtypes.as_dtype(dtype))
+        value = value.numpy()
+    t = as_tensor(value, None if dtype is None else _dtypes.as_dtype(dtype), "constant")
     if shape is not None:
         shape = tuple(int(s) for s in shape)
         n = 1
