@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._registry import IndexOutOfRangeError
+from .._registry import IndexOutOfRangeError, InvalidArgumentError
 
 
 class KeyInput:
@@ -33,7 +33,7 @@ class KeyInput:
     values are taken then (``extremes``), and the check reads nothing from the device.
     """
 
-    __slots__ = ("bounds", "check", "extremes", "i", "kind", "name")
+    __slots__ = ("bounds", "check", "distinct", "extremes", "i", "kind", "name")
 
     def __init__(self, i: int, kind: str = "index", check: str | None = None,
                  name: str | None = None, bounds: bool = True, host: Any = None) -> None:
@@ -43,6 +43,9 @@ class KeyInput:
         self.name = name or check or "getitem"
         self.bounds = bounds
         self.extremes = None if host is None or not host.size else _extremes(np, host, kind)
+        # known on the host to pick no target twice (no repeats, nothing negative that
+        # could alias a positive index); None: not known, the device is asked
+        self.distinct = None if host is None or kind == "mask" else _distinct(host, kind)
 
     def __repr__(self) -> str:
         return f"KeyInput({self.i}, {self.kind!r})"
@@ -57,6 +60,69 @@ def host_indices(indices: Any) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return arr if arr.dtype.kind in "iu" else None
+
+
+def _distinct(host: np.ndarray, kind: str) -> bool | None:
+    if not host.size:
+        return True
+    if host.min() < 0:
+        return None
+    rows = host.reshape(-1, host.shape[-1]) if kind == "columns" and host.ndim else \
+        host.reshape(-1, 1)
+    return bool(np.unique(rows, axis=0).shape[0] == rows.shape[0])
+
+
+def check_distinct_targets(be: Any, key: tuple[Any, ...], idx: tuple[Any, ...],
+                           resolved: tuple[Any, ...], shape: tuple[int, ...]) -> None:
+    """Raise if the index arrays of ``resolved`` (``key`` after :func:`resolve_key`)
+    pick some element of an array of ``shape`` more than once.
+
+    Which of several updates to one element lands is numpy's last, but undefined on a
+    GPU (cupy) and in TensorFlow's scatter updates, and a gradient would reach every one
+    of them: an update op refuses repeats. Slices and ints never repeat a target, so only
+    the index arrays (broadcast together, as numpy does) are checked: on the host when
+    they were given there, else with one read of a flag from the device.
+    """
+    inputs = [k for k in key if type(k) is KeyInput]
+    if not inputs or len(inputs) == 1 and (inputs[0].kind == "mask" or inputs[0].distinct):
+        return
+    xp = be.xp
+    explicit = sum(0 if p is None or p is Ellipsis else 1 for p in resolved)
+    arrays, sizes, axis = [], [], 0
+    for p in resolved:
+        if p is Ellipsis:
+            axis += len(shape) - explicit
+            continue
+        if p is None:
+            continue
+        if not isinstance(p, (int, slice, np.integer)):  # an index array
+            arrays.append(p)
+            sizes.append(shape[axis])
+        axis += 1
+    if not arrays:
+        return
+    arrays = list(xp.broadcast_arrays(*arrays))
+    if arrays[0].size < 2:
+        return
+    lin = None
+    for a, n in zip(arrays, sizes):
+        part = xp.mod(a.astype(np.int64), n) if n else a.astype(np.int64)
+        lin = part if lin is None else lin * n + part
+    assert lin is not None
+    s = xp.sort(lin.ravel())
+    repeats = s[1:] == s[:-1]
+    if not bool(be.to_host(repeats.any())):
+        return
+    first = int(be.to_host(s[1:][repeats][0]))
+    where = np.unravel_index(first, sizes) if all(sizes) else (first,)
+    name = inputs[0].name
+    raise InvalidArgumentError(
+        f"{name}: the indices pick the same element more than once (at "
+        f"{tuple(int(i) for i in where)} along the indexed axes, of sizes {tuple(sizes)}; "
+        f"{int(be.to_host(repeats.sum()))} repeat(s)); which update would land there is "
+        "undefined on a GPU (and in TensorFlow's scatter updates), and a gradient would "
+        "reach every one. Give each element one update, or add them with index_add / "
+        "tensor_scatter_nd_add")
 
 
 def _extremes(xp: Any, a: Any, kind: str) -> Any:

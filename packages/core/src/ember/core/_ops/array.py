@@ -17,7 +17,7 @@ from .._tensor import Tensor, is_variable, wrap
 from ..recording import _active
 from . import _args
 from . import math as m
-from ._index_keys import KeyInput, host_indices, resolve_key
+from ._index_keys import KeyInput, check_distinct_targets, host_indices, resolve_key
 
 F = "array"
 _slice = builtins.slice
@@ -317,8 +317,11 @@ def _index_add(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...], basic: 
 
 def _index_update(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...],
                   basic: bool) -> Any:
+    resolved = resolve_key(be, key, idx, x.shape)
+    if not basic:
+        check_distinct_targets(be, key, idx, resolved, x.shape)
     out = x.copy()
-    out[resolve_key(be, key, idx, x.shape)] = u
+    out[resolved] = u
     return out
 
 
@@ -395,7 +398,12 @@ def index_add(tensor: Any, key: Any, updates: Any) -> Any:
 
 
 def index_update(tensor: Any, key: Any, updates: Any) -> Any:
-    """A copy of ``tensor`` with the elements at ``key`` replaced by ``updates``."""
+    """A copy of ``tensor`` with the elements at ``key`` replaced by ``updates``.
+
+    Raises:
+        InvalidArgumentError: the key's index arrays pick an element more than once
+            (which update lands would be undefined on a GPU; ``index_add`` adds them).
+    """
     x = _args.tensor(tensor)
     k, basic, idx = normalize_key("index_update", key, x._device)
     return execute(_index_update_op, (x, updates, *idx), {"key": k, "basic": basic})
@@ -456,7 +464,12 @@ def _nd_key(op: str, indices: Any) -> dict[str, Any]:
 
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
                              name: str | None = None) -> Any:
-    """A copy of ``tensor`` with the elements at ``indices`` replaced by ``updates``."""
+    """A copy of ``tensor`` with the elements at ``indices`` replaced by ``updates``.
+
+    Raises:
+        InvalidArgumentError: two rows of ``indices`` pick the same element (TensorFlow
+            leaves the result undefined then; ``tensor_scatter_nd_add`` adds them).
+    """
     x = _args.tensor(tensor)
     op = "tensor_scatter_nd_update"
     return execute(_index_update_op, (x, updates, _index_tensor(x, indices, op)),
