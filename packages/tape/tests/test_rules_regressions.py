@@ -77,3 +77,14 @@ def test_fused_sparse_cross_entropy_gives_no_gradient_for_a_bad_label_off_the_ho
     assert np.isnan(loss.numpy()[1])
     p = np.exp([1.0, 2.0, 3.0]) / np.exp([1.0, 2.0, 3.0]).sum()
     np.testing.assert_allclose(g, [p - [0, 0, 1], [0, 0, 0]], rtol=1e-6, atol=1e-7)
+
+
+def test_a_scatter_update_gives_its_updates_the_gradient_of_where_they_land():
+    """With repeats refused (ember-core's test_scatter_repeats.py), every update lands and
+    gets the gradient of its own target, never of another's."""
+    u = em.constant([1.0, 2.0])
+    with tape.GradientTape() as g:
+        g.watch(u)
+        y = em.tensor_scatter_nd_update(em.zeros([3]), [[2], [0]], u)
+        loss = em.reduce_sum(y * em.constant([10.0, 1.0, 3.0]))
+    np.testing.assert_array_equal(g.gradient(loss, u).numpy(), [3.0, 10.0])
