@@ -28,7 +28,7 @@ def test_a_chain_computes_what_the_same_sequential_computes_and_trains():
     x = RNG.standard_normal((5, 6, 6, 1)).astype(np.float32)
     np.testing.assert_allclose(model(x).numpy(), seq(x).numpy(), rtol=1e-5, atol=1e-6)
     assert [type(layer).__name__ for layer in model.layers] == [
-        "Conv2D", "MaxPool2D", "Flatten", "Dense"]
+        "Conv2D", "MaxPooling2D", "Flatten", "Dense"]
     assert list(model.variables_by_path())[:2] == ["layers/0/kernel", "layers/0/bias"]
     y = (x.sum((1, 2, 3)) > 0).astype(np.int32)
     model.compile("adam", nn.losses.SparseCategoricalCrossentropy(from_logits=True))

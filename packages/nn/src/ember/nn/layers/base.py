@@ -48,8 +48,10 @@ _accepts: dict[tuple[type, str], bool] = {}
 
 
 def _snake(name: str) -> str:
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+    """Keras's layer names: ``Conv2D`` -> ``conv2d``, ``GlobalAveragePooling2D`` ->
+    ``global_average_pooling2d``, ``LSTMCell`` -> ``lstm_cell``."""
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
 def _unique_name(cls_name: str) -> str:
@@ -173,6 +175,21 @@ class Layer(_tracking._Listened):
         self._ember.activity_regularizer = _regularizers.get(value)
 
     # --- tracking --------------------------------------------------------------------
+    @property
+    def trainable(self) -> bool:
+        """Whether this layer's variables are trained. Setting it sets it on every
+        sub-layer too, as Keras does: a frozen model's BatchNormalization layers run in
+        inference mode, and ``model.trainable = True`` unfreezes everything in it."""
+        return bool(self.__dict__.get("_trainable", True))
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        value = bool(value)
+        object.__setattr__(self, "_trainable", value)
+        if _tracking.state_of(self) is not None:
+            for layer in self.submodules:
+                object.__setattr__(layer, "_trainable", value)
+
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_ember"):
             raise AttributeError(f"{type(self).__name__}: attribute names starting with "

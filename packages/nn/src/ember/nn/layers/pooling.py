@@ -61,7 +61,7 @@ class _Pool2D(Layer):
         raise NotImplementedError
 
 
-class MaxPool2D(_Pool2D):
+class MaxPooling2D(_Pool2D):
     """Maximum over each window (default 2x2, stride = pool size, VALID).
 
     Examples:
@@ -78,7 +78,7 @@ class MaxPool2D(_Pool2D):
         return em.nn_ops.max_pool2d(x, k, s, self.padding)
 
 
-class AvgPool2D(_Pool2D):
+class AveragePooling2D(_Pool2D):
     """Mean over each window (SAME padding averages the real elements only)."""
 
     def _pool(self, x: Any) -> Any:
@@ -88,13 +88,13 @@ class AvgPool2D(_Pool2D):
         return em.nn_ops.avg_pool2d(x, k, s, self.padding)
 
 
-class MaxPool1D(MaxPool2D):
+class MaxPooling1D(MaxPooling2D):
     """Maximum over windows of the steps axis: (N, W, C) (or (N, C, W) channels first)."""
 
     rank = 1
 
 
-class AvgPool1D(AvgPool2D):
+class AveragePooling1D(AveragePooling2D):
     """Mean over windows of the steps axis: (N, W, C) (or (N, C, W) channels first)."""
 
     rank = 1
@@ -183,11 +183,12 @@ class GlobalMaxPooling1D(_GlobalPool1D):
         return em.reduce_max(inputs, axis=ax, keepdims=self.keepdims)
 
 
-MaxPooling2D = MaxPool2D
-AveragePooling2D = AvgPool2D
-AvgPooling2D = AvgPool2D
-MaxPooling1D = MaxPool1D
-AveragePooling1D = AvgPool1D
+# Keras's class names are the long ones (and name the layers: max_pooling2d, ...)
+MaxPool2D = MaxPooling2D
+AvgPool2D = AveragePooling2D
+AvgPooling2D = AveragePooling2D
+MaxPool1D = MaxPooling1D
+AvgPool1D = AveragePooling1D
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D
 GlobalAvgPool1D = GlobalAveragePooling1D
