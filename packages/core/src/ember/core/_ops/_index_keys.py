@@ -33,7 +33,7 @@ class KeyInput:
     values are taken then (``extremes``), and the check reads nothing from the device.
     """
 
-    __slots__ = ("bounds", "check", "distinct", "extremes", "i", "kind", "name")
+    __slots__ = ("_distinct", "_host", "bounds", "check", "extremes", "i", "kind", "name")
 
     def __init__(self, i: int, kind: str = "index", check: str | None = None,
                  name: str | None = None, bounds: bool = True, host: Any = None) -> None:
@@ -43,9 +43,18 @@ class KeyInput:
         self.name = name or check or "getitem"
         self.bounds = bounds
         self.extremes = None if host is None or not host.size else _extremes(np, host, kind)
-        # known on the host to pick no target twice (no repeats, nothing negative that
-        # could alias a positive index); None: not known, the device is asked
-        self.distinct = None if host is None or kind == "mask" else _distinct(host, kind)
+        self._host = host
+        self._distinct: bool | None = None
+
+    def distinct(self) -> bool:
+        """Whether the index, as given on the host, picks no target twice (no repeats,
+        nothing negative that could alias a positive index). False when that is not
+        known there: the device is asked. Worked out when an update op first asks."""
+        if self._distinct is None:
+            h = self._host
+            self._distinct = bool(h is not None and self.kind != "mask" and _distinct(h,
+                                                                                   self.kind))
+        return self._distinct
 
     def __repr__(self) -> str:
         return f"KeyInput({self.i}, {self.kind!r})"
@@ -62,18 +71,18 @@ def host_indices(indices: Any) -> np.ndarray | None:
     return arr if arr.dtype.kind in "iu" else None
 
 
-def _distinct(host: np.ndarray, kind: str) -> bool | None:
+def _distinct(host: np.ndarray, kind: str) -> bool:
     if not host.size:
         return True
     if host.min() < 0:
-        return None
+        return False
     rows = host.reshape(-1, host.shape[-1]) if kind == "columns" and host.ndim else \
         host.reshape(-1, 1)
     return bool(np.unique(rows, axis=0).shape[0] == rows.shape[0])
 
 
-def check_distinct_targets(be: Any, key: tuple[Any, ...], idx: tuple[Any, ...],
-                           resolved: tuple[Any, ...], shape: tuple[int, ...]) -> None:
+def check_distinct_targets(be: Any, key: tuple[Any, ...], resolved: tuple[Any, ...],
+                           shape: tuple[int, ...]) -> None:
     """Raise if the index arrays of ``resolved`` (``key`` after :func:`resolve_key`)
     pick some element of an array of ``shape`` more than once.
 
@@ -84,7 +93,7 @@ def check_distinct_targets(be: Any, key: tuple[Any, ...], idx: tuple[Any, ...],
     they were given there, else with one read of a flag from the device.
     """
     inputs = [k for k in key if type(k) is KeyInput]
-    if not inputs or len(inputs) == 1 and (inputs[0].kind == "mask" or inputs[0].distinct):
+    if not inputs or len(inputs) == 1 and (inputs[0].kind == "mask" or inputs[0].distinct()):
         return
     xp = be.xp
     explicit = sum(0 if p is None or p is Ellipsis else 1 for p in resolved)

@@ -319,7 +319,7 @@ def _index_update(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...],
                   basic: bool) -> Any:
     resolved = resolve_key(be, key, idx, x.shape)
     if not basic:
-        check_distinct_targets(be, key, idx, resolved, x.shape)
+        check_distinct_targets(be, key, resolved, x.shape)
     out = x.copy()
     out[resolved] = u
     return out
