@@ -175,6 +175,28 @@ class Model(Layer):
         """Print each layer's name, type, output shape and parameter count."""
         print_fn(summary_text(self, line_length))
 
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        """The layer named ``name``, or at position ``index`` of ``layers`` (Keras's).
+
+        Raises:
+            ValueError: no such layer (the message lists the names there are), or neither
+                or both of ``name`` and ``index`` given.
+        """
+        layers = self.layers
+        if (name is None) == (index is None):
+            raise ValueError(f"{self.name}.get_layer: give a layer name or an index (not "
+                             f"both); got name={name!r}, index={index!r}")
+        if index is not None:
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"{self.name}.get_layer: index {index} is out of range: the "
+                                 f"model has {len(layers)} layers")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"{self.name}.get_layer: no layer named {name!r}; the layers are "
+                         f"{[layer.name for layer in layers]}")
+
 
 def _functional_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """What Keras takes for a functional model (its ``is_functional_model_init_params``)."""
@@ -323,6 +345,7 @@ class Sequential(Model):
         self._ember.children["layers"] = stack  # checkpoint paths: layers/0/kernel, ...
         self._ember.stack = stack
         self._input: Any = None  # an nn.Input given first: (batch shape, dtype)
+        self._input_tensor: Any = None  # and that nn.Input itself
         for layer in layers or ():
             self.add(layer)
 
@@ -347,6 +370,7 @@ class Sequential(Model):
                 raise ValueError("Sequential.add: an nn.Input must come first, before any "
                                  "layer")
             self._input = (tuple(layer.shape), layer.dtype)
+            self._input_tensor = layer
             return
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential.add: expected a Layer or an nn.Input, got "
@@ -366,6 +390,62 @@ class Sequential(Model):
         self._ember.batch_input_shape = (None,) + tuple(shape[1:])
         self._ember.output_shape = tuple(out.shape) if hasattr(out, "shape") else None
         self.built = True
+        self._ember.extra.pop("symbolic_outputs", None)  # the layers changed: redo on demand
+
+    def _symbolic_outputs(self) -> Any:
+        """The stack called on its ``nn.Input`` (made from the input shape when none was
+        given), as Keras's Sequential is a functional graph once its input is known: the
+        layers get their ``input``/``output``, the model its ``inputs``/``outputs``."""
+        extra = self._ember.extra
+        if "symbolic_outputs" not in extra:
+            if not self.built or self._ember.batch_input_shape is None:
+                raise ValueError(f"{self.name}: the model is not built yet, so it has no "
+                                 f"inputs or outputs: give it an nn.Input first, an "
+                                 f"input_shape to its first layer, or call it on data")
+            if self._input_tensor is None:
+                dtype = self.dtype if self._input is None else self._input[1]
+                shape = self._ember.batch_input_shape
+                self._input_tensor = _symbolic.Input(shape=shape[1:], batch_size=shape[0],
+                                                     dtype=dtype)
+            x = self._input_tensor
+            for layer in self._ember.stack:
+                x = layer(x)
+            extra["symbolic_outputs"] = x
+        return extra["symbolic_outputs"]
+
+    @property
+    def inputs(self) -> list[Any]:
+        """The model's input, an ``nn.Input`` (as a list, as Keras's)."""
+        self._symbolic_outputs()
+        return [self._input_tensor]
+
+    @property
+    def outputs(self) -> list[Any]:
+        """The last layer's symbolic output (as a list, as Keras's)."""
+        return _symbolic.leaves(self._symbolic_outputs())
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        layer = super().get_layer(name, index)
+        if self.built and self._ember.batch_input_shape is not None:
+            self._symbolic_outputs()  # so that its input and output are defined
+        return layer
+
+    def pop(self) -> Layer:
+        """Remove the last layer and return it (Keras's).
+
+        Raises:
+            TypeError: the model has no layers.
+        """
+        if not self._ember.stack:
+            raise TypeError(f"{self.name}.pop: there are no layers in the model")
+        layer = self._ember.stack.pop()
+        self._ember.extra.pop("symbolic_outputs", None)
+        if not self._ember.stack:
+            self.built = self._input is not None
+            self._ember.output_shape = None
+        elif self.built and self._ember.batch_input_shape is not None:
+            self.build(self._ember.batch_input_shape)
+        return layer
 
     def call(self, inputs: Any, training: Any = None) -> Any:
         x = inputs

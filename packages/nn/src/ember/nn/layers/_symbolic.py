@@ -114,6 +114,7 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         return SymbolicTensor((None,) + tuple(t.shape[1:]), t.dtype, node, next(counter))
 
     node.outputs = map_structure(symbolic, out)
+    layer._ember.extra.setdefault("inbound_nodes", []).append(node)  # layer.input/.output
     return node.outputs
 
 

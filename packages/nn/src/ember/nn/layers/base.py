@@ -175,6 +175,26 @@ class Layer(_tracking._Listened):
         self._ember.activity_regularizer = _regularizers.get(value)
 
     # --- tracking --------------------------------------------------------------------
+    def _first_node(self, what: str) -> Any:
+        nodes = self._ember.extra.get("inbound_nodes")
+        if not nodes:
+            raise AttributeError(f"layer {self.name!r} has never been called on symbolic "
+                                 f"inputs (nn.Input), so it has no defined {what}")
+        return nodes[0]
+
+    @property
+    def input(self) -> Any:
+        """The symbolic input of this layer's first call in a functional graph (an
+        ``nn.Model``, or a ``Sequential`` with a known input shape), as in Keras."""
+        return self._first_node("input").inputs
+
+    @property
+    def output(self) -> Any:
+        """The symbolic output of this layer's first call in a functional graph, as in
+        Keras: ``nn.Model(model.inputs, model.get_layer("conv2d").output)`` extracts an
+        intermediate feature map."""
+        return self._first_node("output").outputs
+
     @property
     def trainable(self) -> bool:
         """Whether this layer's variables are trained. Setting it sets it on every
