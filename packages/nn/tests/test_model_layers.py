@@ -38,8 +38,11 @@ def test_pop_removes_the_last_layer_and_rebuilds():
     assert m.output_shape == (None, 3) and m(np.ones((5, 4), np.float32)).shape == (5, 3)
     assert m.outputs[0].shape == (None, 3)
     m.pop()
+    assert not m.built  # as a new Sequential with only its nn.Input
     with pytest.raises(TypeError, match="pop: there are no layers in the model"):
         m.pop()
+    m.add(L.Dense(5))  # the nn.Input it keeps builds it again
+    assert m.built and m.output_shape == (None, 5) and m.outputs[0].shape == (None, 5)
 
 
 def test_a_sequential_with_an_input_is_a_functional_graph():

@@ -57,20 +57,24 @@ def _exact_integers(value: Any, dtype: np.dtype, op: str) -> np.ndarray:
     src = np.asarray(value)
     if src.dtype == dtype or src.dtype.kind not in "fiu" and src.dtype != _dtypes.bfloat16:
         return np.asarray(src, dtype=dtype)
-    with np.errstate(invalid="ignore", over="ignore"):
-        arr = src.astype(dtype)
-        same = arr == (src if src.dtype.kind in "iu" else src.astype(np.float64))
-    if not bool(np.all(same)):
+    arr, changed = _converted(src, dtype)
+    if changed.any():
         raise _lossy(op, src, dtype)
     return arr
 
 
+def _converted(src: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``src`` as integer ``dtype``, and where that changed a value (floats compared in
+    float64, where every one of them is exact)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        arr = src.astype(dtype)
+        return arr, arr != (src if src.dtype.kind in "iu" else src.astype(np.float64))
+
+
 def _lossy(op: str, src: Any, dtype: np.dtype) -> DTypeError:
     src = np.asarray(src)
-    with np.errstate(invalid="ignore", over="ignore"):
-        flat = src.ravel()
-        wrong = flat[flat.astype(dtype) != (flat if flat.dtype.kind in "iu"
-                                            else flat.astype(np.float64))]
+    flat = src.ravel()
+    wrong = flat[_converted(flat, dtype)[1]]
     values = f"{wrong[:5].tolist()}{' ...' if wrong.size > 5 else ''}"
     if src.dtype.kind in "iu":
         return DTypeError(f"{op}: {src.dtype} values {values} are outside {dtype}'s range; "

@@ -440,8 +440,8 @@ class Sequential(Model):
             raise TypeError(f"{self.name}.pop: there are no layers in the model")
         layer = self._ember.stack.pop()
         self._ember.extra.pop("symbolic_outputs", None)
-        if not self._ember.stack:
-            self.built = self._input is not None
+        if not self._ember.stack:  # as a new Sequential: built by its next layer
+            self.built = False
             self._ember.output_shape = None
         elif self.built and self._ember.batch_input_shape is not None:
             self.build(self._ember.batch_input_shape)

@@ -370,8 +370,8 @@ def cupy_float_to_int(a: np.ndarray, dtype: Any) -> np.ndarray:
     silently wrong on a GPU."""
     info = np.iinfo(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
-        f = np.trunc(np.nan_to_num(a.astype(np.float64), nan=0.0, posinf=np.inf,
-                                   neginf=-np.inf))
+        f = a.astype(np.float64)
+        f = np.trunc(np.where(np.isnan(f), 0.0, f))
         out = np.where((f > info.min) & (f < info.max), f, 0.0).astype(dtype)
         out[f >= float(info.max)] = info.max
         out[f <= float(info.min)] = info.min
