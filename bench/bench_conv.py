@@ -111,7 +111,7 @@ def _layer_contenders(torch, x_shape, w_shape):
         return run
 
     c = {f"ember {a}": ember(a) for a in ALGORITHMS
-         if a != "winograd" or w_shape[:2] == (3, 3)}
+         if a != "winograd" or max(w_shape[:2]) <= 5}
     c["ember auto"] = ember("auto")
     if torch is not None:
         F = torch.nn.functional

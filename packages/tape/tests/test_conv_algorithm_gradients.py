@@ -18,10 +18,13 @@ CONV_SPECS = [s for s in OP_SPECS if s.name in (
     "nn_ops.conv2d", "nn_ops.conv1d", "nn_ops.conv2d_transpose", "conv2d_backprop_input",
     "conv2d_backprop_filter")]
 PARAMS = [pytest.param(s, c, id=f"{s.name}-{c.name}") for s in CONV_SPECS for c in s.cases]
-# the cases with a 3x3 filter of stride 1 and dilation 1, where Winograd applies
+# the cases of stride 1 and dilation 1 with filters of 2 to 5 taps a side (or 1 x 2 to
+# 5), where Winograd applies
 WINOGRAD_CASES = {("nn_ops.conv2d", "valid"), ("nn_ops.conv2d", "same_3x3"),
+                  ("nn_ops.conv2d", "same_5x5"), ("nn_ops.conv1d", "valid"),
+                  ("nn_ops.conv2d_transpose", "valid"),
                   *((op, c) for op in ("conv2d_backprop_input", "conv2d_backprop_filter")
-                    for c in ("valid_3x3", "same_3x3"))}
+                    for c in ("valid_3x3", "same_3x3", "same_5x5", "wide_pads_2x3"))}
 # im2col's finite-difference checks are the gradient table's (the default "auto" runs
 # im2col on these small shapes); here the other two, where they apply.
 FD_PARAMS = [pytest.param(s, c, algo, id=f"{algo}-{s.name}-{c.name}") for s in CONV_SPECS

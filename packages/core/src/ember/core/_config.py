@@ -42,8 +42,9 @@ class Config:
               multiply-adds) use im2col without timing.
             - ``"im2col"``: windows gathered into a matrix, then one matrix product.
             - ``"fft"``: ``rfft2`` and one batched complex matrix product over channels.
-            - ``"winograd"``: Winograd F(2x2, 3x3) for 3x3 kernels of stride 1 and
-              dilation 1; every other convolution falls back to im2col.
+            - ``"winograd"``: Winograd F(4x4, r x r) for filters of up to 5 taps a side
+              (not 1x1), stride 1 and dilation 1; every other convolution falls back
+              to im2col.
 
             Every algorithm computes the same function (to rounding); FFT and Winograd
             apply to float32 and float64, other dtypes use im2col.

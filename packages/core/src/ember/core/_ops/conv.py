@@ -27,8 +27,11 @@ def _extract(be: Any, x: Any, ksize: tuple[int, int], strides: tuple[int, int],
              dilations: tuple[int, int], pads: Pads, pad_value: float) -> Any:
     xp = be.xp
     (pt, pb), (pl, pr) = pads
-    if pt or pb or pl or pr:
-        x = xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=pad_value)
+    if pt or pb or pl or pr:  # a fill and one copy: several times faster than xp.pad
+        n, h, w, c = x.shape
+        padded = xp.full((n, h + pt + pb, w + pl + pr, c), pad_value, dtype=x.dtype)
+        padded[:, pt:pt + h, pl:pl + w, :] = x
+        x = padded
     n, h, w, c = x.shape
     kh, kw = ksize
     sh, sw = strides

@@ -67,7 +67,11 @@ def pad_image(xp: Any, x: Any, pads: Pads, extra: tuple[int, int] = (0, 0)) -> A
     pb, pr = pb + extra[0], pr + extra[1]
     if not (pt or pb or pl or pr):
         return x
-    return xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    n, h, w, c = x.shape
+    # zeros and one copy: several times faster than xp.pad (numpy 2.4, 1 MB images)
+    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), dtype=x.dtype)
+    out[:, pt:pt + h, pl:pl + w, :] = x
+    return out
 
 
 def crop_image(x: Any, g: Geometry) -> Any:

@@ -118,10 +118,14 @@ def _bp_filter_ref(x: np.ndarray, dy: np.ndarray, filter_shape: Any, strides: An
 
 
 # (input shape, filter shape, strides, dilations, pads) of the gradient products' cases:
-# a 3x3 stride-1 one (every algorithm applies), a strided padded one and a dilated one.
+# stride-1 ones (every algorithm applies), a strided padded one and a dilated one.
 _CONV_GEOMETRIES = {
     "valid_3x3": ((2, 5, 6, 3), (3, 3, 3, 4), (1, 1), (1, 1), ((0, 0), (0, 0)), (2, 3, 4, 4)),
     "same_3x3": ((2, 5, 6, 3), (3, 3, 3, 2), (1, 1), (1, 1), ((1, 1), (1, 1)), (2, 5, 6, 2)),
+    # LeNet's filters (Winograd F(4x4, 5x5)), and a padding wider than the filter
+    "same_5x5": ((2, 7, 6, 3), (5, 5, 3, 2), (1, 1), (1, 1), ((2, 2), (2, 2)), (2, 7, 6, 2)),
+    "wide_pads_2x3": ((1, 4, 5, 2), (2, 3, 2, 3), (1, 1), (1, 1), ((3, 2), (0, 4)),
+                      (1, 8, 7, 3)),
     "strided_padded": ((1, 5, 6, 2), (3, 2, 2, 3), (2, 2), (1, 1), ((1, 1), (0, 1)),
                        (1, 3, 3, 3)),
     "dilated": ((1, 6, 6, 2), (2, 2, 2, 3), (1, 1), (2, 2), ((0, 0), (0, 0)), (1, 4, 4, 3)),
@@ -200,6 +204,7 @@ def _windows() -> list[OpSpec]:
         OpSpec("nn_ops.conv2d", nn.conv2d, _conv2d_ref, (
             case("valid", args(img, arr(3, 3, 3, 4))),
             case("same_3x3", args(img, arr(3, 3, 3, 2)), padding="SAME"),
+            case("same_5x5", args(img, arr(5, 5, 3, 2)), padding="SAME"),
             case("same_strided", args(img, arr(3, 2, 3, 2)), strides=2, padding="SAME"),
             case("tf_strides", args(img, arr(2, 2, 3, 2)), strides=[1, 2, 1, 1]),
             case("dilated", args(img, arr(2, 2, 3, 2)), dilations=2),
