@@ -287,3 +287,18 @@ def test_workspace_stays_near_one_chunk(monkeypatch, product, algorithm):
     # the whole batch's spectra at once)
     workspace = peak - got.nbytes
     assert workspace < 2 * chunk * 4, f"{workspace / 2**20:.1f} MiB of workspace"
+
+
+@pytest.mark.parametrize("r", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("m", [1, 2, 4])
+def test_winograd_transforms_compute_the_correlation_with_exact_entries(m, r):
+    from ember.core._ops.conv_winograd import matrices
+
+    at, g, bt = matrices(m, r)
+    rng = np.random.default_rng(m * 10 + r)
+    d, w = rng.standard_normal(m + r - 1), rng.standard_normal(r)
+    want = np.correlate(d, w, mode="valid")
+    assert_allclose(at @ ((g @ w) * (bt @ d)), want, rtol=1e-12, atol=1e-12)
+    # no solver residue in B^T (squared in the 2-D transform, it made float32 products of
+    # small gradients subnormal, 1.5x slower): every entry a multiple of 1/4, zeros exact
+    assert np.array_equal(bt * 4, np.round(bt * 4))
