@@ -6,6 +6,7 @@ The machines are shared and noisy, so results are reported as ratios to a refere
 
 from __future__ import annotations
 
+import functools
 import pathlib
 import time
 from collections.abc import Callable
@@ -142,3 +143,32 @@ def chart(name: str) -> pathlib.Path | None:
     plt.close(fig)
     print(f"wrote {out}")
     return out
+
+
+def gemm_ceiling(torch: object, shapes: dict[str, tuple[int, int, int]],
+                 rounds: int = 7) -> list[str]:
+    """A markdown table: numpy's matmul (its BLAS) against PyTorch's ``mm`` on the same
+    float32 products, at the thread count in force. Where a step is mostly these
+    products, their ratio bounds what any numpy-backed framework can reach against
+    PyTorch without doing fewer multiply-adds."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = ["| product (M x K) @ (K x N) | numpy (us) | PyTorch (us) | numpy relative to "
+             "PyTorch |", "|---|---:|---:|---:|"]
+    for name, (m, k, n) in shapes.items():
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        out = np.empty((m, n), np.float32)
+        c: dict[str, Callable[[], object]] = {
+            "numpy": functools.partial(np.matmul, a, b, out=out)}
+        if torch is not None:
+            c["PyTorch"] = functools.partial(
+                torch.mm, torch.from_numpy(a), torch.from_numpy(b),  # type: ignore[attr-defined]
+                out=torch.empty(m, n))  # type: ignore[attr-defined]
+        number = max(3, int(2e8 // (2 * m * k * n)))
+        t = compare(c, number=number, rounds=rounds)
+        pt = t.get("PyTorch", float("nan"))
+        lines.append(f"| {name}: ({m} x {k}) @ ({k} x {n}) | {t['numpy'] * 1e6:.1f} | "
+                     f"{pt * 1e6:.1f} | {pt / t['numpy']:.2f}x |")
+    return lines + [""]

@@ -22,7 +22,7 @@ import time
 import tracemalloc
 
 import numpy as np
-from _harness import CHARTS, compare, try_import, write
+from _harness import CHARTS, compare, gemm_ceiling, try_import, write
 
 import ember.core as em
 from ember import tape
@@ -85,6 +85,14 @@ def resnet_block(torch):
 WORKLOADS = {
     "LeNet CNN 28x28x1 (conv32-pool-conv64-pool-1024-10), batch 64, training step": lenet,
     "ResNet-style block (3x3 convs, 56x56x64, batch 8), forward + backward": resnet_block,
+}
+
+# products of a LeNet step (batch 64): (M, K, N)
+GEMMS = {
+    "dense 3136 -> 1024, forward": (64, 7 * 7 * 64, 1024),
+    "dense 3136 -> 1024, kernel gradient": (7 * 7 * 64, 64, 1024),
+    "conv2 Winograd, one of 64 tile points": (64 * 16, 32, 64),
+    "conv1 im2col, forward": (64 * 28 * 28, 25, 32),
 }
 
 # (name, input shape, filter shape): SAME padding, stride 1
@@ -345,7 +353,13 @@ def main() -> None:
            for name in WORKLOADS} if torch is not None else {}
     with _set_threads(torch, 1):
         prof = profile_lenet(torch) if torch is not None else {}
-    write("conv", _report(speed, layers, choices, mem, prof))
+        ceiling = gemm_ceiling(torch, GEMMS)
+    write("conv", _report(speed, layers, choices, mem, prof) + "\n".join(
+        ["### The ceiling: numpy's matrix products against PyTorch's, 1 thread", "",
+         "The matrix products of a LeNet step, alone: numpy multiplies through its BLAS "
+         "(OpenBLAS in the wheels), PyTorch through MKL. Their ratio bounds the ratio to "
+         "PyTorch that a numpy-backed step reaches without doing fewer multiply-adds "
+         "(Winograd does fewer).", "", *ceiling]))
     chart(speed, layers)
 
 

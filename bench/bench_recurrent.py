@@ -18,7 +18,7 @@ import sys
 import time
 
 import numpy as np
-from _harness import RESULTS, compare, try_import
+from _harness import RESULTS, compare, gemm_ceiling, try_import
 
 import ember.core as em
 from ember import nn, tape
@@ -258,6 +258,18 @@ def run(threads_list: list[int], rounds: int) -> str:
             lines.append("")
             ratios[f"{kind}, {th} thread{'s' if th > 1 else ''}"] = {
                 k: (pt / v if pt else float("nan")) for k, v in times.items()}
+    lines += ["### The ceiling: numpy's matrix products against PyTorch's, 1 thread", "",
+              "The step is mostly these products (the recurrent one 28 times forward and "
+              "twice that backward). numpy multiplies through its BLAS (OpenBLAS in the "
+              "wheels), PyTorch through MKL: their ratio bounds the ratio to PyTorch a "
+              "numpy-backed step can reach.", ""]
+    with threadpool_limits(1):
+        if torch is not None:
+            torch.set_num_threads(1)  # type: ignore[attr-defined]
+        lines += gemm_ceiling(torch, {"recurrent, one step": (N, U, 4 * U),
+                                      "input projection, all steps": (N * T, F, 4 * U),
+                                      "recurrent kernel's gradient": (U, N * T, 4 * U)},
+                              rounds=rounds)
     lines += ["### Peak memory of one training step", "",
               "Resident memory the step adds at its peak (VmHWM after a reset, minus VmRSS "
               "before), after one warm-up step.", "",
