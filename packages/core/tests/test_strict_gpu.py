@@ -262,3 +262,18 @@ def test_cast_of_undefined_floats_is_the_same_on_every_device():
                     got = em.cast(em.constant(v, dtype=em.float32), dtype)
                 assert got.numpy().tolist() == expected, (dev, dtype)
 
+
+
+def test_repeated_targets_with_different_values_land_the_first_not_numpys_last(gpu):
+    xp = gpu.xp
+    a = xp.zeros(5)
+    a[np.array([1, 1, 3])] = xp.asarray(np.array([7.0, 8.0, 9.0]))
+    assert_allclose(gpu.backend.to_host(a), [0, 7, 0, 9, 0])  # numpy: [0, 8, 0, 9, 0]
+    # repeats that write the same value, and a view's elements, are as in numpy
+    base = xp.zeros((3, 4))
+    col = base[:, 1]
+    col[np.array([2, 2, 0])] = 5.0
+    assert_allclose(gpu.backend.to_host(base)[:, 1], [5, 0, 5])
+    rows = xp.zeros((2, 3))
+    rows[np.array([0, 0]), :] = xp.asarray(np.array([[1.0, 2, 3], [4, 5, 6]]))
+    assert_allclose(gpu.backend.to_host(rows), [[1, 2, 3], [0, 0, 0]])

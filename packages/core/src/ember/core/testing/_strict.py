@@ -378,6 +378,24 @@ def cupy_float_to_int(a: np.ndarray, dtype: Any) -> np.ndarray:
     return out
 
 
+def store_first_wins(a: np.ndarray, key: Any, value: Any) -> None:
+    """``a[key] = value``, except that where integer index arrays repeat a target with
+    different values, the first of them lands instead of numpy's last. On a GPU which one
+    lands is undefined (cupy's "Differences between CuPy and NumPy"): code that relies on
+    numpy's order gets another answer here, as it may on a GPU."""
+    parts = key if type(key) is tuple else (key,)
+    if not any(isinstance(p, np.ndarray) and p.dtype.kind in "iu" for p in parts):
+        a[key] = value
+        return
+    targets = np.arange(a.size).reshape(a.shape)[key]
+    flat = targets.reshape(-1)
+    if np.unique(flat).size == flat.size:
+        a[key] = value
+        return
+    values = np.broadcast_to(np.asarray(value).astype(a.dtype, copy=False), targets.shape)
+    a[np.unravel_index(flat[::-1], a.shape)] = values.reshape(-1)[::-1]  # any strides
+
+
 def cupy_wrapped(shape: tuple[int, ...], key: Any) -> Any:
     """``key`` with its integer index arrays taken modulo their axis's length: cupy wraps
     out-of-bounds indices around where numpy raises (cupy's "Differences between CuPy
@@ -540,7 +558,7 @@ class StrictArray:
         a, k = self._a, self._key(key)
 
         def store() -> None:
-            a[cupy_wrapped(a.shape, k)] = value
+            store_first_wins(a, cupy_wrapped(a.shape, k), value)
 
         self._ns._backend.run(store, (a, k, value))
 
