@@ -28,11 +28,20 @@ def _chunks(g: Geometry) -> Iterator[tuple[int, int, Geometry]]:
 
 
 def _windows(xp: Any, x: Any, g: Geometry) -> Any:
-    """The windows of ``x`` as a matrix (N * OH * OW, KH * KW * C)."""
+    """The windows of ``x`` as a matrix (N * OH * OW, KH * KW * C).
+
+    With one input channel (a grayscale image's first layer) the matrix is gathered tap
+    by tap, as the transpose of a (KH * KW, N * OH * OW) array: each tap is a shifted
+    image, copied in runs of a row, where window by window the runs are KW elements long
+    (measured 1.8x faster for LeNet's first layer, 5x5 over 28x28, batch 64). BLAS takes
+    the transposed matrix as it is."""
     from .conv import _extract
 
     p = _extract(_Xp(xp), x, g.w_shape[:2], g.strides, g.dilations, g.pads, 0.0)
     n, oh, ow, kh, kw, c = p.shape
+    if c == 1:
+        taps = xp.ascontiguousarray(p[..., 0].transpose(3, 4, 0, 1, 2))
+        return taps.reshape(kh * kw, n * oh * ow).T
     return p.reshape(n * oh * ow, kh * kw * c)
 
 

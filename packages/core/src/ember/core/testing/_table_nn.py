@@ -129,6 +129,9 @@ _CONV_GEOMETRIES = {
     "strided_padded": ((1, 5, 6, 2), (3, 2, 2, 3), (2, 2), (1, 1), ((1, 1), (0, 1)),
                        (1, 3, 3, 3)),
     "dilated": ((1, 6, 6, 2), (2, 2, 2, 3), (1, 1), (2, 2), ((0, 0), (0, 0)), (1, 4, 4, 3)),
+    # one input channel (a grayscale first layer: im2col gathers its windows tap by tap)
+    "one_channel_strided": ((2, 7, 6, 1), (3, 2, 1, 3), (2, 1), (1, 1), ((1, 1), (0, 1)),
+                            (2, 4, 6, 3)),
     # the last row and column are in no window: their input gradient is zero
     "strided_uncovered": ((1, 6, 7, 2), (3, 3, 2, 2), (2, 3), (1, 1), ((0, 0), (0, 0)),
                           (1, 2, 2, 2)),
@@ -209,6 +212,8 @@ def _windows() -> list[OpSpec]:
             case("tf_strides", args(img, arr(2, 2, 3, 2)), strides=[1, 2, 1, 1]),
             case("dilated", args(img, arr(2, 2, 3, 2)), dilations=2),
             case("one_by_one", args(img, arr(1, 1, 3, 5))),
+            case("one_channel", args(arr(2, 5, 6, 1), arr(3, 2, 1, 2)), strides=(1, 2),
+                 padding="SAME"),
         ), FLOATS, True, (0, 1), _conv2d_torch, tol={F32: (1e-5, 1e-5)}),
         OpSpec("nn_ops.conv1d", nn.conv1d, _conv1d_ref, (
             case("valid", args(arr(2, 7, 3), arr(3, 3, 4))),
