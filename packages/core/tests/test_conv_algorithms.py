@@ -106,6 +106,7 @@ def test_config_setting_is_honoured_and_restored(monkeypatch):
 
 
 def test_autotuner_times_each_candidate_and_caches_the_choice(monkeypatch):
+    monkeypatch.setattr(conv_select, "AUTOTUNE_DROP", float("inf"))  # every run counted
     spy = _Spy(monkeypatch)
     conv_select.clear_chosen()
     rng = np.random.default_rng(0)
@@ -148,10 +149,10 @@ def _timed_algorithms(monkeypatch, clock, seconds):
 
 @pytest.mark.parametrize(("seconds", "want"), [
     # one slow run (the machine was busy) does not lose winograd the choice ...
-    ({"im2col": [0.30, 0.20, 0.21], "fft": [0.9, 0.8, 0.8], "winograd": [0.30, 0.9, 0.10]},
+    ({"im2col": [0.30, 0.20, 0.21], "fft": [0.5, 0.45, 0.45], "winograd": [0.30, 0.9, 0.10]},
      "winograd"),
     # ... nor does one lucky run win it
-    ({"im2col": [0.30, 0.20, 0.21], "fft": [0.9, 0.8, 0.8], "winograd": [0.19, 0.25, 0.3]},
+    ({"im2col": [0.30, 0.20, 0.21], "fft": [0.5, 0.45, 0.45], "winograd": [0.19, 0.25, 0.3]},
      "im2col"),
     ({"im2col": [0.20, 0.20, 0.20], "fft": [0.1, 0.1, 0.1], "winograd": [0.3, 0.3, 0.3]},
      "fft"),
@@ -169,6 +170,22 @@ def test_autotuner_prefers_the_faster_candidate_by_its_best_run(monkeypatch, sec
     assert choice == want
     assert all(not s for s in seconds.values())  # every candidate ran AUTOTUNE_RUNS times
     assert_allclose(y.numpy(), ALGORITHMS.index(want))  # the chosen one's result
+
+
+def test_autotuner_stops_timing_a_candidate_far_slower_than_the_fastest(monkeypatch):
+    conv_select.clear_chosen()
+    clock = _Clock()
+    # fft runs once: 2.0 s is over AUTOTUNE_DROP (3) times the fastest first run (0.25 s);
+    # im2col, the fallback, runs every round however slow
+    seconds = {"im2col": [0.9, 0.9, 0.9], "fft": [2.0], "winograd": [0.25, 0.3, 0.2]}
+    _timed_algorithms(monkeypatch, clock, seconds)
+    try:
+        em.nn_ops.conv2d(em.ones((2, 16, 16, 16)), em.ones((3, 3, 16, 16)), padding="SAME")
+        (choice,) = conv_select.chosen_algorithms().values()
+    finally:
+        conv_select.clear_chosen()
+    assert choice == "winograd"
+    assert all(not s for s in seconds.values())  # fft's one run, the others' three
 
 
 def test_pick_keeps_im2col_unless_another_is_clearly_faster():
