@@ -7,6 +7,7 @@ import pytest
 
 import ember.core as em
 from ember.core import nn_ops as nn
+from ember.core._ops import conv_select
 
 
 def _raises(exc, pattern, fn, *args, **kwargs):
@@ -106,6 +107,26 @@ def test_conv_and_pool_errors():
     _raises(em.InvalidArgumentError, "conv2d: padding must be 'SAME' or 'VALID', got "
             "'FULL'",
             nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([3, 3, 3, 8]), padding="FULL")
+    # explicit padding: negative amounts (cropping) and padding of the batch or channel
+    # axes are refused, not applied by one algorithm and dropped by another
+    x, w = em.ones([1, 5, 5, 1]), em.ones([2, 2, 1, 1])
+    _raises(em.InvalidArgumentError, r"conv2d: padding must not be negative, got "
+            r"\[\[0, 0\], \[0, -1\], \[0, 0\], \[0, 0\]\]", nn.conv2d, x, w, 1,
+            [[0, 0], [0, -1], [0, 0], [0, 0]])
+    _raises(em.InvalidArgumentError, "conv2d: explicit padding of the batch and channel axes "
+            "must be", nn.conv2d, x, w, 1, [[1, 0], [0, 0], [0, 0], [0, 0]])
+    _raises(em.InvalidArgumentError, r"max_pool2d: padding must be 'SAME', 'VALID' or explicit",
+            nn.max_pool2d, x, 2, 1, [[1, 1]])
+    _raises(em.InvalidArgumentError, r"conv2d_backprop_input: padding must not be negative",
+            conv_select.conv2d_backprop_input, em.ones([1, 5, 4, 1]), w, [1, 5, 5, 1], (1, 1),
+            (1, 1), ((0, 0), (0, -1)))
+    # an integer image pads only with a value of its dtype (numpy wraps -1 to 255)
+    img = em.ones([1, 3, 3, 1], dtype=em.uint8)
+    for bad in (-1, 256, float("-inf"), 0.5):
+        _raises(em.InvalidArgumentError, rf"extract_patches: pad_value {bad!r} is not a value "
+                r"of the images' dtype uint8", em.extract_patches, img, 2, 1, 1, "SAME",
+                pad_value=bad)
+    assert int(em.reduce_max(em.extract_patches(img, 2, 1, 1, "SAME", pad_value=255))) == 255
     _raises(em.InvalidArgumentError, r"conv2d: filters \(7, 7, 3, 8\) .* are larger than the "
             "padded input", nn.conv2d, em.ones([1, 5, 5, 3]), em.ones([7, 7, 3, 8]))
     _raises(em.InvalidArgumentError, r"max_pool2d: expected NHWC input of rank 4, got shape "

@@ -277,3 +277,14 @@ def test_repeated_targets_with_different_values_land_the_first_not_numpys_last(g
     rows = xp.zeros((2, 3))
     rows[np.array([0, 0]), :] = xp.asarray(np.array([[1.0, 2, 3], [4, 5, 6]]))
     assert_allclose(gpu.backend.to_host(rows), [[1, 2, 3], [0, 0, 0]])
+    # an index list is an index array; values with leading 1s broadcast as numpy's do
+    listed = xp.zeros(4)
+    listed[[2, 2]] = xp.asarray(np.array([1.0, 2.0]))
+    assert_allclose(gpu.backend.to_host(listed), [0, 0, 1, 0])
+    lead = xp.zeros((2, 3))
+    lead[np.array([0, 0])] = xp.asarray(np.arange(6.0).reshape(1, 2, 3))
+    assert_allclose(gpu.backend.to_host(lead), [[0, 1, 2], [0, 0, 0]])
+    # numpy's checks still apply: -1 does not fit uint8, repeated or not
+    small = xp.zeros(3, dtype=np.uint8)
+    with pytest.raises(OverflowError):
+        small[np.array([0, 0])] = -1

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .._errors import InvalidArgumentError
 from .._registry import execute, register
 from . import _args
@@ -95,9 +97,21 @@ def padding_amounts(op: str, padding: Any, in_hw: tuple[int, ...], ksize: tuple[
             total = max((o - 1) * s + (k - 1) * d + 1 - n, 0)
             out.append((total // 2, total - total // 2))
         return (out[0], out[1])
-    pads = [(int(a), int(b)) for a, b in padding]
-    if len(pads) == 4:
+    try:
+        pads = [(int(a), int(b)) for a, b in padding]
+    except (TypeError, ValueError):
+        pads = []
+    if len(pads) == 4:  # TensorFlow's [[0, 0], [top, bottom], [left, right], [0, 0]]
+        if pads[0] != (0, 0) or pads[3] != (0, 0):
+            raise InvalidArgumentError(f"{op}: explicit padding of the batch and channel axes "
+                                       f"must be [0, 0], got {padding!r}")
         pads = pads[1:3]
+    if len(pads) != 2:
+        raise InvalidArgumentError(f"{op}: padding must be 'SAME', 'VALID' or explicit "
+                                   f"[[top, bottom], [left, right]] (or TensorFlow's 4 pairs), "
+                                   f"got {padding!r}")
+    if min(min(pads[0]), min(pads[1])) < 0:
+        raise InvalidArgumentError(f"{op}: padding must not be negative, got {padding!r}")
     return (pads[0], pads[1])
 
 
@@ -112,6 +126,7 @@ def extract_patches(images: Any, sizes: Any, strides: Any = 1, rates: Any = 1,
     s = _pair("extract_patches", strides, "strides")
     d = _pair("extract_patches", rates, "dilations")
     pads = padding_amounts("extract_patches", padding, x.shape[1:3], k, s, d)
+    _check_pad_value(x.dtype, pad_value)
     for ax, (n, kk, dd, (p0, p1)) in enumerate(zip(x.shape[1:3], k, d, pads)):
         if n + p0 + p1 < (kk - 1) * dd + 1:
             raise InvalidArgumentError(
@@ -119,6 +134,20 @@ def extract_patches(images: Any, sizes: Any, strides: Any = 1, rates: Any = 1,
                 f"{x.shape} along axis {ax + 1}")
     return execute(_extract_op, (x,), {"ksize": k, "strides": s, "dilations": d, "pads": pads,
                                        "pad_value": pad_value})
+
+
+def _check_pad_value(dtype: Any, value: Any) -> None:
+    """An integer image is padded only with a value its dtype holds exactly (numpy would
+    wrap -1 to 255 in uint8, or turn -inf into the minimum with a warning)."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "iu":
+        return
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) \
+        and float(value).is_integer() and np.iinfo(dt).min <= value <= np.iinfo(dt).max
+    if not ok:
+        raise InvalidArgumentError(f"extract_patches: pad_value {value!r} is not a value of "
+                                   f"the images' dtype {dt} (range {np.iinfo(dt).min} to "
+                                   f"{np.iinfo(dt).max}, whole numbers)")
 
 
 def patches_to_image(patches: Any, image_shape: Any, strides: Any, dilations: Any,

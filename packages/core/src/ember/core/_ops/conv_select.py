@@ -183,6 +183,8 @@ def _check(op: str, g: Geometry, dy_shape: Any = None) -> None:
         raise InvalidArgumentError(f"{op}: input shape {g.x_shape} and filter shape "
                                    f"{g.w_shape} do not make a 2-D convolution (NHWC input, "
                                    "(KH, KW, C_in, C_out) filters, C_in equal)")
+    if min(min(g.pads[0]), min(g.pads[1])) < 0:
+        raise InvalidArgumentError(f"{op}: padding must not be negative, got {g.pads}")
     if min(g.out_hw) < 1:
         raise InvalidArgumentError(f"{op}: filter {g.w_shape} (dilation {g.dilations}) is "
                                    f"larger than the padded input {g.x_shape}")

@@ -382,18 +382,22 @@ def store_first_wins(a: np.ndarray, key: Any, value: Any) -> None:
     """``a[key] = value``, except that where integer index arrays repeat a target with
     different values, the first of them lands instead of numpy's last. On a GPU which one
     lands is undefined (cupy's "Differences between CuPy and NumPy"): code that relies on
-    numpy's order gets another answer here, as it may on a GPU."""
+    numpy's order gets another answer here, as it may on a GPU. numpy's own assignment
+    runs first, so its checks and casts are the same."""
+    a[key] = value
     parts = key if type(key) is tuple else (key,)
-    if not any(isinstance(p, np.ndarray) and p.dtype.kind in "iu" for p in parts):
-        a[key] = value
+    if not any(isinstance(p, (np.ndarray, list)) and np.asarray(p).dtype.kind in "iu"
+               for p in parts):
         return
     targets = np.arange(a.size).reshape(a.shape)[key]
     flat = targets.reshape(-1)
     if np.unique(flat).size == flat.size:
-        a[key] = value
         return
-    values = np.broadcast_to(np.asarray(value).astype(a.dtype, copy=False), targets.shape)
-    a[np.unravel_index(flat[::-1], a.shape)] = values.reshape(-1)[::-1]  # any strides
+    v = np.asarray(value)
+    while v.ndim > targets.ndim and v.shape[0] == 1:  # numpy drops leading 1s
+        v = v[0]
+    values = np.broadcast_to(v, targets.shape).reshape(-1)
+    a[np.unravel_index(flat[::-1], a.shape)] = values[::-1]  # any strides
 
 
 def cupy_wrapped(shape: tuple[int, ...], key: Any) -> Any:
@@ -563,6 +567,8 @@ class StrictArray:
         self._ns._backend.run(store, (a, k, value))
 
     def _key(self, key: Any) -> Any:
+        if isinstance(key, list) and all(isinstance(k, (int, np.integer)) for k in key):
+            key = np.asarray(key, dtype=np.intp)  # an index array written as a list
         if isinstance(key, np.ndarray):  # cupy accepts host index arrays (an upload)
             self._ns._backend.upload()
             return key
