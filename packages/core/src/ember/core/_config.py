@@ -47,7 +47,10 @@ class Config:
               to im2col.
 
             Every algorithm computes the same function (to rounding); FFT and Winograd
-            apply to float32 and float64, other dtypes use im2col.
+            apply to float32 and float64, other dtypes use im2col. FFT's and Winograd's
+            rounding is bounded relative to the largest output (of the image, of a
+            tile), not to each element: in float32 a value far larger than its
+            neighbours perturbs them (see the performance page); im2col's is not.
     """
 
     __slots__ = ()
