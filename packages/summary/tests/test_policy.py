@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -50,7 +51,10 @@ def test_default_step_is_a_step_like_object_read_at_each_write(tmp_path, fake_st
     assert summary.get_step() is None  # as_default(step=) is scoped
 
 
-def test_a_summary_with_no_step_anywhere_is_a_clear_error(tmp_path):
+def test_a_summary_with_no_step_anywhere_is_a_clear_error(tmp_path, monkeypatch):
+    # "anywhere": not even ember.nn's global step, which another package's tests in the
+    # same process may have created
+    monkeypatch.delitem(sys.modules, "ember.nn", raising=False)
     writer = summary.create_file_writer(tmp_path)
     with writer.as_default(), pytest.raises(ValueError, match="no step"):
         summary.scalar("x", 1.0)
