@@ -18,6 +18,24 @@ from .core import (
 from .dense import Dense
 from .embedding import Embedding
 from .masking import Masking, get_mask, set_mask
+from .merging import (
+    Add,
+    Average,
+    Concatenate,
+    Dot,
+    Maximum,
+    Minimum,
+    Multiply,
+    Subtract,
+    add,
+    average,
+    concatenate,
+    dot,
+    maximum,
+    minimum,
+    multiply,
+    subtract,
+)
 from .normalization import BatchNormalization, LayerNormalization
 from .pooling import (
     AveragePooling1D,
@@ -38,6 +56,7 @@ from .pooling import (
     MaxPooling2D,
 )
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
+from .reshaping import Cropping2D, UpSampling2D, ZeroPadding2D
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from .wrappers import Bidirectional, TimeDistributed
 
@@ -55,3 +74,6 @@ __all__ = [
     "MaxPooling1D", "TimeDistributed",
 ]
 __all__ += ["LeakyReLU", "Softmax", "Input", "SymbolicTensor", "RepeatVector"]
+__all__ += ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply",
+            "Subtract", "add", "average", "concatenate", "dot", "maximum", "minimum",
+            "multiply", "subtract", "Cropping2D", "UpSampling2D", "ZeroPadding2D"]

@@ -1,0 +1,141 @@
+"""Keras's spatial reshaping layers for images: ``ZeroPadding2D``, ``Cropping2D`` and
+``UpSampling2D`` (channels last by default; ``data_format="channels_first"`` also works)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+
+from .base import InputSpec, Layer
+
+
+def _pairs(layer: str, name: str, value: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Keras's forms: ``n`` (every side), ``(h, w)`` (both sides of each axis) or
+    ``((top, bottom), (left, right))``; non-negative ints."""
+    def ints(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    if ints(value):
+        return ((value, value), (value, value))
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        if all(ints(v) for v in value):
+            return ((value[0], value[0]), (value[1], value[1]))
+        if all(isinstance(v, (list, tuple)) and len(v) == 2 and all(ints(i) for i in v)
+               for v in value):
+            return ((value[0][0], value[0][1]), (value[1][0], value[1][1]))
+    raise ValueError(f"{layer}: {name} must be a non-negative int, a pair (height, width) or "
+                     f"((top, bottom), (left, right)), got {value!r}")
+
+
+def _spatial_axes(layer: str, data_format: Any) -> tuple[int, int]:
+    if data_format in (None, "channels_last"):
+        return (1, 2)
+    if data_format == "channels_first":
+        return (2, 3)
+    raise ValueError(f"{layer}: data_format must be 'channels_last' or 'channels_first', "
+                     f"got {data_format!r}")
+
+
+class ZeroPadding2D(Layer):
+    """Zeros added around images (Keras's ``ZeroPadding2D``).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.ZeroPadding2D(((1, 0), (2, 1)))(np.ones((1, 2, 2, 3), np.float32)).shape
+        (1, 3, 5, 3)
+    """
+
+    def __init__(self, padding: Any = (1, 1), data_format: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.padding = _pairs("ZeroPadding2D", "padding", padding)
+        self.data_format = data_format or "channels_last"
+        self._axes = _spatial_axes("ZeroPadding2D", data_format)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs: Any) -> Any:
+        pads = [[0, 0] for _ in range(4)]
+        for axis, pair in zip(self._axes, self.padding):
+            pads[axis] = list(pair)
+        return em.pad(inputs, pads)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "padding": [list(p) for p in self.padding],
+                "data_format": self.data_format}
+
+
+class Cropping2D(Layer):
+    """Rows and columns cut from the edges of images (Keras's ``Cropping2D``)."""
+
+    def __init__(self, cropping: Any = ((0, 0), (0, 0)), data_format: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cropping = _pairs("Cropping2D", "cropping", cropping)
+        self.data_format = data_format or "channels_last"
+        self._axes = _spatial_axes("Cropping2D", data_format)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs: Any) -> Any:
+        index: list[Any] = [slice(None)] * 4
+        for axis, (a, b) in zip(self._axes, self.cropping):
+            size = inputs.shape[axis]
+            if a + b >= size:
+                raise ValueError(f"Cropping2D ({self.name!r}): cropping {self.cropping} "
+                                 f"leaves nothing of axis {axis} (size {size}) of inputs "
+                                 f"{tuple(inputs.shape)}")
+            index[axis] = slice(a, size - b)
+        return inputs[tuple(index)]
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "cropping": [list(c) for c in self.cropping],
+                "data_format": self.data_format}
+
+
+class UpSampling2D(Layer):
+    """Each row repeated ``size[0]`` times and each column ``size[1]`` times (Keras's
+    ``UpSampling2D``, nearest-neighbour interpolation; ``"bilinear"`` is refused).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> x = np.array([1.0, 2.0, 3.0, 4.0], np.float32).reshape(1, 2, 2, 1)
+        >>> nn.layers.UpSampling2D(2)(x).numpy()[0, :, :, 0]
+        array([[1., 1., 2., 2.],
+               [1., 1., 2., 2.],
+               [3., 3., 4., 4.],
+               [3., 3., 4., 4.]], dtype=float32)
+    """
+
+    def __init__(self, size: Any = (2, 2), data_format: str | None = None,
+                 interpolation: str = "nearest", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        pair = (size, size) if isinstance(size, int) and not isinstance(size, bool) else size
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
+                isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in pair)):
+            raise ValueError(f"UpSampling2D: size must be a positive int or a pair of them, "
+                             f"got {size!r}")
+        if interpolation != "nearest":
+            raise ValueError(f"UpSampling2D: interpolation {interpolation!r} is not "
+                             f"supported; ember has 'nearest'")
+        self.size = (int(pair[0]), int(pair[1]))
+        self.interpolation = interpolation
+        self.data_format = data_format or "channels_last"
+        self._axes = _spatial_axes("UpSampling2D", data_format)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs: Any) -> Any:
+        shape = list(inputs.shape)
+        (h, w), (sh, sw) = self._axes, self.size
+        # (.., H, 1, W, 1, ..) broadcast to (.., H, sh, W, sw, ..): each value repeated
+        spread = shape[:h + 1] + [1] + shape[h + 1:w + 1] + [1] + shape[w + 1:]
+        tiled = list(spread)
+        tiled[h + 1], tiled[w + 2] = sh, sw
+        out = em.broadcast_to(em.reshape(inputs, spread), tiled)
+        shape[h], shape[w] = shape[h] * sh, shape[w] * sw
+        return em.reshape(out, shape)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "size": list(self.size),
+                "data_format": self.data_format, "interpolation": self.interpolation}
