@@ -114,6 +114,18 @@ LAYER_SPECS: dict[str, dict[str, Any]] = {
         call={"states": lambda: [em.constant(_r(2, 3)), em.constant(_r(2, 2))]},
         alt={"cells": lambda: [LAY.SimpleRNNCell(3), LAY.SimpleRNNCell(2, activation="relu")]}),
 }
+X2B, X3B = _r(2, 4, seed=1), _r(2, 5, 3, seed=1)
+for _name in ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"):
+    LAYER_SPECS[_name] = dict(x=[[X2, X2B]])
+LAYER_SPECS.update({
+    "Concatenate": dict(x=[[X2, X2B]], alt={"axis": 0}),
+    "Dot": dict(args=((2, 2),), x=[[X3, X3B]], alt={"axes": (1, 1), "normalize": True}),
+    "ZeroPadding2D": dict(x=[X4], alt={"padding": 2, "data_format": "channels_first"}),
+    "Cropping2D": dict(x=[X4], kw={"cropping": 1},
+                       alt={"cropping": 2, "data_format": "channels_first"}),
+    "UpSampling2D": dict(x=[X4], alt={"size": 3, "data_format": "channels_first",
+                                      "interpolation": "bilinear"}),
+})
 for _name in ("MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D",
               "GlobalMaxPooling2D"):
     LAYER_SPECS[_name] = dict(x=[X4])
@@ -336,7 +348,8 @@ def _apply_alt(n: str, spec: dict, where: str, p: str, alt: Any) -> tuple[dict, 
     xs = list(spec["x"])
     call = dict(spec.get("call", {}))
     if isinstance(alt, str) and alt == "__shape__":
-        alt = tuple(xs[0].shape[1:]) if p == "input_shape" else (None, *xs[0].shape[1:])
+        first = xs[0][0] if isinstance(xs[0], list) else xs[0]  # a merge: its first input
+        alt = tuple(first.shape[1:]) if p == "input_shape" else (None, *first.shape[1:])
     if where == "init":
         if p in ("dropout", "recurrent_dropout", "noise_shape", "seed") and n != "Dropout":
             pass

@@ -158,6 +158,34 @@ def test_fit_refuses_a_list_of_targets_by_name():
         model.fit(x, [np.zeros((8, 2)), np.zeros((8, 1))], verbose=0)
 
 
+def test_predict_of_several_outputs_is_one_array_per_output():
+    # it was the outputs' batches stacked and joined into one (4, 4, 2) array: garbage
+    inp = nn.Input(shape=(3,))
+    model = nn.Model(inp, [L.Dense(2)(inp), L.Dense(1)(inp)])
+    x = RNG.standard_normal((10, 3)).astype(np.float32)
+    for batch_size in (4, 5):  # a short last batch, and batches that divide the examples
+        a, b = model.predict(x, batch_size=batch_size)
+        want = model(x)
+        np.testing.assert_allclose(a, want[0].numpy(), rtol=1e-6)
+        np.testing.assert_allclose(b, want[1].numpy(), rtol=1e-6)
+
+
+def test_fit_and_evaluate_refuse_a_model_of_several_outputs_with_one_target():
+    # one target and a loss over the stacked outputs would broadcast: a wrong loss, no error
+    inp = nn.Input(shape=(3,))
+    model = nn.Model(inp, [L.Dense(1)(inp), L.Dense(1)(inp)])
+    model.compile(optimizer="sgd", loss=lambda y, p: em.reduce_mean(em.square(y - p)),
+                  metrics=["mae"])
+    x = RNG.standard_normal((8, 3)).astype(np.float32)
+    y = np.zeros((8, 1), np.float32)
+    for run in (lambda: model.fit(x, y, verbose=0), lambda: model.evaluate(x, y)):
+        with pytest.raises(ValueError, match=r"the compiled loss got 2 outputs \(list\); "
+                                             r"ember's compile/fit/evaluate"):
+            run()
+    with pytest.raises(ValueError, match=r"the compiled metrics got 2 outputs"):
+        model.compiled_metrics.update_state(y, model(x))
+
+
 def test_register_keras_serializable_names_a_class_and_refuses_a_second_owner():
     @nn.saving.register_keras_serializable(package="TestFunctional")
     class Scale(L.Layer):

@@ -32,7 +32,7 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any) -> None:
     extra["loss_tracker"] = _metrics.Mean("loss")
     extra["loss_tracked"] = loss is not None  # else once compiled_loss runs (Keras)
     extra["compiled_loss"] = CompiledLoss(model)
-    extra["compiled_metrics"] = CompiledMetrics(_metrics.get(m) for m in metrics or [])
+    extra["compiled_metrics"] = CompiledMetrics(model, [_metrics.get(m) for m in metrics or []])
     extra.pop("traced_steps", None)  # a new optimizer, loss or metrics: trace again
 
 
@@ -48,6 +48,7 @@ class CompiledLoss:
         model = self._model
         parts = []
         if model._ember.extra.get("loss_fn") is not None:
+            _one_output(model, y_pred, "the compiled loss")
             parts.append(_loss(model, y_true, y_pred, sample_weight))
         parts += list(regularization_losses or [])
         if not parts:
@@ -60,6 +61,18 @@ class CompiledLoss:
         model._ember.extra["loss_tracker"].update_state(
             total, sample_weight=_batch_size(y_true, y_pred))
         return total
+
+
+def _one_output(model: Any, y_pred: Any, what: str) -> None:
+    """Refuse predictions of several outputs (a list, tuple or dict): a loss or metric
+    applied to them as one tensor would stack them and broadcast the targets against the
+    stack, a wrong number with no error."""
+    if isinstance(y_pred, (list, tuple, dict)):
+        raise ValueError(
+            f"{model.name}: {what} got {len(y_pred)} outputs ({type(y_pred).__name__}); "
+            f"ember's compile/fit/evaluate train and evaluate models with one output. "
+            f"For several, write the step with a GradientTape (a loss per output), or "
+            f"give the model one output")
 
 
 def _batch_size(y_true: Any, y_pred: Any) -> int:
@@ -75,7 +88,13 @@ def _batch_size(y_true: Any, y_pred: Any) -> int:
 class CompiledMetrics(list):  # type: ignore[type-arg]
     """``model.compiled_metrics``: the metrics given to ``compile``, updated together."""
 
+    def __init__(self, model: Any, metrics: Any) -> None:
+        super().__init__(metrics)
+        self._model = model
+
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        if self:
+            _one_output(self._model, y_pred, "the compiled metrics")
         for m in self:
             if sample_weight is None:
                 m.update_state(y_true, y_pred)
@@ -524,6 +543,17 @@ def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks:
     cbs.on_predict_end({})
     if not outs:
         raise ValueError("predict: the input has no batches")
-    if all(type(o) is em.Tensor for o in outs):  # one copy to the host, at the end
-        return np.asarray(outs[0] if len(outs) == 1 else em.concat(outs, axis=0))
-    return np.concatenate([np.asarray(o) for o in outs], axis=0)
+    first = outs[0]  # several outputs: each one's batches joined, as Keras returns them
+    if isinstance(first, dict):
+        return {k: _joined([o[k] for o in outs]) for k in first}
+    if isinstance(first, (list, tuple)):
+        return [_joined([o[i] for o in outs]) for i in range(len(first))]
+    return _joined(outs)
+
+
+def _joined(parts: list[Any]) -> np.ndarray:
+    """One output's batches as one host array: tensors joined on their device first (one
+    copy to the host, at the end)."""
+    if all(type(o) is em.Tensor for o in parts):
+        return np.asarray(parts[0] if len(parts) == 1 else em.concat(parts, axis=0))
+    return np.concatenate([np.asarray(o) for o in parts], axis=0)
