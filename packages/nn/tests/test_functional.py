@@ -149,15 +149,6 @@ def test_predict_on_batch_returns_host_arrays_of_one_batch():
     np.testing.assert_allclose(a, want[0].numpy(), rtol=1e-6)
 
 
-def test_fit_refuses_a_list_of_targets_by_name():
-    inp = nn.Input(shape=(3,))
-    model = nn.Model(inp, [L.Dense(2)(inp), L.Dense(1)(inp)])
-    model.compile(optimizer="adam", loss="mse")
-    x = RNG.standard_normal((8, 3)).astype(np.float32)
-    with pytest.raises(ValueError, match="y is a list of 2 arrays, one per output"):
-        model.fit(x, [np.zeros((8, 2)), np.zeros((8, 1))], verbose=0)
-
-
 def test_predict_of_several_outputs_is_one_array_per_output():
     # it was the outputs' batches stacked and joined into one (4, 4, 2) array: garbage
     inp = nn.Input(shape=(3,))
@@ -170,7 +161,7 @@ def test_predict_of_several_outputs_is_one_array_per_output():
         np.testing.assert_allclose(b, want[1].numpy(), rtol=1e-6)
 
 
-def test_fit_and_evaluate_refuse_a_model_of_several_outputs_with_one_target():
+def test_fit_and_evaluate_refuse_one_target_for_several_outputs():
     # one target and a loss over the stacked outputs would broadcast: a wrong loss, no error
     inp = nn.Input(shape=(3,))
     model = nn.Model(inp, [L.Dense(1)(inp), L.Dense(1)(inp)])
@@ -179,9 +170,27 @@ def test_fit_and_evaluate_refuse_a_model_of_several_outputs_with_one_target():
     x = RNG.standard_normal((8, 3)).astype(np.float32)
     y = np.zeros((8, 1), np.float32)
     for run in (lambda: model.fit(x, y, verbose=0), lambda: model.evaluate(x, y)):
-        with pytest.raises(ValueError, match=r"the compiled loss got 2 outputs \(list\); "
-                                             r"ember's compile/fit/evaluate"):
+        with pytest.raises(ValueError, match=r"has 2 outputs \['dense(_\d+)?', "
+                                             r"'dense(_\d+)?'\], so its targets are a list "
+                                             r"of 2 or a dict by output name; got one"):
             run()
+
+
+def test_a_subclassed_model_of_several_outputs_is_refused_by_compile_and_fit():
+    class TwoHeads(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = L.Dense(1), L.Dense(1)
+
+        def call(self, x):
+            return [self.a(x), self.b(x)]
+
+    model = TwoHeads()
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    x = RNG.standard_normal((8, 3)).astype(np.float32)
+    y = np.zeros((8, 1), np.float32)
+    with pytest.raises(ValueError, match=r"the compiled loss got 2 outputs \(list\)"):
+        model.fit(x, y, verbose=0)
     with pytest.raises(ValueError, match=r"the compiled metrics got 2 outputs"):
         model.compiled_metrics.update_state(y, model(x))
 

@@ -53,16 +53,20 @@ class Model(Layer):
         super().__init__(*args, **kwargs)
 
     def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None,
-                run_eagerly: bool | None = None) -> None:
+                loss_weights: Any = None, run_eagerly: bool | None = None) -> None:
         """Choose the optimizer, the loss ``(labels, predictions)`` and the metrics.
 
         With no ``loss``, ``fit`` minimises what ``add_loss`` contributed (as Keras).
+        A functional model of several outputs takes Keras's per-output forms: ``loss``
+        one for all, a list, or a dict by output name; ``loss_weights`` a list or a dict;
+        ``metrics`` a list (each for every output), a list of lists or a dict; its targets
+        a list or a dict by output name (see ``ember.nn.training_outputs``).
         ``fit``, ``evaluate`` and ``predict`` trace their step with ``graph.function``
         (ember-graph) and replay it, as Keras does with ``tf.function``;
         ``run_eagerly=True`` runs every step eagerly instead (for debugging, or for a
         step with Python side effects). None keeps the current setting (False at first).
         """
-        _training.compile_model(self, optimizer, loss, metrics)
+        _training.compile_model(self, optimizer, loss, metrics, loss_weights)
         if run_eagerly is not None:
             self.run_eagerly = run_eagerly
 
@@ -156,7 +160,9 @@ class Model(Layer):
         if "loss_tracker" not in extra:
             return []
         tracker = [extra["loss_tracker"]] if extra.get("loss_tracked") else []
-        return [*tracker, *extra["compiled_metrics"]]
+        outputs = extra.get("outputs")
+        per_output = [t for t in outputs.trackers if t is not None] if outputs else []
+        return [*tracker, *per_output, *extra["compiled_metrics"]]
 
     @property
     def metrics_names(self) -> list[str]:
@@ -277,9 +283,31 @@ class Functional(Model):
         """The model's symbolic outputs."""
         return _symbolic.leaves(self._ember.extra["functional"][1])
 
+    @property
+    def input_names(self) -> list[str]:
+        """Each input's name: ``nn.Input(name=...)``, else ``input_1``, ``input_2``, ...;
+        the keys of a dict of inputs (Keras)."""
+        return [t.name or f"input_{i + 1}" for i, t in enumerate(self.inputs)]
+
+    @property
+    def output_names(self) -> list[str]:
+        """Each output's name, that of the layer that made it (Keras): the keys of a dict
+        of targets and of per-output losses, metrics and loss weights, and the prefix of
+        their logs (``<name>_loss``)."""
+        names = [t.node.layer.name for t in self.outputs]
+        return [n if names.count(n) == 1 else f"{n}_{i + 1}" for i, n in enumerate(names)]
+
     def call(self, inputs: Any, training: Any = None) -> Any:
         spec, outputs, nodes = self._ember.extra["functional"]
         flat_spec = _symbolic.leaves(spec)
+        if isinstance(inputs, dict):  # by input name, as Keras takes them
+            names = self.input_names
+            unknown = sorted(set(inputs) - set(names))
+            missing = [n for n in names if n not in inputs]
+            if unknown or missing:
+                raise ValueError(f"{self.name}: a dict of inputs needs exactly the inputs' "
+                                 f"names {names}; got unknown {unknown}, missing {missing}")
+            inputs = [inputs[n] for n in names]
         given = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(given) != len(flat_spec):
             raise ValueError(f"{self.name}: expects {len(flat_spec)} input(s) (as a list), "

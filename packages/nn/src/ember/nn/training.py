@@ -21,18 +21,24 @@ from ember import graph
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from . import training_outputs
 from .callbacks import CallbackList, History
 from .keras_losses import reduce_weighted
 
 
-def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any) -> None:
+def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
+                  loss_weights: Any = None) -> None:
     extra = model._ember.extra
+    outputs = training_outputs.resolve(model, loss, loss_weights, metrics)
     object.__setattr__(model, "optimizer", _optimizers.get(optimizer))
-    extra["loss_fn"] = None if loss is None else _losses.get(loss)
+    extra["outputs"] = outputs  # per-output losses and metrics, or None (one output)
+    extra["loss_fn"] = None if loss is None or outputs else _losses.get(loss)
     extra["loss_tracker"] = _metrics.Mean("loss")
     extra["loss_tracked"] = loss is not None  # else once compiled_loss runs (Keras)
     extra["compiled_loss"] = CompiledLoss(model)
-    extra["compiled_metrics"] = CompiledMetrics(model, [_metrics.get(m) for m in metrics or []])
+    extra["compiled_metrics"] = CompiledMetrics(
+        model, [m for _, m in outputs.metrics] if outputs else
+        [_metrics.get(m) for m in metrics or []])
     extra.pop("traced_steps", None)  # a new optimizer, loss or metrics: trace again
 
 
@@ -47,9 +53,17 @@ class CompiledLoss:
                  regularization_losses: Any = None) -> Any:
         model = self._model
         parts = []
-        if model._ember.extra.get("loss_fn") is not None:
+        outputs = model._ember.extra.get("outputs")
+        if outputs is not None:
+            parts += _output_losses(model, outputs, y_true, y_pred, sample_weight)
+        elif model._ember.extra.get("loss_fn") is not None:
             _one_output(model, y_pred, "the compiled loss")
-            parts.append(_loss(model, y_true, y_pred, sample_weight))
+            if isinstance(y_true, (list, tuple, dict)) and _is_arrays(y_true):
+                raise ValueError(f"{model.name}: y is a {type(y_true).__name__} of "
+                                 f"{len(y_true)} arrays, one per output, but the model has "
+                                 f"one output")
+            parts.append(_loss(model, model._ember.extra["loss_fn"], y_true, y_pred,
+                               sample_weight))
         parts += list(regularization_losses or [])
         if not parts:
             raise ValueError(f"{model.name}: nothing to minimise: compile(loss=...) or call "
@@ -61,6 +75,23 @@ class CompiledLoss:
         model._ember.extra["loss_tracker"].update_state(
             total, sample_weight=_batch_size(y_true, y_pred))
         return total
+
+
+def _output_losses(model: Any, outputs: Any, y_true: Any, y_pred: Any,
+                   sample_weight: Any) -> list[Any]:
+    """Each output's loss times its weight, each recorded in its ``<output>_loss``."""
+    ys, preds = outputs.targets(model, y_true), outputs.predictions(model, y_pred)
+    parts = []
+    for name, fn, w, tracker, y, p in zip(outputs.names, outputs.losses, outputs.weights,
+                                         outputs.trackers, ys, preds):
+        if fn is None:
+            continue
+        if y is None:
+            raise ValueError(f"{model.name}: output {name!r} has a loss but no target")
+        value = _loss(model, fn, y, p, sample_weight)
+        tracker.update_state(value, sample_weight=_batch_size(y, p))
+        parts.append(value if w == 1.0 else em.multiply(value, w))
+    return parts
 
 
 def _one_output(model: Any, y_pred: Any, what: str) -> None:
@@ -93,13 +124,21 @@ class CompiledMetrics(list):  # type: ignore[type-arg]
         self._model = model
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        if self:
-            _one_output(self._model, y_pred, "the compiled metrics")
-        for m in self:
+        if not self:
+            return
+        model = self._model
+        outputs = model._ember.extra.get("outputs")
+        if outputs is None:
+            _one_output(model, y_pred, "the compiled metrics")
+            pairs = [(m, y_true, y_pred) for m in self]
+        else:  # each metric on its output's target and prediction
+            ys, preds = outputs.targets(model, y_true), outputs.predictions(model, y_pred)
+            pairs = [(m, ys[i], preds[i]) for i, m in outputs.metrics]
+        for m, y, p in pairs:
             if sample_weight is None:
-                m.update_state(y_true, y_pred)
+                m.update_state(y, p)
             else:
-                m.update_state(y_true, y_pred, sample_weight=sample_weight)
+                m.update_state(y, p, sample_weight=sample_weight)
 
     def reset_state(self) -> None:
         for m in self:
@@ -113,35 +152,50 @@ def _require_compiled(model: Any) -> None:
 
 def _rows(a: Any) -> Any:
     """An array argument as rows to batch: a Tensor stays where it is (a GPU tensor is
-    batched on its device, never copied to the host); anything else becomes a numpy array."""
+    batched on its device, never copied to the host); anything else becomes a numpy array.
+    A list or tuple of arrays (one per input or output) or a dict of them by name stays a
+    list or dict, of rows each."""
+    if isinstance(a, dict):
+        return {k: _rows(v) for k, v in a.items()}
+    if isinstance(a, (list, tuple)) and _is_arrays(a):
+        return [_rows(v) for v in a]
     return a if isinstance(a, em.Tensor) else np.asarray(a)
 
 
 def _is_arrays(x: Any) -> bool:
     """An array or tensor, or a list or tuple of them (a model with several inputs, as
-    Keras's ``fit([x1, x2], y)``); anything else is an iterable of batches."""
+    Keras's ``fit([x1, x2], y)``), or a dict of them by input name; anything else is an
+    iterable of batches."""
     if isinstance(x, (list, tuple)):
         return bool(x) and all(isinstance(a, (np.ndarray, em.Tensor)) for a in x)
+    if isinstance(x, dict):
+        return bool(x) and all(isinstance(a, (np.ndarray, em.Tensor)) for a in x.values())
     return isinstance(x, (np.ndarray, em.Tensor))
 
 
-def _inputs(x: Any) -> Any:
-    """``x`` as rows to batch: one array, or a list of arrays with one row count."""
-    if not isinstance(x, (list, tuple)):
-        return _rows(x)
-    arrays = [_rows(a) for a in x]
-    if len({len(a) for a in arrays}) > 1:
-        raise ValueError(f"the inputs hold different numbers of examples: "
-                         f"{[len(a) for a in arrays]}")
-    return arrays
+def _inputs(x: Any, what: str = "inputs") -> Any:
+    """``x`` as rows to batch: one array, or a list or dict of arrays with one row count."""
+    rows = _rows(x)
+    counts = [len(a) for a in _leaves(rows)]
+    if len(set(counts)) > 1:
+        raise ValueError(f"the {what} hold different numbers of examples: {counts}")
+    return rows
+
+
+def _leaves(x: Any) -> list[Any]:
+    if isinstance(x, dict):
+        return list(x.values())
+    return list(x) if isinstance(x, list) else [x]
 
 
 def _take(x: Any, j: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: a[j] for k, a in x.items()}
     return [a[j] for a in x] if isinstance(x, list) else x[j]
 
 
 def _count(x: Any) -> int:
-    return len(x[0]) if isinstance(x, list) else len(x)
+    return len(_leaves(x)[0])
 
 
 class _ArrayBatches:
@@ -151,17 +205,12 @@ class _ArrayBatches:
     def __init__(self, x: Any, y: Any, batch_size: int, shuffle: bool,
                  sample_weight: Any = None) -> None:
         self.x = _inputs(x)
-        if isinstance(y, (list, tuple)) and len(y) > 1 and _is_arrays(y):
-            # a list of arrays is one target per output (Keras): not a table of rows
-            raise ValueError(f"y is a list of {len(y)} arrays, one per output of a model "
-                             f"with several outputs; ember's compile and fit train models "
-                             f"with one output (stack the targets into one array, or "
-                             f"write the step with a GradientTape)")
-        self.y = None if y is None else _rows(y)
+        # y: one array, or a list or dict of them (one target per output, as Keras)
+        self.y = None if y is None else _inputs(y, "targets")
         self.sw = None if sample_weight is None else _rows(sample_weight)
         n = _count(self.x)
-        if self.y is not None and len(self.y) != n:
-            raise ValueError(f"x holds {n} examples but y holds {len(self.y)}")
+        if self.y is not None and _count(self.y) != n:
+            raise ValueError(f"x holds {n} examples but y holds {_count(self.y)}")
         if self.sw is not None and (self.y is None or len(self.sw) != n):
             raise ValueError(f"sample_weight needs y and one weight per example: got "
                              f"{None if self.sw is None else tuple(self.sw.shape)} for "
@@ -183,9 +232,9 @@ class _ArrayBatches:
             if self.y is None:
                 yield (_take(self.x, j),)
             elif self.sw is None:
-                yield (_take(self.x, j), self.y[j])
+                yield (_take(self.x, j), _take(self.y, j))
             else:
-                yield (_take(self.x, j), self.y[j], self.sw[j])
+                yield (_take(self.x, j), _take(self.y, j), self.sw[j])
 
 
 def _batches(x: Any, y: Any, batch_size: int | None,
@@ -244,10 +293,9 @@ def _labels_like(y: Any, pred: Any) -> Any:
     return em.expand_dims(y, -1) if y.ndim == 1 else y
 
 
-def _loss(model: Any, y: Any, pred: Any, sample_weight: Any) -> Any:
+def _loss(model: Any, loss_fn: Any, y: Any, pred: Any, sample_weight: Any) -> Any:
     """The scalar loss: per-example values are averaged, weighted by ``sample_weight`` as
     Keras does (``sum(loss * w) / n``) when the loss does not take weights itself."""
-    loss_fn = model._ember.extra["loss_fn"]
     y = _labels_like(y, pred)
     kw = None if sample_weight is None else _weight_kwarg(loss_fn)
     if kw is not None:
@@ -387,10 +435,10 @@ def _split(x: Any, y: Any, validation_split: float) -> tuple[Any, Any, Any]:
     if at == n or at == 0:
         raise ValueError(f"validation_split={validation_split} leaves an empty part of "
                          f"{n} examples")
-    y_arr = None if y is None else _rows(y)
+    y_arr = None if y is None else _inputs(y, "targets")
     tail, head = _take(x, slice(at, None)), _take(x, slice(None, at))
-    val = (tail,) if y_arr is None else (tail, y_arr[at:])
-    return head, None if y_arr is None else y_arr[:at], val
+    val = (tail,) if y_arr is None else (tail, _take(y_arr, slice(at, None)))
+    return head, None if y_arr is None else _take(y_arr, slice(None, at)), val
 
 
 def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose: int,
@@ -402,7 +450,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     verbose = 1 if verbose == "auto" else int(verbose)
     if validation_split:
         if sample_weight is not None:
-            at = int(round(len(_rows(x)) * (1.0 - validation_split)))
+            at = int(round(_count(_inputs(x)) * (1.0 - validation_split)))
             sample_weight = _rows(sample_weight)[:at]
         x, y, split_val = _split(x, y, validation_split)
         if validation_data is None:  # Keras: validation_data wins over validation_split

@@ -120,7 +120,7 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
 
 def Input(shape: Any = None, batch_size: int | None = None, name: str | None = None,
           dtype: Any = None, sparse: Any = None, tensor: Any = None,
-          ragged: Any = None) -> SymbolicTensor:
+          ragged: Any = None, batch_shape: Any = None) -> SymbolicTensor:
     """The input of a functional model (Keras's ``keras.Input``).
 
     Args:
@@ -131,6 +131,7 @@ def Input(shape: Any = None, batch_size: int | None = None, name: str | None = N
         sparse: not supported (only None or False).
         tensor: not supported (only None).
         ragged: not supported (only None or False).
+        batch_shape: ``(batch_size, *shape)`` in one (Keras's), instead of both.
 
     Returns:
         A ``SymbolicTensor`` of shape ``(batch_size, *shape)``.
@@ -151,6 +152,15 @@ def Input(shape: Any = None, batch_size: int | None = None, name: str | None = N
     for arg, value in (("sparse", sparse), ("tensor", tensor), ("ragged", ragged)):
         if value:
             raise ValueError(f"Input: {arg}= is not supported by ember")
+    if batch_shape is not None:
+        if shape is not None or batch_size is not None:
+            raise ValueError(f"Input: give batch_shape= or shape= (and batch_size=), not "
+                             f"both; got batch_shape={batch_shape!r}, shape={shape!r}, "
+                             f"batch_size={batch_size!r}")
+        batch_shape = tuple(batch_shape)
+        if not batch_shape:
+            raise ValueError("Input: batch_shape= needs the batch axis first, got ()")
+        batch_size, shape = batch_shape[0], batch_shape[1:]
     if shape is None:
         raise ValueError("Input: give shape= (the shape of one example, without the batch "
                          "axis)")

@@ -102,6 +102,8 @@ class InputSpec:
 def _shape_of(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_shape_of(v) for v in x]
+    if isinstance(x, dict):
+        return [_shape_of(v) for v in x.values()]
     return tuple(x.shape)
 
 
@@ -394,6 +396,8 @@ class Layer(_tracking._Listened):
     def _ember_convert(self, x: Any) -> Any:
         if isinstance(x, (list, tuple)):
             return type(x)(self._ember_convert(v) for v in x)
+        if isinstance(x, dict):  # inputs by name (a functional model's)
+            return {k: self._ember_convert(v) for k, v in x.items()}
         if x is None:
             return x
         if type(x) is not em.Tensor:
