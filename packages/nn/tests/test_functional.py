@@ -211,3 +211,12 @@ def test_register_keras_serializable_names_a_class_and_refuses_a_second_owner():
 
     with pytest.raises(ValueError, match="already registered"):
         nn.saving.register_keras_serializable(package="TestFunctional", name="Scale")(Other)
+
+
+def test_input_batch_shape_is_batch_size_and_shape_in_one():
+    x = nn.Input(batch_shape=(16, 10, 5), name="seq")
+    assert x.shape == (16, 10, 5) and x.name == "seq"
+    with pytest.raises(ValueError, match="give batch_shape= or shape= .*not both"):
+        nn.Input(shape=(3,), batch_shape=(1, 3))
+    with pytest.raises(ValueError, match="batch_shape= needs the batch axis first"):
+        nn.Input(batch_shape=())
