@@ -168,3 +168,63 @@ def test_one_output_models_refuse_the_per_output_forms_by_name():
     with pytest.raises(ValueError, match="y is a list of 2 arrays, one per output, but the "
                                          "model has one output"):
         model.evaluate(x, [np.zeros((4, 1)), np.zeros((4, 1))])
+
+
+def test_the_total_loss_counts_examples_when_the_last_batch_is_short():
+    # it counted each batch as one example: loss was no longer the weighted sum of the parts
+    xa, xb, score, kind = _data(10)
+    model = _model()
+    model.compile(optimizer="sgd", loss=["mse", nn.losses.SparseCategoricalCrossentropy(
+        from_logits=True)], loss_weights=[1.0, 2.0])
+    logs = model.evaluate([xa, xb], [score, kind], batch_size=8, return_dict=True)
+    assert_allclose(logs["loss"], logs["score_loss"] + 2.0 * logs["kind_loss"], rtol=1e-5)
+    s, _ = model.predict([xa, xb])
+    assert_allclose(logs["score_loss"], ((s - score) ** 2).mean(), rtol=1e-5)
+
+
+def test_names_are_unique_and_dict_inputs_need_unique_names():
+    a, b = nn.Input(shape=(2,)), nn.Input(shape=(2,))
+    shared, head = L.Dense(1, name="dense"), L.Dense(1, name="dense_1")
+    model = nn.Model([a, b], [shared(a), shared(b), head(a)])
+    names = model.output_names
+    assert len(set(names)) == 3 and names[2] == "dense_1"
+    c, d = nn.Input(shape=(1,), name="input_2"), nn.Input(shape=(1,))
+    two = nn.Model([c, d], L.concatenate([c, d]))
+    assert two.input_names == ["input_2", "input_3"]
+    e, f = nn.Input(shape=(1,), name="x"), nn.Input(shape=(1,), name="x")
+    with pytest.raises(ValueError, match=r"inputs named \['x', 'x'\]: each name must be "
+                                         r"unique"):
+        nn.Model([e, f], L.concatenate([e, f]))
+
+
+def test_add_loss_alone_trains_a_model_of_several_outputs():
+    class Penalty(L.Layer):
+        def call(self, x):
+            self.add_loss(em.reduce_mean(em.square(x)))
+            return x
+
+    a = nn.Input(shape=(3,))
+    h = Penalty()(L.Dense(2)(a))
+    model = nn.Model(a, [h, Penalty()(L.Dense(1)(h))])  # every kernel has a gradient
+    model.compile(optimizer=nn.optimizers.SGD(0.1))
+    x = RNG.standard_normal((16, 3)).astype(np.float32)
+    losses = model.fit(x, batch_size=8, epochs=3, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
+
+
+def test_one_output_in_a_list_is_one_output_and_metrics_need_their_target():
+    a = nn.Input(shape=(3,))
+    single = nn.Model(a, [L.Dense(1)(a)])
+    single.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    x = RNG.standard_normal((8, 3)).astype(np.float32)
+    logs = single.evaluate(x, np.zeros((8, 1)), return_dict=True)
+    assert set(logs) == {"loss", "mae"}
+    model = _model()
+    model.compile(optimizer="sgd", loss={"score": "mse"}, metrics={"kind": ["accuracy"]},
+                  loss_weights=[np.float32(0.5), 1])
+    xa, xb, score, _ = _data(8)
+    with pytest.raises(ValueError, match=r"output 'kind' has the metric 'kind_accuracy' but "
+                                         r"no target"):
+        model.evaluate([xa, xb], {"score": score})
+    s, k = model.predict_on_batch({"a": xa, "b": xb})
+    assert s.shape == (8, 1) and k.shape == (8, 3)

@@ -258,6 +258,10 @@ class Functional(Model):
                 isinstance(t, _symbolic.SymbolicTensor) and t.node is None for t in flat_in):
             raise TypeError(f"{self.name}: inputs must be nn.Input placeholders (one, or a "
                             f"list or tuple of them); got {inputs!r}")
+        named = [t.name for t in flat_in if t.name is not None]
+        if len(set(named)) < len(named):
+            raise ValueError(f"{self.name}: inputs named {named}: each name must be unique "
+                             f"(a dict of inputs is read by name)")
         if isinstance(outputs, dict) or not all(
                 isinstance(t, _symbolic.SymbolicTensor) for t in _symbolic.leaves(outputs)):
             raise TypeError(f"{self.name}: outputs must be what layers returned when called "
@@ -285,17 +289,18 @@ class Functional(Model):
 
     @property
     def input_names(self) -> list[str]:
-        """Each input's name: ``nn.Input(name=...)``, else ``input_1``, ``input_2``, ...;
-        the keys of a dict of inputs (Keras)."""
-        return [t.name or f"input_{i + 1}" for i, t in enumerate(self.inputs)]
+        """Each input's name: ``nn.Input(name=...)``, else ``input_1``, ``input_2``, ...
+        (skipping names taken); the keys of a dict of inputs (Keras)."""
+        return _unique([t.name for t in self.inputs], "input")
 
     @property
     def output_names(self) -> list[str]:
-        """Each output's name, that of the layer that made it (Keras): the keys of a dict
-        of targets and of per-output losses, metrics and loss weights, and the prefix of
-        their logs (``<name>_loss``)."""
+        """Each output's name, that of the layer that made it (Keras), made unique with
+        ``_1``, ``_2``, ... where a layer makes several: the keys of a dict of targets and
+        of per-output losses, metrics and loss weights, and the prefix of their logs
+        (``<name>_loss``)."""
         names = [t.node.layer.name for t in self.outputs]
-        return [n if names.count(n) == 1 else f"{n}_{i + 1}" for i, n in enumerate(names)]
+        return _unique([n if names.count(n) == 1 else None for n in names], names)
 
     def call(self, inputs: Any, training: Any = None) -> Any:
         spec, outputs, nodes = self._ember.extra["functional"]
@@ -333,6 +338,23 @@ class Functional(Model):
     def get_config(self) -> dict[str, Any]:
         raise NotImplementedError(f"{self.name}: a functional model has no config in ember "
                                   f"(its graph is not serialised)")
+
+
+def _unique(given: list[Any], base: Any) -> list[str]:
+    """``given`` names with each None replaced by ``<base>_<k>`` (``base`` a string, or the
+    list of default bases) for the smallest k that no other name takes."""
+    taken = {n for n in given if n is not None}
+    out = []
+    for i, name in enumerate(given):
+        if name is None:
+            stem = base if isinstance(base, str) else base[i]
+            k = i + 1 if isinstance(base, str) else 1
+            while f"{stem}_{k}" in taken:
+                k += 1
+            name = f"{stem}_{k}"
+            taken.add(name)
+        out.append(name)
+    return out
 
 
 def _topological_nodes(name: str, outputs: Any, inputs: set[int]) -> list[Any]:

@@ -55,8 +55,10 @@ class CompiledLoss:
         parts = []
         outputs = model._ember.extra.get("outputs")
         if outputs is not None:
-            parts += _output_losses(model, outputs, y_true, y_pred, sample_weight)
+            if any(fn is not None for fn in outputs.losses):  # else add_loss's losses only
+                parts += _output_losses(model, outputs, y_true, y_pred, sample_weight)
         elif model._ember.extra.get("loss_fn") is not None:
+            y_true, y_pred = _single(y_true), _single(y_pred)
             _one_output(model, y_pred, "the compiled loss")
             if isinstance(y_true, (list, tuple, dict)) and _is_arrays(y_true):
                 raise ValueError(f"{model.name}: y is a {type(y_true).__name__} of "
@@ -94,6 +96,11 @@ def _output_losses(model: Any, outputs: Any, y_true: Any, y_pred: Any,
     return parts
 
 
+def _single(y: Any) -> Any:
+    """A one-element list or tuple (``Model(x, [y])``) as its element, as Keras."""
+    return y[0] if isinstance(y, (list, tuple)) and len(y) == 1 else y
+
+
 def _one_output(model: Any, y_pred: Any, what: str) -> None:
     """Refuse predictions of several outputs (a list, tuple or dict): a loss or metric
     applied to them as one tensor would stack them and broadcast the targets against the
@@ -108,9 +115,11 @@ def _one_output(model: Any, y_pred: Any, what: str) -> None:
 
 def _batch_size(y_true: Any, y_pred: Any) -> int:
     """The number of examples in a batch: the leading dimension of the predictions (a
-    model's output, so a tensor), else of the labels; 1 for scalars."""
+    model's output, so a tensor; the first of several outputs), else of the labels; 1 for
+    scalars."""
     for y in (y_pred, y_true):
-        shape = getattr(y, "shape", None)
+        first = _leaves(y)[0] if isinstance(y, (list, tuple, dict)) and y else y
+        shape = getattr(first, "shape", None)
         if shape is not None and len(shape):
             return int(shape[0])
     return 1
@@ -129,10 +138,15 @@ class CompiledMetrics(list):  # type: ignore[type-arg]
         model = self._model
         outputs = model._ember.extra.get("outputs")
         if outputs is None:
+            y_true, y_pred = _single(y_true), _single(y_pred)
             _one_output(model, y_pred, "the compiled metrics")
             pairs = [(m, y_true, y_pred) for m in self]
         else:  # each metric on its output's target and prediction
             ys, preds = outputs.targets(model, y_true), outputs.predictions(model, y_pred)
+            for i, m in outputs.metrics:
+                if ys[i] is None:
+                    raise ValueError(f"{model.name}: output {outputs.names[i]!r} has the "
+                                     f"metric {m.name!r} but no target")
             pairs = [(m, ys[i], preds[i]) for i, m in outputs.metrics]
         for m, y, p in pairs:
             if sample_weight is None:
@@ -570,6 +584,8 @@ def predict_on_batch(model: Any, x: Any) -> Any:
     """``model``'s outputs for the one batch ``x``, copied to the host (see ``predict``)."""
     if isinstance(x, (list, tuple)):
         x = [v if isinstance(v, em.Tensor) else em.convert_to_tensor(v) for v in x]
+    elif isinstance(x, dict):  # by input name
+        x = {k: v if isinstance(v, em.Tensor) else em.convert_to_tensor(v) for k, v in x.items()}
     elif not isinstance(x, em.Tensor):
         x = em.convert_to_tensor(x)
     out = _predict_step(model)(x)

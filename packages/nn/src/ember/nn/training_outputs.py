@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from . import losses as _losses
 from . import metrics as _metrics
 
@@ -93,7 +95,7 @@ def _check_single(model: Any, loss: Any, loss_weights: Any, metrics: Any) -> Non
 
 
 def _weight(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         raise ValueError(f"a loss weight must be a number, got {value!r}")
     return float(value)
 
@@ -146,6 +148,8 @@ def _metrics_per_output(model: Any, names: list[str], metrics: Any) -> list[tupl
             for m in given]  # unknown names fail here, before any object is renamed
     out: list[tuple[int, Any]] = []
     for i, name, m, metric in made:
-        metric.name = f"{name}_{m if isinstance(m, str) else metric.name}"  # Keras's log name
+        base = m if isinstance(m, str) else metric.name
+        if not base.startswith(f"{name}_"):  # a metric object compiled again keeps its name
+            metric.name = f"{name}_{base}"  # Keras's log name
         out.append((i, metric))
     return out
