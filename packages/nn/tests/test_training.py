@@ -278,6 +278,24 @@ def test_fit_and_evaluate_take_per_example_sample_weight_arrays():
         model.fit([(x, y)], sample_weight=sw, verbose=0)
 
 
+def test_validation_keeps_its_sample_weights():
+    # validation_split held the weights out with the examples but dropped them, so val_loss
+    # was unweighted while loss was weighted; (x, y, sample_weight) was read as 3 inputs
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((40, 3)).astype(np.float32)
+    y = rng.standard_normal((40, 1)).astype(np.float32)
+    w = np.linspace(0.0, 2.0, 40).astype(np.float32)
+    model = nn.Sequential([nn.layers.Dense(1, input_shape=(3,))])
+    model.compile(nn.optimizers.SGD(0.0), "mse")  # no update: the same model throughout
+    pred = model.predict(x)
+    weighted = float((((pred - y) ** 2).mean(-1) * w)[30:].sum() / 10)
+    split = model.fit(x, y, batch_size=8, verbose=0, validation_split=0.25, sample_weight=w)
+    given = model.fit(x[:30], y[:30], batch_size=8, verbose=0,
+                      validation_data=(x[30:], y[30:], w[30:]))
+    for hist in (split, given):
+        np.testing.assert_allclose(hist.history["val_loss"], [weighted], rtol=1e-5)
+
+
 def test_a_step_with_its_own_losses_reports_no_compiled_loss_it_never_computed():
     # Keras lists the loss tracker once compiled_loss has run; a distiller-style step that
     # computes its own losses (compile without loss) must not report "loss": 0.0.

@@ -463,10 +463,12 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     _check_verbose(verbose)
     verbose = 1 if verbose == "auto" else int(verbose)
     if validation_split:
-        if sample_weight is not None:
-            at = int(round(_count(_inputs(x)) * (1.0 - validation_split)))
-            sample_weight = _rows(sample_weight)[:at]
         x, y, split_val = _split(x, y, validation_split)
+        if sample_weight is not None:  # the held-out part keeps its weights (Keras)
+            at = _count(x)
+            weights = _rows(sample_weight)
+            sample_weight = weights[:at]
+            split_val = (*split_val, weights[at:]) if len(split_val) == 2 else split_val
         if validation_data is None:  # Keras: validation_data wins over validation_split
             validation_data = split_val
     data = _batches(x, y, batch_size, shuffle, sample_weight)
@@ -498,8 +500,9 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         if validation_data is not None:  # device tensors (Variable.assign never mutates a
             # value already read, so the training logs survive the metrics' reset); the
             # callbacks see the test hooks, as Keras's fit runs evaluate with its callbacks
-            val, _ = _test_logs(model, validation_data, None,
-                                _val_batch_size(validation_data, batch_size), 0, cbs)
+            vx, vy, vsw = _validation_parts(validation_data)
+            val, _ = _test_logs(model, vx, vy, _val_batch_size(validation_data, batch_size),
+                                0, cbs, vsw)
             logs = {**logs, **{f"val_{k}": v for k, v in val.items()}}
         # once per epoch, validation included: one copy for callbacks, history and the bar
         logs = host_logs(logs)
@@ -524,8 +527,16 @@ def _postfix(bar: Any, logs: dict[str, float]) -> None:
     bar.set_postfix({k: f"{v:.4f}" for k, v in logs.items()}, refresh=False)
 
 
+def _validation_parts(data: Any) -> tuple[Any, Any, Any]:
+    """``validation_data`` as (x, y, sample_weight): Keras's ``(x, y)`` or
+    ``(x, y, sample_weight)`` tuple of arrays, or an iterable of batches (x, None, None)."""
+    if isinstance(data, tuple) and len(data) in (2, 3) and _is_arrays(data[0]):
+        return data[0], data[1], data[2] if len(data) == 3 else None
+    return data, None, None
+
+
 def _val_batch_size(data: Any, batch_size: int | None) -> int | None:
-    arrays = isinstance(data, tuple) and len(data) == 2 and _is_arrays(data[0])
+    arrays = isinstance(data, tuple) and len(data) in (2, 3) and _is_arrays(data[0])
     return batch_size if arrays else None
 
 
