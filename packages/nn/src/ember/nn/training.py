@@ -107,10 +107,11 @@ def _one_output(model: Any, y_pred: Any, what: str) -> None:
     stack, a wrong number with no error."""
     if isinstance(y_pred, (list, tuple, dict)):
         raise ValueError(
-            f"{model.name}: {what} got {len(y_pred)} outputs ({type(y_pred).__name__}); "
-            f"ember's compile/fit/evaluate train and evaluate models with one output. "
-            f"For several, write the step with a GradientTape (a loss per output), or "
-            f"give the model one output")
+            f"{model.name}: {what} got {len(y_pred)} outputs ({type(y_pred).__name__}) "
+            f"from a model that does not name them; compile's losses and metrics per "
+            f"output need a functional model (nn.Model(inputs, [out1, out2])), whose "
+            f"outputs have names. Otherwise write the step with a GradientTape (a loss per "
+            f"output), or give the model one output")
 
 
 def _batch_size(y_true: Any, y_pred: Any) -> int:

@@ -61,15 +61,17 @@ class Geometry:
         return (self.x_shape, self.w_shape, self.strides, self.dilations, self.pads)
 
 
-def pad_image(xp: Any, x: Any, pads: Pads, extra: tuple[int, int] = (0, 0)) -> Any:
-    """``x`` zero-padded by ``pads`` (and ``extra`` more rows/columns at the bottom/right)."""
+def pad_image(xp: Any, x: Any, pads: Pads, extra: tuple[int, int] = (0, 0),
+              value: float = 0.0) -> Any:
+    """``x`` padded with ``value`` (zeros by default) by ``pads`` (and ``extra`` more
+    rows/columns at the bottom/right)."""
     (pt, pb), (pl, pr) = pads
     pb, pr = pb + extra[0], pr + extra[1]
     if not (pt or pb or pl or pr):
         return x
     n, h, w, c = x.shape
-    # zeros and one copy: several times faster than xp.pad (numpy 2.4, 1 MB images)
-    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), dtype=x.dtype)
+    # a fill and one copy: several times faster than xp.pad (numpy 2.4, 1 MB images)
+    out = xp.full((n, h + pt + pb, w + pl + pr, c), value, dtype=x.dtype)
     out[:, pt:pt + h, pl:pl + w, :] = x
     return out
 

@@ -113,13 +113,19 @@ def supports(g: Geometry) -> bool:
             and (kh, kw) != (1, 1))
 
 
-def _transform(xp: Any, p: _Plan, name: str, a: Any) -> Any:
-    """``kron(T_h, T_w) @ a`` for ``a`` of shape (tile points, ...): (new points, ...)."""
-    k = xp.asarray(p.kron[name].astype(a.dtype))
+def _transforms(xp: Any, p: _Plan, dtype: Any) -> dict[str, Any]:
+    """The plan's whole-tile transforms as ``xp`` arrays of ``dtype``, made once per
+    primitive (on a GPU each is an upload), not once per chunk."""
+    return {name: xp.asarray(k.astype(dtype)) for name, k in p.kron.items()}
+
+
+def _transform(xp: Any, k: Any, a: Any) -> Any:
+    """``k @ a`` for a whole-tile transform ``k`` and ``a`` of shape (tile points, ...):
+    (new points, ...)."""
     return xp.matmul(k, a.reshape(a.shape[0], -1)).reshape((k.shape[0],) + a.shape[1:])
 
 
-def _tiles(xp: Any, x: Any, g: Geometry, p: _Plan) -> Any:
+def _tiles(xp: Any, x: Any, g: Geometry, p: _Plan, t: dict[str, Any]) -> Any:
     """V = B^T d B for every tile d of the padded input: (points, N * TH * TW, C)."""
     (mh, mw), (ah, aw), (th, tw) = p.m, p.a, p.t
     hp, wp = g.padded_hw
@@ -131,22 +137,22 @@ def _tiles(xp: Any, x: Any, g: Geometry, p: _Plan) -> Any:
     d = xp.lib.stride_tricks.as_strided(xp_, (n, th, tw, ah, aw, c),
                                         (s0, mh * s1, mw * s2, s1, s2, s3))
     d = xp.ascontiguousarray(d.transpose(3, 4, 0, 1, 2, 5)).reshape(ah * aw, n * th * tw, c)
-    return _transform(xp, p, "input", d)
+    return _transform(xp, t["input"], d)
 
 
-def _filter(xp: Any, w: Any, p: _Plan) -> Any:
+def _filter(xp: Any, w: Any, t: dict[str, Any]) -> Any:
     """U = G w G^T: (points, C, CO)."""
     kh, kw = w.shape[:2]
-    return _transform(xp, p, "filter", w.reshape((kh * kw,) + tuple(w.shape[2:])))
+    return _transform(xp, t["filter"], w.reshape((kh * kw,) + tuple(w.shape[2:])))
 
 
-def _out_tiles(xp: Any, dy: Any, p: _Plan) -> Any:
+def _out_tiles(xp: Any, dy: Any, p: _Plan, t: dict[str, Any]) -> Any:
     """A dY A^T for every output block of dy (zero-padded to whole tiles): (points, P, CO)."""
     (mh, mw), (th, tw) = p.m, p.t
     n, oh, ow, co = dy.shape
     dyp = pad_image(xp, dy, ((0, 0), (0, 0)), (mh * th - oh, mw * tw - ow))
     y = xp.ascontiguousarray(dyp.reshape(n, th, mh, tw, mw, co).transpose(2, 4, 0, 1, 3, 5))
-    return _transform(xp, p, "output_adjoint", y.reshape(mh * mw, n * th * tw, co))
+    return _transform(xp, t["output_adjoint"], y.reshape(mh * mw, n * th * tw, co))
 
 
 # tile-sized buffers alive at once in a chunk (tiles, their transform, the products, the
@@ -165,13 +171,14 @@ def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
     overhang it): each chunk's tiles land in place with one copy."""
     p = _plan(g)
     (mh, mw), (th, tw) = p.m, p.t
-    u = _filter(xp, w, p)
+    t = _transforms(xp, p, x.dtype)
+    u = _filter(xp, w, t)
     n, oh, ow, co = g.y_shape
     y = xp.empty((n, th, mh, tw, mw, co), dtype=u.dtype)
     for a, b, gc in _chunks(g):
-        m = xp.matmul(_tiles(xp, x[a:b], gc, p), u)  # (points, P, CO)
-        t = _transform(xp, p, "output", m).reshape(mh, mw, b - a, th, tw, co)
-        y[a:b] = t.transpose(2, 3, 0, 4, 1, 5)
+        m = xp.matmul(_tiles(xp, x[a:b], gc, p, t), u)  # (points, P, CO)
+        out = _transform(xp, t["output"], m).reshape(mh, mw, b - a, th, tw, co)
+        y[a:b] = out.transpose(2, 3, 0, 4, 1, 5)
     return y.reshape(n, th * mh, tw * mw, co)[:, :oh, :ow, :]
 
 
@@ -197,9 +204,10 @@ def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
 
 def backprop_filter(xp: Any, x: Any, dy: Any, g: Geometry) -> Any:
     p = _plan(g)
+    t = _transforms(xp, p, x.dtype)
     du = None
     for a, b, gc in _chunks(g):
-        part = xp.matmul(_tiles(xp, x[a:b], gc, p).transpose(0, 2, 1),
-                         _out_tiles(xp, dy[a:b], p))  # (points, C, CO)
+        part = xp.matmul(_tiles(xp, x[a:b], gc, p, t).transpose(0, 2, 1),
+                         _out_tiles(xp, dy[a:b], p, t))  # (points, C, CO)
         du = part if du is None else xp.add(du, part, out=du)
-    return _transform(xp, p, "filter_adjoint", du).reshape(g.w_shape)
+    return _transform(xp, t["filter_adjoint"], du).reshape(g.w_shape)

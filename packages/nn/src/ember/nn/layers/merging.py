@@ -21,18 +21,16 @@ class _Merge(Layer):
 
     _arity: int | None = None  # exactly this many inputs (Subtract: 2); None: two or more
 
-    def _shapes(self, inputs: Any) -> list[tuple[Any, ...]]:
+    def _check_list(self, inputs: Any) -> None:
         name = type(self).__name__
         if not isinstance(inputs, (list, tuple)):
             raise ValueError(f"{name} ({self.name!r}): expects a list of inputs, got one "
                              f"tensor of shape {tuple(getattr(inputs, 'shape', ()))}")
-        shapes = [tuple(getattr(t, "shape", ())) for t in inputs]
         want = self._arity
-        if (want is None and len(shapes) < 2) or (want is not None and len(shapes) != want):
+        if (want is None and len(inputs) < 2) or (want is not None and len(inputs) != want):
             raise ValueError(f"{name} ({self.name!r}): expects "
                              f"{'at least 2' if want is None else want} inputs, got "
-                             f"{len(shapes)}")
-        return shapes
+                             f"{len(inputs)}")
 
     def _check(self, shapes: list[tuple[Any, ...]]) -> None:
         if len({len(s) for s in shapes}) > 1:
@@ -45,9 +43,9 @@ class _Merge(Layer):
                                  f"{shapes} differ on axis {axis}")
 
     def call(self, inputs: Any) -> Any:
-        self._shapes(inputs)  # a list of the right length, before iterating over it
+        self._check_list(inputs)  # before iterating over it
         tensors = [t if isinstance(t, em.Tensor) else em.convert_to_tensor(t) for t in inputs]
-        self._check(self._shapes(tensors))
+        self._check([tuple(t.shape) for t in tensors])
         return self._merge(tensors)
 
     def _merge(self, tensors: list[Any]) -> Any:
