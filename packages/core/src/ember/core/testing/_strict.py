@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import GPU_UNSUPPORTED_DTYPES, _np_erf, check_gpu_dtype
+from . import _strict_launches, _strict_libraries, _strict_numerics
 from ._strict_cuda import CAPTURING, Capture, StrictCuda, StrictStream, normalized
 
 IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. "
@@ -74,15 +75,18 @@ class TransferCounters:
         scalar_reads: ``.item()``, ``float()``, ``int()``, ``bool()``, ``complex()``.
         to_host: device -> host copies (``.get()``, ``to_host``, ``tolist``, printing).
         from_host: host -> device copies (``from_host``, ``xp.asarray(host_array)``).
+        launches: device kernels launched, as cupy 14 would launch them
+            (``_strict_launches``).
     """
 
     syncs: int = 0
     scalar_reads: int = 0
     to_host: int = 0
     from_host: int = 0
+    launches: int = 0
 
     def reset(self) -> None:
-        self.syncs = self.scalar_reads = self.to_host = self.from_host = 0
+        self.syncs = self.scalar_reads = self.to_host = self.from_host = self.launches = 0
 
     def snapshot(self) -> dict[str, int]:
         return dataclasses.asdict(self)
@@ -254,6 +258,8 @@ class StrictNamespace:
         k = {key: self._unwrap(v, name, host_ok) for key, v in kwargs.items()}
         if k.get("dtype") is not None:
             check_dtype(k["dtype"], name)
+        qual = self._prefix + name
+        _strict_libraries.check(self._backend, qual, a, k)
         if self._prefix == "linalg." and name in _FACTORIZING:
             def call() -> Any:
                 return self._factorize(fn, name, a, k)
@@ -266,6 +272,8 @@ class StrictNamespace:
                 return fn(*a, **k)
         with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
             out = self._backend.run(call, (a, k))
+        self._backend.counters.launches += _strict_launches.kernels(qual, a, k, out)
+        out = _strict_numerics.as_gpu_computes(qual, a, k, out)
         return self._wrap(out, name)
 
     def _factorize(self, fn: Callable[..., Any], name: str, a: Any, k: Any) -> Any:
