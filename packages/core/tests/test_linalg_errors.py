@@ -75,6 +75,28 @@ def test_solve_names_both_shapes_when_rows_differ():
         em.linalg.solve(A, em.ones([3, 1]))
 
 
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((2, 3, 3), (3, 2)),        # one right-hand side for a batch of matrices
+    ((3, 3), (2, 3, 2)),        # one matrix for a batch of right-hand sides
+    ((2, 1, 3, 3), (4, 3, 1)),  # both broadcast
+])
+def test_solve_broadcasts_batch_dimensions_on_every_backend(device, a_shape, b_shape):
+    """numpy broadcasts them and cupy does not (it refuses b): ember does it itself."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=a_shape) + 4 * np.eye(3)
+    b = rng.normal(size=b_shape)
+    x = em.linalg.solve(a, b)
+    assert x.device == device
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(a, b), rtol=1e-10)
+
+
+def test_solve_refuses_batch_dimensions_that_do_not_broadcast():
+    with pytest.raises(InvalidArgumentError, match=r"linalg.solve: the batch dimensions of "
+                                                   r"matrix \(2, 3, 3\) and rhs \(4, 3, 1\) "
+                                                   "do not broadcast"):
+        em.linalg.solve(np.ones((2, 3, 3)), np.ones((4, 3, 1)))
+
+
 def test_singular_and_indefinite_matrices_raise_naming_the_op(device):
     """On every backend: cupy gives garbage for these unless asked to check, and the
     strict double gives NaN (see the next test)."""
@@ -93,6 +115,9 @@ def test_the_strict_double_reports_a_failed_factorization_only_when_asked():
         a = be.xp.asarray(np.ones((3, 2, 2)))
         assert np.isnan(be.xp.linalg.inv(a).get()).all()  # cupy: garbage, no error
         assert be.xp.linalg.solve(a, be.xp.asarray(np.ones((3, 2, 1)))).shape == (3, 2, 1)
+        with pytest.raises(ValueError, match=r"b must have \(\.\.\., M, K\) for "
+                                             "multidimensional b"):  # cupy 14 does not broadcast b
+            be.xp.linalg.solve(a, be.xp.asarray(np.ones((2, 1))))
         with be.linalg_errors(), pytest.raises(np.linalg.LinAlgError, match="cuSOLVER"):
             be.xp.linalg.cholesky(a)
 

@@ -246,8 +246,20 @@ _slogdet = register("log_matrix_determinant",
 _cholesky = register("cholesky", lambda be, a: _factorized(
     be, lambda: be.xp.linalg.cholesky(_sym_lower(be.xp, a)),
     "Matrix is not positive definite"), family=F)
-_solve = register("matrix_solve", lambda be, a, b: _factorized(
-    be, lambda: be.xp.linalg.solve(a, b), "Singular matrix"), family=F)
+
+
+def _solve_forward(be: Any, a: Any, b: Any) -> Any:
+    """``a^-1 b``, batch dimensions broadcast here: cupy's ``solve`` refuses a ``b`` whose
+    batch dimensions differ from ``a``'s (numpy broadcasts them). A broadcast view costs
+    nothing; the gradient is summed back to each input's shape by the tape."""
+    if a.shape[:-2] != b.shape[:-2]:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = be.xp.broadcast_to(a, batch + a.shape[-2:])
+        b = be.xp.broadcast_to(b, batch + b.shape[-2:])
+    return _factorized(be, lambda: be.xp.linalg.solve(a, b), "Singular matrix")
+
+
+_solve = register("matrix_solve", _solve_forward, family=F)
 _qr = register("qr", lambda be, a, *, full_matrices: tuple(
     be.xp.linalg.qr(a, mode="complete" if full_matrices else "reduced")), family=F)
 _svd_op = register("svd", _svd, family=F)
@@ -354,6 +366,11 @@ def solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None)
         raise InvalidArgumentError(f"linalg.solve: rhs has {b.shape[-2]} rows for "
                                    f"{a.shape[-1]}x{a.shape[-1]} matrices (shapes {a.shape} "
                                    f"and {b.shape})")
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise InvalidArgumentError(f"linalg.solve: the batch dimensions of matrix {a.shape} "
+                                   f"and rhs {b.shape} do not broadcast") from None
     return execute(_solve, (_swap(a) if adjoint else a, b))
 
 

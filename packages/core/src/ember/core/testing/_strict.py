@@ -279,6 +279,8 @@ class StrictNamespace:
     def _factorize(self, fn: Callable[..., Any], name: str, a: Any, k: Any) -> Any:
         """A cuSOLVER-backed function: its status is read back only under
         ``linalg_errors()``; otherwise a failure gives NaN where cupy gives garbage."""
+        if name == "solve":
+            _solve_shapes(*a, **k)
         be = self._backend
         if be.linalg_raise:
             be._scalar_read()  # the devInfo check
@@ -432,6 +434,20 @@ def cupy_wrapped(shape: tuple[int, ...], key: Any) -> Any:
         out.append(p)
         axis += takes(p)
     return tuple(out) if type(key) is tuple else out[0]
+
+
+def _solve_shapes(a: np.ndarray, b: np.ndarray) -> None:
+    """cupy 14's ``linalg.solve`` shape check (cupy/linalg/_solve.py): numpy 2's rules, except
+    that a multidimensional ``b`` must have ``a``'s batch dimensions exactly (no broadcast)."""
+    if b.ndim == 0:
+        raise ValueError("b must have at least one dimension")
+    if b.ndim == 1:
+        if a.shape[-1] != b.size:
+            raise ValueError("a must have (..., M, M) shape and b must have (M,) "
+                             "for one-dimensional b")
+    elif a.shape[:-1] != b.shape[:-1]:
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) "
+                         "for multidimensional b")
 
 
 def _wrapped_take(name: str, args: Any, kwargs: dict[str, Any]) -> tuple[Any, Any]:
