@@ -79,7 +79,8 @@ def register_op(name: str, forward: Callable[..., Any], *, family: str,
             ``"values"`` (all but the first), ``"into_first"`` (into the first input's
             dtype) or None (no promotion; core's default for ``name`` if it has one).
         out: Optional ``out(be, *arrays, out=array, **attrs)``, the same computation
-            written into a preallocated ``out`` array (for a single-output op) and
+            written into a preallocated ``out`` array of the inputs' device (a cupy
+            array on a GPU: never a host array there) for a single-output op, and
             returning it. Eager execution never calls it: graph mode (ember-graph) does,
             to write a result into a buffer that is dead by then; ``out_form`` reads it
             back. Core's element-wise ops written as an ``xp`` function have one.

@@ -274,6 +274,9 @@ class StrictNamespace:
             out = self._backend.run(call, (a, k))
         self._backend.counters.launches += _strict_launches.kernels(qual, a, k, out)
         out = _strict_numerics.as_gpu_computes(qual, a, k, out)
+        given = kwargs.get("out")
+        if type(given) is StrictArray and out is given._a:
+            return given  # as cupy: a call given out= returns that very array
         return self._wrap(out, name)
 
     def _factorize(self, fn: Callable[..., Any], name: str, a: Any, k: Any) -> Any:
