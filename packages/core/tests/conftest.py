@@ -1,3 +1,3 @@
 """Shared fixtures: the backend device every backend-sensitive test runs on."""
 
-from ember.core.testing.fixtures import device  # noqa: F401  (a fixture, by name)
+from ember.core.testing.fixtures import bfloat16_on_host, device  # noqa: F401  (fixtures, by name)

@@ -12,6 +12,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import ember.core as em
 
+# bfloat16 cases run on /cpu:0 where a GPU is present: no GPU holds bfloat16
+pytestmark = pytest.mark.usefixtures("bfloat16_on_host")
+
 CODES = "b i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64 c64 c128".split()
 DT = {"b": em.bool, "i8": em.int8, "i16": em.int16, "i32": em.int32, "i64": em.int64,
       "u8": em.uint8, "u16": em.uint16, "u32": em.uint32, "u64": em.uint64,
@@ -197,7 +200,7 @@ class _Log:
         pass
 
 
-def test_promotion_is_recorded_as_casts():
+def test_promotion_is_recorded_as_casts_bf16():
     # A tape sees the casts (whose gradient casts back), so gradients reach the originals.
     a = em.constant(np.array([1.0, 2.0], np.float16))
     b = em.constant(np.array([3.0, 4.0]).astype(em.bfloat16))

@@ -14,6 +14,8 @@ from ember.core.testing import get_spec
 
 lstm_cell, gru_cell = em.nn_ops.lstm_cell, em.nn_ops.gru_cell
 rng = np.random.default_rng(0)
+# bfloat16 cases run on /cpu:0 where a GPU is present: no GPU holds bfloat16
+pytestmark = pytest.mark.usefixtures("bfloat16_on_host")
 
 
 @pytest.mark.parametrize(("call", "match"), [

@@ -146,10 +146,32 @@ def test_strict_must_be_a_bool():
     lambda: em.ones([2], dtype="bfloat16"),
 ], ids=["constant", "cast", "zeros", "ones"])
 def test_bfloat16_on_gpu_is_a_clear_error(gpu, make):
-    """Decision: ember does not emulate bfloat16 on a GPU; it raises a DTypeError naming the
-    op and the dtype (cupy has no bfloat16 before 14)."""
-    with pytest.raises(em.DTypeError, match="bfloat16 is not supported on"):
+    """Decision: ember does not emulate bfloat16 on a GPU; asked for one there (a GPU scope,
+    or a cast of a GPU tensor), it raises a DTypeError naming the op and the dtype (cupy has
+    no bfloat16 before 14, and its 14 support is experimental)."""
+    with em.device("/gpu:0"), pytest.raises(em.DTypeError, match="bfloat16 is not supported on"):
         make()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: em.constant([1.0], dtype=em.bfloat16),
+    lambda: em.constant(np.array([1.0], dtype=em.bfloat16)),
+    lambda: em.convert_to_tensor(np.array([1.0], dtype=em.bfloat16)),
+    lambda: em.zeros([1], dtype=em.bfloat16) + 1,
+    lambda: em.ones([1], dtype="bfloat16"),
+    lambda: em.Variable(np.array([1.0], dtype=em.bfloat16)),
+    lambda: em.random.normal([1], dtype=em.bfloat16) * 0 + 1,
+], ids=["constant", "constant-numpy", "convert", "zeros", "ones", "variable", "random"])
+def test_bfloat16_without_a_scope_stays_on_the_host(gpu, make):
+    """Soft placement, as TensorFlow's: with no device scope a new bfloat16 tensor goes to
+    /cpu:0 even where the default device is a GPU, so code written for the CPU keeps
+    working on a GPU machine; other dtypes still go to the GPU."""
+    t = make()
+    assert t.device == "/cpu:0" and t.dtype == em.bfloat16
+    assert_allclose(np.asarray(t.numpy(), np.float32), [1.0])
+    assert em.constant([1.0]).device == "/gpu:0"
+    with pytest.raises(em.DTypeError, match=r"copy to GPU: dtype bfloat16 .* /gpu:0"):
+        t.gpu()  # it does not reach the GPU by a later copy either
 
 
 def test_bfloat16_copy_to_gpu_names_the_copy(gpu):

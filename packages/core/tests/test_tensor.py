@@ -225,7 +225,7 @@ def test_inplace_operator_rebinds():
 def test_properties():
     t = em.zeros([2, 3, 4])
     assert t.shape == (2, 3, 4) and t.ndim == 3 and t.size == 24 and t.dtype == em.float32
-    assert t.device == "/cpu:0"
+    assert t.device == em.current_device().name  # /gpu:0 where a GPU is present
     assert t.T.shape == (4, 3, 2)
 
 

@@ -13,8 +13,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from . import _cupy_backend
-from ._backend import NumpyBackend
+from ._backend import GPU_UNSUPPORTED_DTYPES, NumpyBackend
 from ._errors import DeviceError
 
 
@@ -59,6 +61,13 @@ def _real_gpus() -> list[Device]:
         else:
             _gpus = []
     return _gpus
+
+
+def set_present_gpus(devices: list[Device]) -> None:
+    """Make ``devices`` this process's GPUs in place of probing cupy (what
+    ``ember.core.testing.install_present_gpu`` does with the strict double)."""
+    global _gpus
+    _gpus = list(devices)
 
 
 def gpus() -> tuple[Device, ...] | list[Device]:
@@ -111,6 +120,26 @@ def current_device() -> Device:
     """Where new tensors go: the innermost ``device`` scope, else the default placement."""
     d = _scope.get()
     return d if d is not None else default_device()
+
+
+def placement(dtype: Any = None) -> Device:
+    """Where a new tensor of ``dtype`` goes: the innermost ``device`` scope; with no scope,
+    the default device, unless that is a GPU and ``dtype`` is one a GPU cannot hold
+    (bfloat16): then ``/cpu:0``, as TensorFlow's soft placement keeps an op without a GPU
+    kernel on the host. Inside an explicit GPU scope such a dtype stays an error that names
+    the op (the user asked for the GPU)."""
+    d = _scope.get()
+    if d is not None:
+        return d
+    d = default_device()
+    if dtype is not None and d.kind == "gpu":
+        try:
+            unsupported = np.dtype(dtype) in GPU_UNSUPPORTED_DTYPES
+        except TypeError:
+            unsupported = False
+        if unsupported:
+            return CPU0
+    return d
 
 
 @contextlib.contextmanager

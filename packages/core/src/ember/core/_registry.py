@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _dtypes, _promote
 from ._convert import convert_array, scalar_array
-from ._device import Device, current_device
+from ._device import Device, current_device, placement
 from ._errors import DeviceError, DTypeError, InvalidArgumentError
 from ._tensor import Tensor, is_variable, wrap
 from .recording import Recorder, _active
@@ -97,8 +97,8 @@ def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = N
     if not plain:
         inputs, dev = _convert_inputs(op, inputs, dev)
     else:
-        if dev is None:
-            dev = current_device()
+        if dev is None:  # no inputs: a creation op (bfloat16 stays on the host)
+            dev = placement(attrs.get("dtype")) if attrs else current_device()
         if op.promote is not None and len(inputs) > 1 and not _one_dtype(
                 inputs[:2] if op.promote == "into_first" else inputs):
             inputs, dev = _convert_inputs(op, inputs, dev)

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _dtypes, _ops
 from ._convert import convert_array
-from ._device import Device, current_device, get_device
+from ._device import Device, get_device, placement
 from ._errors import DTypeError, InvalidArgumentError
 from ._operators import TensorOperators
 from .recording import _active, notify_host_read
@@ -202,5 +202,5 @@ def as_tensor(value: Any, dtype: np.dtype | None = None, op: str = "convert_to_t
         return value
     if dtype is None:
         dtype = _dtypes.infer_dtype(value)
-    dev = current_device()
+    dev = placement(dtype if dtype is not None else getattr(value, "dtype", None))
     return wrap(convert_array(value, dtype, dev, op), dev)

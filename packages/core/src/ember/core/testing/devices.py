@@ -12,7 +12,7 @@ import numpy as np
 
 from .._backend import NumpyBackend
 from .._cupy_backend import probe
-from .._device import Device, _simulated
+from .._device import Device, _simulated, set_present_gpus
 from ._strict import StrictBackend
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -94,19 +94,52 @@ def gpu_skip_reason() -> str | None:
 
 
 # --- the backends every backend test runs on ------------------------------------------
-#: ``cpu`` always; ``strict-gpu`` (the cupy-like double) always; ``gpu`` (real cupy) only
-#: with ``EMBER_TEST_BACKENDS=cpu,gpu`` and a GPU that answers (it skips otherwise).
-TEST_BACKENDS = ("cpu", "strict-gpu", "gpu")
+#: ``cpu`` always; ``strict-gpu`` (the cupy-like double, inside each test) always;
+#: ``present-gpu`` (the double as this process's GPU, for the whole run); ``gpu`` (real
+#: cupy) only with ``EMBER_TEST_BACKENDS=cpu,gpu`` and a GPU that answers (it skips otherwise).
+TEST_BACKENDS = ("cpu", "strict-gpu", "present-gpu", "gpu")
 
 
 def backends_to_test() -> list[str]:
     """The test backends ``EMBER_TEST_BACKENDS`` names (default ``cpu,strict-gpu``; the GPU
-    session sets ``cpu,gpu``), in ``TEST_BACKENDS`` order. Raises on an unknown name."""
+    session sets ``cpu,gpu``), in ``TEST_BACKENDS`` order. Raises on an unknown name.
+
+    ``present-gpu`` installs the strict double as this process's GPU here, once (see
+    ``install_present_gpu``): every suite's conftest calls this at import, before any test."""
     asked = _requested()
     bad = [n for n in asked if n not in TEST_BACKENDS]
     if bad:
         raise ValueError(f"EMBER_TEST_BACKENDS: unknown backend(s) {bad}; use {TEST_BACKENDS}")
+    if "present-gpu" in asked:
+        if "gpu" in asked:
+            raise ValueError("EMBER_TEST_BACKENDS: 'present-gpu' stands in for a real 'gpu'; "
+                             "ask for one of them")
+        install_present_gpu()
     return [n for n in TEST_BACKENDS if n in asked]
+
+
+_present: tuple[Device, ...] | None = None
+
+
+def install_present_gpu() -> Device:
+    """Make one strict double this process's GPU, as cupy's would be on a GPU machine:
+    ``/gpu:0`` is the default device in every thread and with no scope, so code and tests
+    that never name a device run there, as they did on the H200 (where about 90 of 156
+    failures were in tests with no device fixture). Idempotent; lasts for the process.
+
+    Unlike ``simulated_gpus`` (a context variable: one block, one thread), this is what a
+    machine has, and it cannot be undone: run it in a process of its own (the
+    ``tests-present-gpu`` nox session, ``EMBER_TEST_BACKENDS=present-gpu``)."""
+    global _present
+    if _present is None:
+        _present = (Device("gpu", 0, StrictBackend(0)),)
+        set_present_gpus(list(_present))
+    return _present[0]
+
+
+def present_gpu() -> Device | None:
+    """The double installed as this process's GPU, or None."""
+    return _present[0] if _present else None
 
 
 @contextlib.contextmanager
@@ -129,7 +162,9 @@ def backend_scope(name: str) -> Iterator[str]:
     elif name == "strict-gpu":
         with simulated_gpus(1, strict=True), device("/gpu:0"):
             yield "/gpu:0"
-    elif name == "gpu":
+    elif name in ("gpu", "present-gpu"):
+        if name == "present-gpu":
+            install_present_gpu()
         with device("/gpu:0"):
             yield "/gpu:0"
     else:

@@ -19,3 +19,20 @@ def device(request: pytest.FixtureRequest) -> Iterator[str]:
     EMBER_TEST_BACKENDS chooses (default ``cpu,strict-gpu``)."""
     with backend_for_test(request) as name:
         yield name
+
+
+@pytest.fixture
+def bfloat16_on_host(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Run a test whose id names bfloat16 (``bfloat16`` or ``bf16``) on ``/cpu:0``: no GPU
+    holds bfloat16 (cupy has none), so with a GPU present such a case mixes a host tensor
+    (soft-placed there) with device ones. Its dtype rules are the same on every device, and
+    the test's other cases still run on the default device. Use with
+    ``pytestmark = pytest.mark.usefixtures("bfloat16_on_host")``."""
+    from .._device import device
+
+    name = request.node.name
+    if "bfloat16" in name or "bf16" in name:
+        with device("/cpu:0"):
+            yield
+    else:
+        yield
