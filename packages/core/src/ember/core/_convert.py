@@ -44,7 +44,23 @@ def convert_array(value: Any, dtype: np.dtype | None, dev: Device,
         arr = arr.copy()  # tensors are immutable: never alias the caller's array
     if dtype is None and not host_given:
         arr = _python_defaults(value, arr)
-    return dev.backend.from_host(arr, dev.index)
+    return dev.backend.from_host(_tensor_dtype(arr, value, op), dev.index)
+
+
+def _tensor_dtype(arr: np.ndarray, value: Any, op: str) -> np.ndarray:
+    """``arr`` checked here, before any backend sees it, so that the error is ember's and the
+    same on every device (cupy refuses strings with its own ``Unsupported dtype <U3``, numpy
+    would make a tensor no op computes with): tensors hold booleans and numbers. A
+    big-endian array (read from a file) is made native: cupy refuses that byte order, and
+    the numbers are the same."""
+    dt = arr.dtype
+    if dt.kind not in "biufc" and dt != _dtypes.bfloat16:
+        raise DTypeError(f"{op}: cannot make a tensor from {type(value).__name__} data of "
+                         f"dtype {dt}: tensors hold booleans and numbers (bool, integer, "
+                         "float and complex dtypes)")
+    if not dt.isnative:
+        arr = arr.astype(dt.newbyteorder("="))
+    return arr
 
 
 _PY_NUMBERS = (bool, int, float, complex)

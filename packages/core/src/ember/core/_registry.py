@@ -211,7 +211,7 @@ def _to_array(op: OpDef, value: Any, dtype: np.dtype | None, dev: Device) -> Any
                     raise InvalidArgumentError(
                         f"{op.name}: Python int {value} does not fit the operand dtype {dtype}")
             return scalar_array(np.asarray(value, dtype=dtype), dev)
-        return convert_array(value, None, dev)
+        return convert_array(value, None, dev, op.name)
     except (ValueError, TypeError, OverflowError) as e:
         if isinstance(e, InvalidArgumentError):
             raise

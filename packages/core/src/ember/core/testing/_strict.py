@@ -117,6 +117,7 @@ class StrictBackend:
         if not isinstance(a, (np.ndarray, np.generic)):
             raise TypeError(f"from_host: expected a host numpy array, got {type(a).__name__}")
         check_gpu_dtype(a.dtype, "copy to GPU", index)
+        cupy_supported(a.dtype)  # cupy.asarray's own check, behind ember's
         self.upload()
         return StrictArray(np.array(a, copy=True), self.xp)
 
@@ -192,6 +193,18 @@ def check_dtype(dtype: Any, what: str, index: int | None = None) -> None:
         check_gpu_dtype(dtype, what, index)
     except TypeError as e:
         raise TypeError(str(e)) from None
+    cupy_supported(dtype)
+
+
+def cupy_supported(dtype: Any) -> None:
+    """cupy 14's ``check_supported_dtype`` (cupy/_core/_dtype.pyx): a ``ValueError`` for a
+    dtype with no C type (strings, bytes, datetimes) or in big-endian byte order. Object
+    arrays and bfloat16 are refused before, by ``check_gpu_dtype``."""
+    dt = np.dtype(dtype)
+    if dt.byteorder == ">":
+        raise ValueError(f"Unsupported dtype {dt} with big-endian byte-order")
+    if dt.kind in "SUMm":
+        raise ValueError(f"Unsupported dtype {dt}")
 
 
 class StrictNamespace:
