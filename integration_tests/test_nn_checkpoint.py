@@ -118,3 +118,37 @@ def test_a_functional_model_round_trips(tmp_path):
     path = checkpoint.Checkpoint(model=model).write(str(tmp_path / "ck"))
     checkpoint.Checkpoint(model=other).restore(path)
     np.testing.assert_allclose(other(x).numpy(), model(x).numpy(), rtol=1e-6)
+
+
+def test_an_optimizer_made_on_the_host_round_trips_from_the_gpu(tmp_path):
+    """Optimizers built before ``with em.device("/gpu:0")`` move their iterations and
+    learning rate to the GPU at the first update; saved from there and restored into a
+    fresh one made on the host, training goes on as if never stopped (strict double)."""
+    from ember.core.testing import simulated_gpus
+
+    def steps(opt, w, n):
+        for i in range(n):
+            opt.apply_gradients([(em.constant(np.float32([0.5, -1.0]) * (i + 1)), w)])
+
+    opt, ref = nn.optimizers.Adam(0.1), nn.optimizers.Adam(0.1)
+    assert opt.iterations.device == opt.learning_rate.device == "/cpu:0"
+    with simulated_gpus(1, strict=True):
+        with em.device("/gpu:0"):
+            w, w_ref = em.Variable(np.float32([1.0, 2.0])), em.Variable(np.float32([1.0, 2.0]))
+            opt.learning_rate.assign(0.02)
+            ref.learning_rate.assign(0.02)
+            steps(opt, w, 3)
+            steps(ref, w_ref, 3)
+            path = checkpoint.Checkpoint(opt=opt, w=w).save(str(tmp_path / "ckpt"))
+            steps(ref, w_ref, 2)
+        assert opt.iterations.device == opt.learning_rate.device == "/gpu:0"
+        with em.device("/cpu:0"):
+            fresh = nn.optimizers.Adam(0.1)  # on the host again
+        with em.device("/gpu:0"):
+            w2 = em.Variable(np.float32([0.0, 0.0]))
+            status = checkpoint.Checkpoint(opt=fresh, w=w2).restore(path)
+            steps(fresh, w2, 2)  # the slots, made now on the GPU, take their saved values
+            status.assert_consumed()
+        assert fresh.iterations.device == "/gpu:0" and int(fresh.iterations) == 5
+        np.testing.assert_allclose(float(fresh.learning_rate), 0.02)
+        np.testing.assert_allclose(w2.numpy(), w_ref.numpy(), rtol=1e-6)

@@ -9,6 +9,13 @@ Every hyperparameter (learning rate, momentum, betas, epsilon, rho, weight decay
 is a float, a ``Variable``, a tensor, a zero-argument callable or a
 ``LearningRateSchedule`` (called with ``iterations``), read afresh at every step as
 TensorFlow does: ``lr.assign(0.01)`` changes the next step.
+
+Hyperparameters live on the device of the variables they update. The optimizer's own
+variables (``iterations``, a learning rate given as a number) move there at the first
+update, whatever device was current when the optimizer was made (Keras code builds it
+before ``with em.device("/gpu:0")``); a tensor-valued hyperparameter elsewhere is copied.
+Never a host number instead: a traced step would bake it in, and a later change would be
+silently ignored.
 """
 
 from __future__ import annotations
@@ -213,16 +220,15 @@ class Optimizer(_Listened):
         raise NotImplementedError
 
     # --- applying --------------------------------------------------------------------
-    def _clip(self, grads: list[Any]) -> list[Any]:
+    def _clip(self, grad: Any) -> Any:
+        """``grad`` clipped by ``clipvalue`` and ``clipnorm`` (``global_clipnorm`` acts on
+        all gradients together, in ``_apply``)."""
         clipvalue, clipnorm = self._hyper("clipvalue"), self._hyper("clipnorm")
-        global_clipnorm = self._hyper("global_clipnorm")
         if clipvalue is not None:
-            grads = [em.clip_by_value(g, -clipvalue, clipvalue) for g in grads]
+            grad = em.clip_by_value(grad, -clipvalue, clipvalue)
         if clipnorm is not None:
-            grads = [em.clip_by_norm(g, clipnorm) for g in grads]
-        if global_clipnorm is not None:
-            grads, _ = em.clip_by_global_norm(grads, global_clipnorm)
-        return grads
+            grad = em.clip_by_norm(grad, clipnorm)
+        return grad
 
     def _filter(self, grads_and_vars: Any) -> list[tuple[Any, Any]]:
         pairs = []
@@ -247,6 +253,7 @@ class Optimizer(_Listened):
         pairs = self._filter(grads_and_vars)
         if not pairs:
             raise ValueError(f"{self.name}: no gradients provided for any variable")
+        self._place(pairs[0][1].device)
         with em.recording.paused():
             grads = [g if type(g) is em.Tensor else em.convert_to_tensor(g) for g, _ in pairs]
             self._now = {name: self._read_hyper(name) for name in self._hypers}
@@ -263,13 +270,66 @@ class Optimizer(_Listened):
                 global_step.assign_add(1)
         return self.iterations
 
+    def _place(self, device: str) -> None:
+        """Move the optimizer's own variables to ``device`` (where the first variable it
+        updates lives), once, at the first update.
+
+        They are made with the optimizer, on the device current then: one built before
+        ``with em.device("/gpu:0")`` would keep them on the host and every update would mix
+        devices. Moved in place, they stay the objects that ``opt.learning_rate.assign``,
+        ``opt.iterations`` and checkpoints hold, and a step uploads nothing. While graph mode
+        traces, the move is reported as making variables: that call then runs as traced
+        but is not kept, and the next call traces the moved variables.
+        """
+        if self.__dict__.get("_placed"):
+            return
+        self._placed = True
+        own = [self.iterations] + [v for v in self._hypers.values()
+                                   if isinstance(v, em.Variable) and v.uid in _OWNED]
+        for var in own:
+            if var.device != device:
+                var.to_device(device)
+                if em.recording.tracers():
+                    em.recording.notify_variable_created(var)
+
+    def _on(self, key: Any, value: Any, device: str) -> Any:
+        """``value`` (a float, None or a tensor read this step) on ``device``.
+
+        A tensor elsewhere (a user's variable made on the host, a variable updated on a
+        second device) is copied; eagerly, the copy is kept while the value is the same
+        tensor (tensors are immutable), so an unchanged variable is not uploaded every
+        step. While graph mode traces, the copy is always made, so a replay copies the
+        variable's current value.
+        """
+        if not isinstance(value, em.Tensor) or value.device == device:
+            return value
+        cache = self.__dict__.setdefault("_copies", {})
+        hit = cache.get((key, device))
+        if hit is not None and hit[0] is value and not em.recording.tracers():
+            return hit[1]
+        out = value.to(device)
+        cache[(key, device)] = (value, out)
+        return out
+
     def _apply(self, grads: list[Any], pairs: list[tuple[Any, Any]]) -> None:
-        grads = self._clip(grads)
-        lr = self._hyper("learning_rate")
+        read = self._now or {}
         # The step number as a float32 tensor (1 on the first step): step-dependent terms
         # such as Adam's bias correction are computed with ops, never frozen on the host.
-        self._step = em.add(em.cast(self.iterations.value(), em.float32), 1.0)
+        step = em.add(em.cast(self.iterations.value(), em.float32), 1.0)
+        devices = list(dict.fromkeys(v.device for _, v in pairs))
+        per_device = {d: {k: self._on(k, x, d) for k, x in read.items()} for d in devices}
+        steps = {d: self._on("_step", step, d) for d in devices}
+        clipped = []
         for g, (_, v) in zip(grads, pairs):
+            self._now = per_device[v.device]
+            clipped.append(self._clip(g))
+        self._now = per_device[devices[0]]
+        global_clipnorm = self._hyper("global_clipnorm")
+        if global_clipnorm is not None:
+            clipped, _ = em.clip_by_global_norm(clipped, global_clipnorm)
+        for g, (_, v) in zip(clipped, pairs):
+            self._now, self._step = per_device[v.device], steps[v.device]
+            lr = self._hyper("learning_rate")
             if v.uid not in self._slots:
                 self._slots[v.uid] = {}
                 self._primaries[v.uid] = v
