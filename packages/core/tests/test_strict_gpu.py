@@ -16,6 +16,7 @@ from ember.core.testing import (
     backends_to_test,
     simulated_gpus,
 )
+from ember.core.testing._strict_kernels import CompileException
 
 
 @pytest.fixture
@@ -249,8 +250,10 @@ def test_elementwise_kernels_evaluate_their_c_and_refuse_what_nvcc_or_the_double
                     ("o = a * 2.0", "floating-point literal"),
                     ("o = a * q", "'q'"), ("o = (a + 1", "ends early"),
                     ("q = a", "outputs ['o'] are never assigned")]:
-        with pytest.raises(ValueError, match=re.escape(why)):
-            xp.ElementwiseKernel("T a", "T o", op, "bad")
+        bad = xp.ElementwiseKernel("T a", "T o", op, "bad")  # as cupy: compiled when called
+        with pytest.raises(CompileException, match=r"\.cu\(1\): error: .*" + re.escape(why)):
+            bad(a)
+    assert not issubclass(CompileException, ValueError)  # cupy's is a plain Exception
     with pytest.raises(TypeError, match="Type is mismatched"):
         xp.ElementwiseKernel("T a, T b", "T o", "o = a + b", "m")(a, em.constant([1.0] * 4,
                                                                                dtype=em.float64)._data)

@@ -18,6 +18,7 @@ is left unfused. On the CPU nothing changes: numpy has no kernels to fuse.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -98,8 +99,8 @@ def fuse_elementwise(steps: list[Step], trace: Trace, keep: set[int]
         ok = np.asarray(be.to_host(be.xp.stack([f for _, _, f in built.values()])))
         for (start, (_, step, _)), good in zip(list(built.items()), ok):
             if not good:
-                skipped.append(f"{step.name[6:-1]}: the kernel's result differs from the "
-                               "traced one")
+                skipped.append(f"{step.name[6:-1]}: left unfused, its kernel's result "
+                               f"differs from the traced one; kernel: {step.forward.source}")
                 del built[start]
     out: list[Step] = []
     j = 0
@@ -151,7 +152,20 @@ def _build(steps: list[Step], start: int, end: int, trace: Trace, keep: set[int]
                  for k, g in zip(results, got)]
         flag = xp.all(xp.stack(flags))
     except Exception as e:  # a kernel that fails to build or run: the ops run unfused
-        return None, None, f"{label}: {type(e).__name__}: {e}"
+        return None, None, _unfused(label, source, e)
     step = Step(f"fused[{label}]", FusedKernel(kernel, source), be, tuple(inputs),
                 tuple(results), None, False)
     return step, flag, ""
+
+
+def _unfused(label: str, source: str, e: Exception) -> str:
+    """One line: which run was left unfused (its ops, its generated C) and why. A compile
+    error is cupy's ``CompileException`` (the strict double's too), whose text is the
+    compiler's whole log (nvrtc's: the temporary file, the line, a caret, a summary): its
+    first ``error:`` line, without the file, is the reason."""
+    if type(e).__name__ == "CompileException":
+        errors = [ln.strip() for ln in str(e).splitlines() if "error" in ln]
+        why = re.sub(r"^.*?\(\d+\): (?=error)", "", errors[0]) if errors else str(e).strip()
+        return f"{label}: left unfused, its kernel did not compile ({why}); kernel: {source}"
+    return (f"{label}: left unfused, its kernel failed ({type(e).__name__}: {e}); "
+            f"kernel: {source}")

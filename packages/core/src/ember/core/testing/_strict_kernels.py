@@ -1,6 +1,7 @@
 """``cupy.ElementwiseKernel`` on the strict GPU double: the kernel's CUDA C is parsed and
 evaluated with numpy, so generated kernels (graph mode's fused element-wise chains) run
-in CI without a GPU, and a kernel that would not compile here fails here too.
+in CI without a GPU, and a kernel that would not compile here fails here too: with
+cupy's ``CompileException`` (its text in nvrtc's log form), at the kernel's first call.
 
 The C it accepts is the subset such kernels are written in: statements
 ``[T] name = expression;``, where an expression has identifiers (the parameters and
@@ -13,6 +14,7 @@ mirror. All parameters of the type placeholder ``T`` must have one dtype, as in 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +37,38 @@ Node = Callable[[dict[str, Any]], Any]
 class KernelSyntaxError(ValueError):
     """The kernel's C is outside the subset the double evaluates (nvcc would reject it
     or the double cannot mirror it)."""
+
+
+class CompileException(Exception):
+    """``cupy.cuda.compiler.CompileException`` as cupy 14 raises it: at a kernel's first
+    call (construction compiles nothing), an ``Exception`` (not a ``ValueError``) whose text
+    is the compiler's log, ``<file>(<line>): error: <why>`` then nvrtc's summary line."""
+
+    def __init__(self, msg: str, source: str, name: str, options: tuple[str, ...],
+                 backend: str = "nvrtc") -> None:
+        self._msg = msg
+        self.source = source
+        self.name = name
+        self.options = options
+        self.backend = backend
+        super().__init__()
+
+    def __str__(self) -> str:
+        return self._msg
+
+    __repr__ = __str__
+
+    def get_message(self) -> str:
+        return self._msg
+
+
+def _compile_error(e: KernelSyntaxError, name: str, operation: str,
+                   options: tuple[str, ...]) -> CompileException:
+    """What cupy raises for the C the double could not read, in nvrtc's log form."""
+    path = f"/tmp/{hashlib.sha1(operation.encode()).hexdigest()}.cubin.cu"
+    why = str(e).removeprefix(f"ElementwiseKernel {name}: ")
+    log = f'{path}(1): error: {why}\n\n1 error detected in the compilation of "{path}".\n'
+    return CompileException(log, operation, path, options)
 
 
 class _Parser:
@@ -169,6 +203,13 @@ class StrictElementwiseKernel:
         self.out_params = _params(out_params, name)
         self.return_tuple = return_tuple
         self._statements: list[tuple[str, str | None, Node]] = []
+        self._error: CompileException | None = None  # raised at the first call, as cupy's
+        try:
+            self._parse(operation, name)
+        except KernelSyntaxError as e:
+            self._error = _compile_error(e, name, operation, self.options)
+
+    def _parse(self, operation: str, name: str) -> None:
         known = {n for _, n in self.in_params} | {n for _, n in self.out_params}
         for stmt in filter(None, (s.strip() for s in operation.split(";"))):
             m = re.fullmatch(r"(?:(\w+)\s+)?(\w+)\s*=\s*(.+)", stmt, re.S)
@@ -206,6 +247,8 @@ class StrictElementwiseKernel:
             types.setdefault(ctype, a.dtype)
             env[pname] = a
         shape = np.broadcast_shapes(*(np.shape(a) for a in arrays[:n_in]))
+        if self._error is not None:
+            raise self._error
 
         def compute() -> list[Any]:  # the kernel's launch (recorded while capturing)
             local = dict(env)
