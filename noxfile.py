@@ -49,6 +49,7 @@ nox.options.sessions = [
     "integration",
     "distributed",
     "docs",
+    "tests-present-gpu",
     "gpu",
     "skips",  # last: reads what the sessions before it recorded
 ]
@@ -197,6 +198,20 @@ def gpu(session: nox.Session) -> None:
     _install_packages(session, ["core"], "[gpu,test]")
     _install_packages(session, ["tape", "nn", "graph"], "[test]")
     session.env["EMBER_TEST_BACKENDS"] = "cpu,gpu"
+    _pytest(session, "packages/core/tests", "packages/tape/tests", "packages/nn/tests",
+            "packages/graph/tests")
+
+
+@nox.session(name="tests-present-gpu")
+def tests_present_gpu(session: nox.Session) -> None:
+    """core/tape/nn/graph tests with the strict double as this process's GPU: ``/gpu:0`` is
+    the default device for every test, fixture or not, as on a machine with a GPU (where
+    the H200 found 90 failures the per-test double had passed)."""
+    _install_packages(session, ["core", "tape", "graph", "nn"], "[test]")
+    wheel = _local_torch_wheel()
+    if wheel:
+        session.install(wheel)
+    session.env["EMBER_TEST_BACKENDS"] = "present-gpu"
     _pytest(session, "packages/core/tests", "packages/tape/tests", "packages/nn/tests",
             "packages/graph/tests")
 
