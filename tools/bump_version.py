@@ -5,9 +5,13 @@ depend on siblings pin them exactly (``ember-core==0.1.0``). All of them move to
 
     python tools/bump_version.py            # print the version; fail if any disagree
     python tools/bump_version.py 0.2.0      # set it in every pyproject and every pin
+    python tools/bump_version.py --tag      # tag the commit holding it: git tag v0.2.0
 
-(``nox -s bump -- 0.2.0`` runs the second.) Every file is checked before any is written,
-and each is replaced atomically, so a bad version or an unexpected file changes nothing.
+(``nox -s bump -- 0.2.0`` runs the second, ``nox -s bump -- --tag`` the third.) Every file
+is checked before any is written, and each is replaced atomically, so a bad version or an
+unexpected file changes nothing. The tag is a step of its own, after the bump and the
+CHANGELOG are committed, so that it names a commit that holds the version: a release then
+has a name to compare against (``python bench/compare.py v0.2.0``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -90,7 +95,51 @@ def bump(new: str, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     return [f for f, _ in changes]
 
 
+def _git(root: pathlib.Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+
+
+def tag(root: pathlib.Path = ROOT) -> str:
+    """Tag HEAD ``v<version>`` (an annotated tag) and return the tag's name.
+
+    Raises:
+        ValueError: the versions disagree, a pyproject.toml differs from HEAD's (HEAD would
+            not hold the version the tag names: commit the bump first), or the tag exists.
+        RuntimeError: git failed (not a repository, no identity for an annotated tag).
+    """
+    bad = disagreements(root)
+    if bad:
+        raise ValueError("tag: versions disagree:\n" + "\n".join(bad))
+    version = next(iter(read_versions(root).values()))[0][1]
+    for f in pyprojects(root):
+        rel = f.relative_to(root).as_posix()
+        at_head = _git(root, "show", f"HEAD:{rel}")
+        if at_head.returncode or at_head.stdout != f.read_text():
+            raise ValueError(f"tag: {rel} differs from HEAD's; commit the version bump (and "
+                             f"the CHANGELOG), then tag")
+    name = f"v{version}"
+    existing = _git(root, "rev-parse", "--quiet", "--verify", f"refs/tags/{name}^{{commit}}")
+    if existing.returncode == 0:
+        raise ValueError(f"tag: {name} exists already (at {existing.stdout.strip()[:9]})")
+    made = _git(root, "tag", "-a", name, "-m", f"ember {version}")
+    if made.returncode:
+        raise RuntimeError(f"tag: git tag {name}: {made.stderr.strip()}")
+    return name
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--tag"]:
+        try:
+            name = tag()
+        except (ValueError, RuntimeError) as e:
+            print(e, file=sys.stderr)
+            return 1
+        print(f"tagged HEAD {name}; publish it with: git push origin {name}")
+        return 0
+    if "--tag" in argv:
+        print("--tag is a step of its own: bump, commit the pyprojects and the CHANGELOG, "
+              "then run --tag alone", file=sys.stderr)
+        return 2
     if len(argv) > 1 or (argv and argv[0].startswith("-")):
         print(__doc__)
         return 2
