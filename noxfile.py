@@ -157,9 +157,10 @@ def _install_all(session: nox.Session, torch: bool = False) -> None:
 
 @nox.session
 def integration(session: nox.Session) -> None:
-    """The tutorials' walkthroughs and the main job end to end, every package installed."""
+    """The tutorials' walkthroughs and the main job end to end, every package installed;
+    bench/compare.py's and tools/'s self-tests."""
     _install_all(session, torch=True)
-    _pytest(session, "integration_tests")
+    _pytest(session, "integration_tests", "bench/tests", "tools/tests")
 
 
 @nox.session
@@ -315,8 +316,20 @@ def bench(session: nox.Session) -> None:
     session.run("python", "bench/run.py", *session.posargs)  # tables, then their charts
 
 
+@nox.session(name="bench-compare")
+def bench_compare(session: nox.Session) -> None:
+    """The working tree against a git ref: ``nox -s bench-compare -- REF [benchmarks...]``
+    (default eager_overhead; ``--rounds N``, ``--threads N``): one table of median ratios."""
+    if not session.posargs or session.posargs[0].startswith("-"):
+        session.error("usage: nox -s bench-compare -- REF [benchmarks...] [--rounds N]")
+    _install_all(session, torch=True)
+    session.install("threadpoolctl")
+    session.run("python", "bench/compare.py", *session.posargs)
+
+
 @nox.session(venv_backend="none")
 def bump(session: nox.Session) -> None:
     """One version for all distributions: ``nox -s bump -- 0.2.0`` sets every pyproject's
-    version and every ``ember-x==`` pin; with no argument it checks that they agree."""
+    version and every ``ember-x==`` pin; with no argument it checks that they agree; once
+    the bump is committed, ``nox -s bump -- --tag`` tags HEAD ``v0.2.0``."""
     session.run("python", str(ROOT / "tools" / "bump_version.py"), *session.posargs)

@@ -1,0 +1,115 @@
+"""Eager overhead, the figures issue 30 guards: a tape step, em.add on 2x2, an MLP step.
+
+For ``bench/compare.py`` (``python bench/compare.py REF eager_overhead``): ``figures()``
+returns seconds per call for ember and its contenders (numpy by hand, PyTorch when
+installed), each the best of several rounds alternating in this process. The contenders
+do not change between trees, so their ratios in compare.py's table show how much the
+machine moved.
+
+Only public API that ember already had at 41829c3 (the issue's baseline) is used, so the
+same module runs against old refs. ``python bench/eager_overhead.py`` prints the figures.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from _harness import compare, try_import
+
+import ember.core as em
+from ember import nn, tape
+
+
+def _threads() -> int:
+    return int(os.environ.get("OMP_NUM_THREADS") or 1)
+
+
+def tape_step(torch: object | None) -> dict[str, float]:
+    """Forward + backward of ``reduce_sum(x * x + x)`` on a (2, 2) float32 tensor."""
+    a = np.ones((2, 2), np.float32)
+    x = em.constant(a)
+
+    def numpy_by_hand() -> object:
+        return (a * a + a).sum(), np.ones_like(a) * (2 * a + 1)
+
+    def ember_tape() -> object:
+        with tape.GradientTape() as t:
+            t.watch(x)
+            s = em.reduce_sum(x * x + x)
+        return t.gradient(s, x)
+
+    c = {"numpy by hand": numpy_by_hand, "ember": ember_tape}
+    if torch is not None:
+        def torch_autograd() -> object:
+            tx = torch.ones((2, 2), requires_grad=True)  # type: ignore[attr-defined]
+            (tx * tx + tx).sum().backward()
+            return tx.grad
+
+        c["PyTorch autograd"] = torch_autograd
+    return {f"tape step: {k}": v for k, v in compare(c, number=2000).items()}
+
+
+def add_2x2(torch: object | None) -> dict[str, float]:
+    """``em.add`` of two (2, 2) float32 tensors, no tape, against ``np.add``."""
+    a = np.ones((2, 2), np.float32)
+    t = em.constant(a)
+    c = {"numpy": lambda: np.add(a, a), "ember": lambda: em.add(t, t)}
+    if torch is not None:
+        ta = torch.ones((2, 2))  # type: ignore[attr-defined]
+        c["PyTorch"] = lambda: torch.add(ta, ta)  # type: ignore[attr-defined]
+    return {f"add 2x2: {k}": v for k, v in compare(c, number=20000).items()}
+
+
+def mlp_step() -> dict[str, float]:
+    """One eager SGD step of the MLP 784-256-256-10, batch 128 (as bench_nn.py's), against
+    the same step in numpy by hand."""
+    rng = np.random.default_rng(0)
+    x = rng.random((128, 784), dtype=np.float32)
+    y = rng.integers(0, 10, 128)
+    shapes = ((784, 256), (256, 256), (256, 10))
+    W = [(rng.standard_normal(s) * np.sqrt(2.0 / sum(s))).astype(np.float32) for s in shapes]
+    B = [np.zeros(s[1], np.float32) for s in shapes]
+
+    def numpy_by_hand() -> None:
+        h1 = np.maximum(x @ W[0] + B[0], 0)
+        h2 = np.maximum(h1 @ W[1] + B[1], 0)
+        z = h2 @ W[2] + B[2]
+        p = np.exp(z - z.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        p[np.arange(len(y)), y] -= 1
+        d3 = p / len(y)
+        d2 = (d3 @ W[2].T) * (h2 > 0)
+        d1 = (d2 @ W[1].T) * (h1 > 0)
+        for w, b, act, d in ((W[2], B[2], h2, d3), (W[1], B[1], h1, d2), (W[0], B[0], x, d1)):
+            w -= 0.01 * (act.T @ d)
+            b -= 0.01 * d.sum(0)
+
+    L = nn.layers
+    model = nn.Sequential([L.Dense(256, activation="relu", input_shape=(784,)),
+                           L.Dense(256, activation="relu"), L.Dense(10)])
+    opt = nn.optimizers.SGD(0.01)
+    xt, yt = em.constant(x), em.constant(y)
+
+    def ember_step() -> None:
+        with tape.GradientTape() as t:
+            loss = nn.losses.sparse_softmax_cross_entropy(yt, model(xt, training=True))
+        vs = model.trainable_variables
+        opt.apply_gradients(zip(t.gradient(loss, vs), vs))
+
+    c = {"numpy by hand": numpy_by_hand, "ember": ember_step}
+    return {f"MLP 784-256-256-10 step: {k}": v
+            for k, v in compare(c, number=20, rounds=5).items()}
+
+
+def figures() -> dict[str, float]:
+    """Seconds per call of every figure, ember's and its contenders'."""
+    torch = try_import("torch")
+    if torch is not None:
+        torch.set_num_threads(_threads())  # type: ignore[attr-defined]
+    return {**tape_step(torch), **add_2x2(torch), **mlp_step()}
+
+
+if __name__ == "__main__":
+    for name, seconds in figures().items():
+        print(f"{name}: {seconds * 1e6:.2f} us")
