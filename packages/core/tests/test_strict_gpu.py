@@ -72,8 +72,10 @@ def test_scalar_reads_and_host_copies_are_counted(gpu):
     c = gpu.backend.counters
     c.reset()
     s = em.reduce_sum(x)
-    assert c.snapshot() == {"syncs": 0, "scalar_reads": 0, "to_host": 0, "from_host": 0,
-                            "launches": 0}
+    transfers = {k: v for k, v in c.snapshot().items() if k not in ("launches",
+                                                                    "graph_launches")}
+    assert transfers == {"syncs": 0, "scalar_reads": 0, "to_host": 0, "from_host": 0}
+    assert c.launches == 1  # the sum: one CUB reduction (test_launch_counter.py)
     assert float(s) == 6.0
     assert c.syncs == 1
     assert s._data.item() == 6.0 and c.scalar_reads == 1 and c.syncs == 2

@@ -91,7 +91,9 @@ def test_gradients_on_gpus_are_averaged_by_nccl_without_host_copies(strict_nccl)
 
     results = run_in_threads(2, body)
     for reduced, before, after in results:
-        assert before == after  # no host copies, no syncs
+        transfers = ("syncs", "scalar_reads", "to_host", "from_host")
+        assert [before[k] for k in transfers] == [after[k] for k in transfers]  # no host
+        # copies, no syncs (the reduction does launch kernels: its packing and averaging)
         assert [g.device for g in reduced] == ["/gpu:0"] * 3
         assert_allclose(reduced[0].numpy(), np.full((3, 2), 1.5))
         assert_allclose(reduced[2].numpy(), np.full(4, 1.0))  # (0 + 2) / 2

@@ -75,8 +75,10 @@ class TransferCounters:
         scalar_reads: ``.item()``, ``float()``, ``int()``, ``bool()``, ``complex()``.
         to_host: device -> host copies (``.get()``, ``to_host``, ``tolist``, printing).
         from_host: host -> device copies (``from_host``, ``xp.asarray(host_array)``).
-        launches: device kernels launched, as cupy 14 would launch them
-            (``_strict_launches``).
+        launches: device kernels (and memsets) launched, as cupy 14 would launch them
+            (``_strict_launches``); a captured CUDA graph's kernels count at each of its
+            launches, not while it is captured.
+        graph_launches: captured CUDA graphs launched (one host launch each).
     """
 
     syncs: int = 0
@@ -84,9 +86,11 @@ class TransferCounters:
     to_host: int = 0
     from_host: int = 0
     launches: int = 0
+    graph_launches: int = 0
 
     def reset(self) -> None:
         self.syncs = self.scalar_reads = self.to_host = self.from_host = self.launches = 0
+        self.graph_launches = 0
 
     def snapshot(self) -> dict[str, int]:
         return dataclasses.asdict(self)
@@ -133,10 +137,13 @@ class StrictBackend:
                 ns._unwrap(updates, "scatter_add"))
         target, k, u = args  # (wrapped in the launch: a graph reads the indices anew)
         self.run(lambda: np.add.at(target, cupy_wrapped(target.shape, k), u), args)
+        self.launched(_strict_launches.kernels("cupyx.scatter_add", args, {}, None))
 
     def erf(self, x: Any) -> Any:
         a = self.xp._unwrap(x, "erf")
-        return self.xp._wrap(self.run(lambda: _np_erf(a), a), "erf")
+        out = self.run(lambda: _np_erf(a), a)
+        self.launched(_strict_launches.kernels("cupyx.scipy.special.erf", (a,), {}, out))
+        return self.xp._wrap(out, "erf")
 
     def activate(self, index: int) -> Any:
         return None
@@ -166,6 +173,13 @@ class StrictBackend:
                                    "stream while another stream captures")
             cap.record(compute, out, args, self.allocator)
         return out
+
+    def launched(self, n: int) -> None:
+        """``n`` kernels launched; while a stream captures they join its graph instead."""
+        if self.capture is not None:
+            self.capture.kernels += n
+        else:
+            self.counters.launches += n
 
     def check_not_capturing(self, what: str) -> None:
         if self.capture is not None:
@@ -285,7 +299,9 @@ class StrictNamespace:
                 return fn(*a, **k)
         with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
             out = self._backend.run(call, (a, k))
-        self._backend.counters.launches += _strict_launches.kernels(qual, a, k, out)
+        owner = getattr(fn, "__self__", None)  # an ndarray method's array
+        self._backend.launched(_strict_launches.kernels(  # given args: host arrays stay host
+            qual, args, kwargs, out, owner if isinstance(owner, np.ndarray) else None))
         out = _strict_numerics.as_gpu_computes(qual, a, k, out)
         given = kwargs.get("out")
         if type(given) is StrictArray and out is given._a:
@@ -380,6 +396,7 @@ def _inplace(ufunc: np.ufunc) -> Callable[..., Any]:
         a, b = self._a, self._ns._unwrap(other, name)
         with np.errstate(all="ignore"):
             self._ns._backend.run(lambda: ufunc(a, b, out=a), (a, b))
+        self._ns._backend.launched(_strict_launches.kernels(name, (a, b), {"out": a}, a))
         return self
 
     return op
@@ -516,12 +533,13 @@ class StrictArray:
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> StrictArray:
         check_dtype(dtype, "astype")
-        a = self._a
+        a, be = self._a, self._ns._backend
         if np.dtype(dtype).kind in "iu" and a.dtype.kind == "f":
-            return StrictArray(self._ns._backend.run(lambda: cupy_float_to_int(a, dtype), a),
-                               self._ns)
-        return StrictArray(self._ns._backend.run(lambda: a.astype(dtype, *args, **kwargs), a),
-                           self._ns)
+            out = be.run(lambda: cupy_float_to_int(a, dtype), a)
+        else:
+            out = be.run(lambda: a.astype(dtype, *args, **kwargs), a)
+        be.launched(_strict_launches.kernels("ndarray.astype", (a, dtype, *args), kwargs, out))
+        return StrictArray(out, self._ns)
 
     # --- host boundary -------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -591,8 +609,10 @@ class StrictArray:
     # --- indexing and iteration ----------------------------------------------------
     def __getitem__(self, key: Any) -> StrictArray:
         a, k = self._a, self._key(key)
-        return self._ns._wrap(self._ns._backend.run(lambda: a[cupy_wrapped(a.shape, k)],
-                                                    (a, k)), "__getitem__")
+        out = self._ns._backend.run(lambda: a[cupy_wrapped(a.shape, k)], (a, k))
+        self._ns._backend.launched(_strict_launches.kernels("ndarray.__getitem__", (a, k), {},
+                                                            out))
+        return self._ns._wrap(out, "__getitem__")
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(value, np.ndarray):  # cupy copies a host value to the device
@@ -605,6 +625,8 @@ class StrictArray:
             store_first_wins(a, cupy_wrapped(a.shape, k), value)
 
         self._ns._backend.run(store, (a, k, value))
+        self._ns._backend.launched(_strict_launches.kernels("ndarray.__setitem__",
+                                                            (a, k, value), {}, None))
 
     def _key(self, key: Any) -> Any:
         if isinstance(key, list) and all(isinstance(k, (int, np.integer)) for k in key):

@@ -60,6 +60,7 @@ class Capture:
         self.ops: list[tuple[Callable[[], Any], list[np.ndarray]]] = []
         self.fresh: list[np.ndarray] = []  # buffers the capture allocated
         self.shared_pool_used = False
+        self.kernels = 0  # the graph's kernels (``_strict_launches``), run at each launch
 
     def record(self, compute: Callable[[], Any], out: Any, args: Any,
                allocator: Any) -> None:
@@ -80,6 +81,7 @@ class StrictGraph:
         self._backend = backend
         self._ops = capture.ops
         self.private_pool = not capture.shared_pool_used
+        self.kernels = capture.kernels
         self.launches = 0
 
     def launch(self, stream: Any = None) -> None:
@@ -91,6 +93,8 @@ class StrictGraph:
                     if n is not r and not np.may_share_memory(r, n):
                         np.copyto(r, n)
         self.launches += 1
+        self._backend.counters.graph_launches += 1  # one host launch ...
+        self._backend.counters.launches += self.kernels  # ... running the graph's kernels
 
 
 class StrictStream:

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _strict_launches
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sqrt": np.sqrt,
     "tanh": np.tanh, "sin": np.sin, "cos": np.cos, "fabs": np.abs, "isnan": np.isnan,
@@ -272,6 +274,8 @@ class StrictElementwiseKernel:
             return results
 
         results = ns._backend.run(compute, arrays)
+        ns._backend.launched(_strict_launches.kernels("ElementwiseKernel", arrays, {},
+                                                      results))
         outs = [args[n_in + k] if len(arrays) > n_in else ns._wrap(r, self.name)
                 for k, r in enumerate(results)]
         return tuple(outs) if len(outs) > 1 or self.return_tuple else outs[0]
