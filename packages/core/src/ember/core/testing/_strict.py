@@ -286,7 +286,7 @@ class StrictNamespace:
         if k.get("dtype") is not None:
             check_dtype(k["dtype"], name)
         qual = self._prefix + name
-        _strict_libraries.check(self._backend, qual, a, k)
+        _strict_libraries.check(self._backend, qual, a, k, getattr(fn, "__self__", None))
         if self._prefix == "linalg." and name in _FACTORIZING:
             def call() -> Any:
                 return self._factorize(fn, name, a, k)
@@ -351,7 +351,8 @@ class StrictNamespace:
         if t is np.ndarray or isinstance(out, np.generic):
             arr = np.asarray(out)
             check_dtype(arr.dtype, name)
-            return StrictArray(arr, self)
+            return StrictArray(arr, self._backend.xp)  # not this submodule: an array's
+            # methods and operators are cupy's, whichever function made it
         if isinstance(out, tuple):  # including numpy's named results: cupy returns tuples
             return tuple(self._wrap(o, name) for o in out)
         if t is list:
@@ -670,7 +671,8 @@ class StrictArray:
     __iadd__, __isub__ = _inplace(np.add), _inplace(np.subtract)
     __imul__, __itruediv__ = _inplace(np.multiply), _inplace(np.true_divide)
     __ifloordiv__, __imod__ = _inplace(np.floor_divide), _inplace(np.remainder)
-    __ipow__, __imatmul__ = _inplace(np.power), _inplace(np.matmul)
+    __ipow__ = _inplace(np.power)  # no __imatmul__: cupy.ndarray has none, so a @= b is
+    # a = a @ b (a new array, through __matmul__ and cuBLAS for floats)
     __iand__, __ior__ = _inplace(np.bitwise_and), _inplace(np.bitwise_or)
     __ixor__ = _inplace(np.bitwise_xor)
     __ilshift__, __irshift__ = _inplace(np.left_shift), _inplace(np.right_shift)
