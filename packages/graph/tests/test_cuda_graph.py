@@ -1,7 +1,8 @@
 """CUDA Graphs (``_cuda_graph``): on a GPU a replay is captured on its second replay and
 launched as one graph afterwards, with the eager results bit for bit; what a graph would
 repeat wrongly (host reads, random draws) is never captured, and a capture that meets
-something CUDA forbids leaves the plan replaying op by op."""
+something CUDA or cupy forbids (a host transfer, a cuBLAS call) leaves the plan replaying
+op by op, saying why."""
 
 from __future__ import annotations
 
@@ -17,18 +18,27 @@ from ember.core.testing import simulated_gpus
 rng = np.random.default_rng(0)
 
 
-def _softmax_regression():
-    """A training step with its gradient written out (ember-graph's tests use core only)."""
+def _softmax_regression(elementwise=False):
+    """A training step with its gradient written out (ember-graph's tests use core only).
+
+    With ``elementwise``, its products are broadcast multiplies and sums, which cupy runs
+    with its own kernels; a float ``matmul`` calls cuBLAS, which cupy 14 refuses while a
+    stream captures (cupy issue 6290)."""
     w = em.Variable(rng.standard_normal((5, 3)).astype(np.float32) * 0.1)
     b = em.Variable(np.zeros(3, np.float32))
 
+    def product(x, m):  # x @ m: [n, k] x [k, j]
+        if not elementwise:
+            return em.matmul(x, m)
+        return em.reduce_sum(em.expand_dims(x, 2) * em.expand_dims(m, 0), axis=1)
+
     def step(x, y):
-        logits = em.matmul(x, w) + b
+        logits = product(x, w) + b
         p = em.nn_ops.softmax(logits)
         onehot = em.one_hot(y, 3, dtype=em.float32)
         loss = -em.reduce_mean(em.reduce_sum(onehot * em.log(p), axis=1))
         d = (p - onehot) / 8.0
-        w.assign_sub(0.5 * em.matmul(em.transpose(x), d))
+        w.assign_sub(0.5 * product(em.transpose(x), d))
         b.assign_sub(0.5 * em.reduce_sum(d, axis=0))
         return loss, logits
 
@@ -40,9 +50,10 @@ def _batches(n):
              em.constant(rng.integers(0, 3, 8))) for _ in range(n)]
 
 
-def test_a_training_step_runs_as_a_graph_and_trains_bit_for_bit_like_eager(device):
-    traced_step, traced_vars = _softmax_regression()
-    eager_step, eager_vars = _softmax_regression()
+def _train_like_eager(elementwise):
+    """Six steps traced and eager from the same start, bit for bit; the traced function."""
+    traced_step, traced_vars = _softmax_regression(elementwise)
+    eager_step, eager_vars = _softmax_regression(elementwise)
     for v, u in zip(eager_vars, traced_vars):
         v.assign(u)
     f = graph.function(traced_step)
@@ -58,9 +69,24 @@ def test_a_training_step_runs_as_a_graph_and_trains_bit_for_bit_like_eager(devic
     # results are the caller's own: a later launch does not overwrite an earlier result
     for t, value in kept:
         assert_array_equal(t.numpy(), value)
+    return f
+
+
+def test_a_training_step_runs_as_a_graph_and_trains_bit_for_bit_like_eager(device):
+    f = _train_like_eager(elementwise=True)
     (status,) = f.cuda_graph_status()
     if device.startswith("/gpu"):  # traced, replayed op by op, captured; 4 launches
         assert status == "call: captured (launched 4 times)"
+    else:
+        assert status.startswith("call: not captured: its device cannot capture graphs")
+
+
+def test_a_step_with_a_float_matmul_says_why_it_is_not_captured(device):
+    f = _train_like_eager(elementwise=False)  # op by op, still bit for bit like eager
+    (status,) = f.cuda_graph_status()
+    if device.startswith("/gpu"):
+        assert status == ("call: not captured: matmul calls cuBLAS, which cupy refuses "
+                          "during stream capture")
     else:
         assert status.startswith("call: not captured: its device cannot capture graphs")
 

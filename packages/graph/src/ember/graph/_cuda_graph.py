@@ -16,17 +16,24 @@ when a graph would repeat something a call must redo on the host:
 - a random draw (numbers are drawn on the host and uploaded: a graph would repeat them);
 - work on more than one device, or on a backend that cannot capture (the CPU).
 
-Anything else a capture meets that CUDA forbids (a host transfer, a synchronization)
-raises during the capture, and the plan then replays op by op, as before, with the
-reason kept in ``status``.
+Anything else a capture meets that CUDA or cupy forbids raises during the capture, and the
+plan then replays op by op, as before, with the reason kept in ``status``: a host transfer
+or a synchronization (CUDA), or a call into cuBLAS, cuSOLVER or cuRAND (cupy 14 refuses
+them on a capturing stream, cupy issue 6290: a float matrix product, a convolution or a
+recurrent cell through its GEMM, a factorization), in which case ``status`` names the op.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any
 
 CAPTURE_ON_REPLAY = 2  # the replay that captures (the first one warms the caches)
+REPLAY_FILE = "<ember.graph replay>"  # the file name of a plan's generated replay
+# cupy's refusal (cupy_backends/cuda/libs/{cublas,cusolver,curand}.pyx, setStream)
+_LIBRARY_REFUSED = re.compile(r"calling (\w+) API during stream capture is currently "
+                              r"unsupported")
 
 
 def blocker(plan: Any, steps: list[Any], devices: list[Any]) -> str | None:
@@ -110,7 +117,22 @@ class Capturing:
             try:
                 self.graph = CudaGraph(replay, args, self.device)
             except Exception as e:  # whatever the capture met: replay op by op, as before
-                self.why_not = f"the capture failed: {type(e).__name__}: {e}"
+                self.why_not = why_not_captured(e, replay)
             else:
                 return self.graph.launch(args)
         return replay(*args)
+
+
+def why_not_captured(e: BaseException, replay: Any) -> str:
+    """The reason a capture failed with ``e``, naming the op (``replay.step_at``) whose call
+    into a CUDA library cupy refused."""
+    refused = _LIBRARY_REFUSED.fullmatch(str(e))
+    if not isinstance(e, NotImplementedError) or refused is None:
+        return f"the capture failed: {type(e).__name__}: {e}"
+    op, tb = "an op", e.__traceback__
+    step_at = getattr(replay, "step_at", {})
+    while tb is not None:  # the replay's innermost line that was running
+        if tb.tb_frame.f_code.co_filename == REPLAY_FILE:
+            op = step_at.get(tb.tb_lineno, op)
+        tb = tb.tb_next
+    return f"{op} calls {refused.group(1)}, which cupy refuses during stream capture"

@@ -17,7 +17,7 @@ import numpy as np
 import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
-from ._cuda_graph import Capturing, blocker
+from ._cuda_graph import REPLAY_FILE, Capturing, blocker
 from ._fuse import fuse_elementwise
 from ._inplace import plan_inplace, plan_variable_updates
 from ._trace import GuardFailed, Step, Trace
@@ -202,6 +202,7 @@ def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
     ns: dict[str, Any] = {"GuardFailed": GuardFailed, "tuple": tuple, "type": type}
     params = [f"x{i}" for i in inputs if i >= 0] + [f"x{i}" for i in var_loads]
     lines = [f"def replay({', '.join(params)}):"]
+    step_at: dict[int, str] = {}  # generated line -> the op it runs (a failure names it)
     for i, a in enumerate(template):
         if a is not None:
             ns[f"C{i}"] = a
@@ -217,6 +218,7 @@ def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
             call.append(f"{key}=A{j}_{key}")
         expr = f"F{j}({', '.join(call)})"
         outs = [f"x{number[k]}" for k in s.outs]
+        step_at[len(lines) + 1] = s.name  # the line that calls it, numbered from 1
         if not outs:
             lines.append(f"    {expr}")
         elif len(outs) == 1:
@@ -234,7 +236,8 @@ def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
             lines.append(f"    del {', '.join(f'x{k}' for k in frees[j])}")
     lines.append(f"    return ({''.join(f'x{i}, ' for i in stores)}), "
                  f"({''.join(f'x{i}, ' for i in outputs)})")
-    exec(compile("\n".join(lines), "<ember.graph replay>", "exec"), ns)
+    exec(compile("\n".join(lines), REPLAY_FILE, "exec"), ns)
+    ns["replay"].step_at = step_at
     return ns["replay"]
 
 
