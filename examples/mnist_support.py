@@ -113,6 +113,24 @@ class RunDir:
                 os.remove(tmp)
 
 
+def run_in_use(workdir: str, ckpt_dir: str, error: Exception) -> str:
+    """What to do when another process's job holds ``workdir``: who holds it, since when,
+    and the ways out. The holder is read from the checkpoint manager's lock file, which
+    records its pid, host and start time (see ``CheckpointManager``)."""
+    lock = os.path.join(ckpt_dir, ".ember-checkpoint.lock")
+    try:
+        with open(lock, encoding="utf-8") as f:
+            info = json.load(f)
+        since = datetime.datetime.fromtimestamp(float(info["time"])).strftime("%Y-%m-%d %H:%M:%S")
+        holder = f"process {int(info['pid'])} on host {info['host']} (since {since})"
+    except (OSError, ValueError, KeyError, TypeError):
+        holder = f"another process ({error})"
+    return (f"{workdir} is in use by another run: {holder} holds its checkpoints ({lock}).\n"
+            f"Two runs in one directory would overwrite each other's checkpoints. Wait for that "
+            f"run to finish (or stop it), then run this command again to go on from its last "
+            f"checkpoint; or pass --workdir NEW_DIR to start a separate run.")
+
+
 def tensorboard_command(workdir: str, default_root: str) -> str:
     """A ``tensorboard --logdir`` command that works from here."""
     parent = os.path.dirname(os.path.normpath(workdir))

@@ -81,6 +81,19 @@ def test_help_shows_the_workdir_default_and_the_models():
     assert "{linear,mlp,cnn}" in out and "seed-linear" not in out
 
 
+def test_help_gives_the_cnns_epoch_time_the_readme_measured():
+    """--help once said ~15 min an epoch where the README measured about 3 (150 steps, 16 s)."""
+    help_text = " ".join(job(ROOT, "--help", data=None).stdout.split())
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    measured = re.search(r"about (\d+) minutes an epoch on a 2-core CPU: (\d+) steps took "
+                         r"(\d+) s", readme)
+    said = re.search(r"cnn: CNN \+ LSTM, about (\d+) min an epoch on a 2-core CPU", help_text)
+    assert measured and said, (measured, help_text)
+    assert said[1] == measured[1]
+    per_epoch = 1875 * int(measured[3]) / int(measured[2]) / 60  # 60,000 / 32 steps
+    assert abs(per_epoch - int(measured[1])) <= 0.5, per_epoch
+
+
 def test_default_run_directory_is_git_ignored():
     ignored = ROOT / ".gitignore"
     assert "/mnist_run/" in ignored.read_text().splitlines()
@@ -188,6 +201,35 @@ def test_checkpoint_of_another_model_is_not_restored(small_mnist, tmp_path):
     assert out.returncode != 0 and "no run.json" in out.stdout
 
 
+def test_a_second_job_on_a_run_in_use_says_who_holds_it_and_the_ways_out(small_mnist, tmp_path):
+    """Another process training in the run directory holds its checkpoint manager's lock:
+    the job says which process, since when, and what to do (no traceback), and touches
+    nothing; once that run is over, the same command resumes."""
+    import socket
+
+    from ember import checkpoint
+
+    w = tmp_path / "w"
+    job(tmp_path, "--workdir", str(w), "--max-steps", "3", data=small_mnist)
+    before = _tree_digest(w)
+    minutes = [time.strftime("%Y-%m-%d %H:%M", time.localtime())]
+    holder = checkpoint.CheckpointManager(checkpoint.Checkpoint(), str(w / "ckpt"), 3)
+    minutes.append(time.strftime("%Y-%m-%d %H:%M", time.localtime()))
+    try:
+        out = job(tmp_path, "--workdir", str(w), data=small_mnist, check=False)
+    finally:
+        holder.close()
+    text = out.stdout
+    assert out.returncode != 0, text
+    assert "Traceback" not in text and "CheckpointLockedError" not in text, text
+    who = f"{w} is in use by another run: process {os.getpid()} on host {socket.gethostname()}"
+    assert any(f"{who} (since {m}:" in text for m in minutes), text
+    assert "Wait for that run to finish" in text and "--workdir NEW_DIR" in text, text
+    assert _tree_digest(w) == before, "the refused job wrote files"
+    again = job(tmp_path, "--workdir", str(w), data=small_mnist).stdout
+    assert "resumed from" in again and "at step 3" in again, again
+
+
 def test_old_model_name_still_works(small_mnist, tmp_path):
     out = job(tmp_path, "--model", "seed-linear", "--max-steps", "2", data=small_mnist).stdout
     assert "(linear," in out
@@ -257,6 +299,51 @@ def test_a_slow_model_gets_an_estimate(small_mnist, tmp_path):
     assert abs(per_epoch - 60000 / rate) <= 0.05 * per_epoch + (30 if unit == "min" else 180), out
     mlp = job(tmp_path, "--workdir", "m", data=small_mnist).stdout
     assert "estimate:" not in mlp
+
+
+def _progress(monkeypatch, capsys, seconds: list[float], per_epoch: int = 1875) -> str:
+    """What the job's progress prints (lines: not a terminal) for steps taking ``seconds``
+    each on a fake clock, the first ``per_epoch`` steps of a run."""
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+    monkeypatch.delenv("CI", raising=False)
+    import mnist
+
+    now = [1000.0]
+    bar = mnist.Progress(per_epoch, 0, per_epoch, quiet=False, clock=lambda: now[0])
+    for step, took in enumerate(seconds, 1):
+        now[0] += took
+        bar.step(step, lambda: 2.3)
+    bar.close()
+    return capsys.readouterr().out
+
+
+def test_the_estimate_does_not_time_the_warm_up(monkeypatch, capsys):
+    """On the H200 an 11 s epoch was estimated at 2.8 h: the first steps, timed, built the
+    model, traced the step and compiled its kernels. 1,875 steps of 5 ms after three of
+    5 s: under a minute an epoch, so no estimate at all."""
+    out = _progress(monkeypatch, capsys, [20.0, 5.0, 5.0, 5.0] + [0.005] * 400)
+    assert "estimate" not in out, out
+    for rate in re.findall(r"([\d.]+) steps/s", out):  # the progress lines' rates too
+        assert float(rate) > 150, out
+
+
+def test_a_slow_step_is_estimated_from_its_steady_rate(monkeypatch, capsys):
+    out = _progress(monkeypatch, capsys, [30.0, 8.0, 8.0, 8.0] + [0.5] * 30)
+    found = re.search(r"estimate: ([\d.]+) steps/s on this machine, about 16 min per epoch", out)
+    assert found and float(found[1]) == 2.0, out
+    assert "revised" not in out, out
+
+
+def test_a_longer_warm_up_is_revised(monkeypatch, capsys):
+    """Kernels still compiling in the steps first timed: the estimate says so once those
+    steps are outnumbered four to one."""
+    out = _progress(monkeypatch, capsys, [20.0] + [4.0] * 6 + [0.005] * 400)
+    first = re.search(r"estimate: [\d.]+ steps/s on this machine, about [\d.]+ (min|h) per", out)
+    assert first, out
+    revised = re.search(r"estimate revised: ([\d.]+) steps/s over the last (\d+) steps, "
+                        r"about (\d+) s per epoch", out)
+    assert revised and float(revised[1]) == 200.0 and int(revised[3]) == 9, out
+    assert out.count("estimate") == 2, out
 
 
 def _mpiexec() -> str | None:
