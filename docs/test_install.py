@@ -58,6 +58,25 @@ def test_install_commands_work_as_written(tmp_path):
                          timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     would = re.findall(r"^Would install (.*)$", out.stdout, re.M)
-    # clone: core, tape, nn; core[gpu]; two wheels; the git URL
+    # clone: core, tape, nn; core[cuda13]; core[cuda12]; two wheels; the git URL
     assert would == ["ember-core-0.1.0 ember-nn-0.1.0 ember-tape-0.1.0", "ember-core-0.1.0",
-                     "ember-checkpoint-0.1.0 ember-core-0.1.0", "ember-core-0.1.0"], out.stdout
+                     "ember-core-0.1.0", "ember-checkpoint-0.1.0 ember-core-0.1.0",
+                     "ember-core-0.1.0"], out.stdout
+    assert "does not provide the extra" not in out.stdout + out.stderr
+
+
+def test_the_gpu_extras_pair_cupy_and_nvmath_by_cuda_major_version():
+    """cupy's wheels and nvmath-python's CUDA libraries are split by CUDA major version: each
+    extra the page names brings the matching pair, [gpu] is [cuda13], ember-all forwards them."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    core = tomllib.loads((ROOT / "packages" / "core" / "pyproject.toml").read_text())
+    extras = core["project"]["optional-dependencies"]
+    for major in ("12", "13"):
+        assert sorted(r.split(">=")[0] for r in extras[f"cuda{major}"]) == [
+            f"cupy-cuda{major}x", f"nvmath-python[cu{major}]"]
+    assert extras["gpu"] == extras["cuda13"]
+    every = tomllib.loads((ROOT / "packages" / "all" / "pyproject.toml").read_text())
+    forwarded = every["project"]["optional-dependencies"]
+    for name in ("gpu", "cuda12", "cuda13"):
+        assert forwarded[name] == [f"ember-core[{name}]==0.1.0"]
+        assert f"[{name}]" in PAGE.read_text()
