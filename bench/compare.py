@@ -60,6 +60,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 MARK = "@@ember-compare-result@@ "
 UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+BUSY = 0.25  # a spread above this says more about the machine than about ember
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -254,14 +255,17 @@ def run_child(tree: pathlib.Path, bench: pathlib.Path, bench_dir: pathlib.Path,
 def summarize(work: list[float], ref: list[float]) -> tuple[float, float, float, float, str]:
     """(REF median, working-tree median, ratio, spread, flag) of one figure's samples.
 
-    The spread is the larger of the two sides' (max - min) / median over the rounds; a
-    figure is flagged when its ratio moved from 1 by more than that. On identical code its
-    false-alarm rate is about 0.3% per figure with 5 rounds (6% with 3).
+    The spread is the larger of the two sides' slowest / fastest round, minus 1; a figure
+    is flagged slower when its ratio exceeds 1 + spread, faster when it is below
+    1 / (1 + spread): a move beyond what either side moved between its own rounds (in log
+    terms, so that a 10x speedup can be flagged as surely as a 10x slowdown). With
+    log-normal noise on identical code, that happens to about 0.4% of figures with 5
+    rounds (6% with 3, 0.02% with 7).
     """
     mw, mr = statistics.median(work), statistics.median(ref)
-    spread = max((max(s) - min(s)) / statistics.median(s) for s in (work, ref))
+    spread = max(max(s) / min(s) for s in (work, ref)) - 1
     ratio = mw / mr
-    flag = ("slower" if ratio > 1 else "faster") if abs(ratio - 1) > spread else ""
+    flag = ("slower" if ratio > 1 + spread else "faster" if ratio * (1 + spread) < 1 else "")
     return mr, mw, ratio, spread, flag
 
 
@@ -360,8 +364,15 @@ def compare(ref: str, names: list[str], rounds: int, threads: int | None,
                              f"({seen[side]['ember_modules']} ember modules, all from its "
                              f"tree); BLAS: {fmt_blas(seen[side]['blas'])}")
         lines += ["", *table(names, samples, failed), "",
-                  "spread: the larger of the two sides' (max - min) / median over the rounds; "
-                  "**moved**: the ratio is further from 1 than the spread."]
+                  "spread: the larger of the two sides' slowest / fastest round, minus 1; "
+                  "**moved**: the ratio is above 1 + spread (slower) or below 1 / (1 + spread) "
+                  "(faster)."]
+        wide = [key for key, work in samples["work"].items() if key in samples["ref"]
+                and summarize(work, samples["ref"][key])[3] > BUSY]
+        if wide:
+            lines.append(f"{len(wide)} figure(s) spread over {BUSY:.0%}: the machine was busy "
+                         f"(a move smaller than that cannot be told from noise); rerun on a quiet "
+                         f"machine or with more --rounds.")
         print("\n".join(lines), flush=True)
         return 1 if failed else 0
     finally:
