@@ -24,7 +24,7 @@ CORE = pathlib.Path(em.__file__).parent
 LAYERS: list[tuple[str, list[str]]] = [
     ("dtypes, devices, backends, array conversion", [
         "_errors", "_dtypes", "_backend", "_cupy_backend", "_device", "_convert", "_promote",
-        "_threads", "recording", "_config",
+        "_threads", "recording", "_config", "_device_errors",
         "_ops",  # the package's __init__: a namespace that imports nothing (checked below)
     ]),
     ("tensor", ["_operators", "_tensor"]),

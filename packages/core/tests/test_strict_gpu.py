@@ -74,7 +74,8 @@ def test_scalar_reads_and_host_copies_are_counted(gpu):
     s = em.reduce_sum(x)
     transfers = {k: v for k, v in c.snapshot().items() if k not in ("launches",
                                                                     "graph_launches")}
-    assert transfers == {"syncs": 0, "scalar_reads": 0, "to_host": 0, "from_host": 0}
+    assert transfers == {"syncs": 0, "scalar_reads": 0, "to_host": 0, "async_to_host": 0,
+                         "from_host": 0}
     assert c.launches == 1  # the sum: one CUB reduction (test_launch_counter.py)
     assert float(s) == 6.0
     assert c.syncs == 1
@@ -205,13 +206,16 @@ def test_backend_scope_places_new_tensors():
 
 
 def test_sparse_cross_entropy_checks_labels_without_a_sync_on_gpu(gpu):
-    """On the CPU a bad label is an error; on a GPU, reading labels back each step would
-    sync, so a bad label gives that example a NaN loss (as TensorFlow on a GPU)."""
+    """On the CPU a bad label is an error at the call; on a GPU, reading labels back each
+    step would sync, so the op checks them on the device and the next read raises
+    (test_device_errors.py); the example's loss is NaN."""
     logits = em.constant([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
     labels = em.constant([2, 3])
     gpu.backend.counters.reset()
     loss = em.nn_ops.sparse_softmax_cross_entropy_with_logits(labels, logits)
     assert gpu.backend.counters.syncs == 0
+    with pytest.raises(em.InvalidArgumentError, match="labels must be in"):
+        loss.numpy()
     got = loss.numpy()
     assert_allclose(got[0], np.log(np.exp([1.0, 2.0, 3.0]).sum()) - 3.0, rtol=1e-6)
     assert np.isnan(got[1])

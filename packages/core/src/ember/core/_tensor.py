@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _ops
+from . import _device_errors, _dtypes, _ops
 from ._convert import convert_array
 from ._device import Device, get_device, placement
 from ._errors import DTypeError, InvalidArgumentError
@@ -66,10 +66,13 @@ class Tensor(TensorOperators):
         return _ops.array.transpose(self)  # type: ignore[no-any-return]
 
     def numpy(self) -> np.ndarray:
-        """The value as a host ``numpy.ndarray`` (a copy when the tensor is on a GPU)."""
+        """The value as a host ``numpy.ndarray`` (a copy when the tensor is on a GPU).
+
+        On a GPU this is where a check that an op made there without a sync (e.g. the
+        label range of sparse cross-entropy) raises, if it failed since the last read."""
         if _active.get():  # a tracer turns host reads into guards
             notify_host_read(self)
-        return np.asarray(self._device.backend.to_host(self._data))
+        return np.asarray(_device_errors.to_host(self._device, self._data))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         a = self.numpy()

@@ -371,7 +371,25 @@ def softmax_cross_entropy_with_logits(labels: Any, logits: Any, axis: int = -1,
 
 def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
                                              name: str | None = None) -> Any:
-    """logsumexp(logits) - logits[label] per example, for integer class ``labels``."""
+    """logsumexp(logits) - logits[label] per example, for integer class ``labels``.
+
+    Labels must lie in ``[0, classes)``. On the CPU a label out of range raises
+    ``InvalidArgumentError`` here. On a GPU, reading the labels back to check them would
+    make every training step wait for the device: the op checks them on the device instead,
+    and the error (naming this op, the bounds and the labels' smallest and largest value)
+    is raised at the next read of a result on that GPU (``.numpy()``, ``float()``, printing,
+    ``fit``'s logs); meanwhile the example's loss is NaN and has no gradient. Two bad
+    batches before a read report the first and say how many failed.
+
+    Raises:
+        InvalidArgumentError: labels that are not integers, of the wrong shape, or (on the
+            CPU here, on a GPU at the next read) out of range.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.nn_ops.sparse_softmax_cross_entropy_with_logits([0], [[0.0, 0.0]])
+        ember.Tensor([0.6931472], shape=(1,), dtype=float32)
+    """
     x, y = _args.tensor(logits), _args.tensor(labels)
     if y.dtype.kind not in "iu":
         raise InvalidArgumentError(f"sparse_softmax_cross_entropy_with_logits: labels must be "
@@ -379,10 +397,9 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     if y.shape != x.shape[:-1]:
         raise InvalidArgumentError(f"sparse_softmax_cross_entropy_with_logits: labels {y.shape} "
                                    f"must have the shape of logits {x.shape} without its last axis")
-    if y.device == "/cpu:0":  # labels on the host: checking them costs no copy
+    if y._device.backend.xp is np:  # labels in host memory: checking them costs no copy
         y = m.check_indices(y, x.shape[-1], "sparse_softmax_cross_entropy_with_logits: labels")
-    # On a GPU, reading the labels back would sync every step: an out-of-range label gives
-    # a NaN loss for its example instead (as TensorFlow on a GPU), and no gradient.
+    # on a GPU the op itself checks them, on the device (ember.core._device_errors)
     return sparse_softmax_xent(x, y)[0]
 
 

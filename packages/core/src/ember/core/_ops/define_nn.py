@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._device_errors import check_range
 from .._registry import execute, register
 from ._define import to_float, unary
 
@@ -22,13 +23,16 @@ relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), "nn", "max(x, 0), elemen
 
 def _sparse_xent(be: Any, logits: Any, labels: Any) -> tuple[Any, Any]:
     """(loss, softmax): ``logsumexp(x) - x[label]`` per example, NaN where a label is out
-    of range (callers on the host check labels first), and ``softmax(x)``."""
+    of range, and ``softmax(x)``. Labels in host memory are checked by the caller first;
+    on a GPU the op checks them there, and the next read raises (``_device_errors``)."""
     xp = be.xp
+    n = logits.shape[-1]
+    if xp is not np:
+        check_range(be, labels, 0, n, "sparse_softmax_cross_entropy_with_logits", "labels")
     x = to_float(logits)
     low = x.dtype.itemsize < 4  # float16/bfloat16 compute in float32, as numpy's reductions
     if low:
         x = x.astype(np.float32)
-    n = x.shape[-1]
     if xp is np and x.ndim == 2 and x.size and labels.min() >= 0 and labels.max() < n:
         return _sparse_xent_host(x, labels, logits.dtype if low else None)
     ok = (labels >= 0) & (labels < n)

@@ -74,6 +74,8 @@ class TransferCounters:
             ``synchronize`` calls).
         scalar_reads: ``.item()``, ``float()``, ``int()``, ``bool()``, ``complex()``.
         to_host: device -> host copies (``.get()``, ``to_host``, ``tolist``, printing).
+        async_to_host: device -> host copies that do not wait (``get(out=host_buffer,
+            blocking=False)``): they land by the next sync, and are not one.
         from_host: host -> device copies (``from_host``, ``xp.asarray(host_array)``).
         launches: device kernels (and memsets) launched, as cupy 14 would launch them
             (``_strict_launches``); a captured CUDA graph's kernels count at each of its
@@ -84,12 +86,14 @@ class TransferCounters:
     syncs: int = 0
     scalar_reads: int = 0
     to_host: int = 0
+    async_to_host: int = 0
     from_host: int = 0
     launches: int = 0
     graph_launches: int = 0
 
     def reset(self) -> None:
         self.syncs = self.scalar_reads = self.to_host = self.from_host = self.launches = 0
+        self.async_to_host = 0
         self.graph_launches = 0
 
     def snapshot(self) -> dict[str, int]:
@@ -546,10 +550,31 @@ class StrictArray:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise TypeError(IMPLICIT)
 
-    def get(self, stream: Any = None, order: str = "C", out: Any = None) -> np.ndarray:
-        """A host copy (counted)."""
-        self._ns._backend._host_copy()
-        return np.array(self._a, order=order, copy=True)
+    def get(self, stream: Any = None, order: str = "C", out: Any = None,
+            blocking: bool = True) -> np.ndarray:
+        """A host copy (counted), into ``out`` if given (a numpy array of this shape and
+        dtype, as cupy checks). ``blocking=False`` with ``out`` (cupy's: the copy is enqueued,
+        complete by the next sync; ``out`` is pinned memory) is no sync: ``async_to_host``."""
+        be = self._ns._backend
+        if out is not None:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("Only numpy.ndarray can be obtained from cupy.ndarray")
+            if out.dtype != self._a.dtype:
+                raise TypeError(f"{out.dtype} array cannot be obtained from {self._a.dtype} "
+                                "array")
+            if out.shape != self._a.shape:
+                raise ValueError(f"Shape mismatch. Expected shape: {self._a.shape}, actual "
+                                 f"shape: {out.shape}")
+        if blocking or out is None:  # a fresh pageable buffer: cudaMemcpyAsync waits
+            be._host_copy()
+        else:
+            be.check_not_capturing("D2H transfers (the strict double does not model an "
+                                   "asynchronous copy as a graph node)")
+            be.counters.async_to_host += 1
+        if out is None:
+            return np.array(self._a, order=order, copy=True)
+        out[...] = self._a
+        return out
 
     def tolist(self) -> Any:
         self._ns._backend._host_copy()
