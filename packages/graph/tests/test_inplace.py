@@ -1,4 +1,9 @@
-"""Replays write element-wise results into dead intermediates, never into a live buffer."""
+"""Replays write element-wise results into dead intermediates, never into a live buffer.
+
+With no device fixture, these run on the default device: the CPU, or the GPU where one is
+present (``EMBER_TEST_BACKENDS=present-gpu`` makes the strict double that GPU), where the
+buffers are device memory and runs of element-wise ops are one fused kernel (``_fuse``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from numpy.testing import assert_array_equal
 
 import ember.core as em
 from ember import graph
+from ember.core.extend import array_of, device_of
 
 RNG = np.random.default_rng(0)
 
@@ -32,10 +38,30 @@ def _assert_replays_like_eager(body, *shapes, in_place_at_least=0):
     return _plan(f)
 
 
+def _buffer(t):
+    """The buffer a tensor's array lives in (an address on a GPU, an id on the CPU)."""
+    return device_of(t).backend.buffer_of(array_of(t))
+
+
 def test_a_chain_reuses_its_buffers():
-    plan = _assert_replays_like_eager(lambda x: ((x * 2.0 + 1.0) * x - x) * 3.0, (64, 32),
-                                      in_place_at_least=3)
-    assert plan.ops_in_place >= 3
+    # The product dies in the element-wise chain after it: on the CPU each of the 4 ops
+    # writes into its buffer in turn; on a GPU they are one fused kernel, which does.
+    plan = _assert_replays_like_eager(
+        lambda x, w: (em.matmul(x, w) * 2.0 + 1.0) * 3.0 - 1.0, (64, 32), (32, 16),
+        in_place_at_least=1)
+    assert plan.names[0] == "matmul"
+    assert plan.steps_in_place == plan.names[1:]
+    assert plan.ops_in_place == (1 if plan.ops_fused else 4)
+
+
+def test_a_step_never_writes_a_buffer_another_of_its_inputs_views():
+    def body(x):
+        y = x * 2.0
+        return (y + em.transpose(y)) * 1.0  # y dies here, read with its own transpose
+
+    plan = _assert_replays_like_eager(body, (16, 16))
+    # a fused kernel writing into y would read elements of y.T other threads overwrote
+    assert not [n for n in plan.steps_in_place if n.startswith(("add", "fused[add"))]
 
 
 def test_a_view_of_a_dying_value_keeps_it_alive():
@@ -76,10 +102,12 @@ def test_results_and_variables_are_never_written():
     assert_array_equal(out[1].numpy(), np.full((4, 4), 14.0))
 
 
-def _sgd_step(v):
+def _sgd_step(v, cuda_graphs=False):
+    """An optimizer's step. Replayed op by op: a captured CUDA Graph (on a GPU) copies
+    the variables it reads in and its results out (``test_cuda_graph``)."""
     def step(g):
         v.assign_sub(g * 0.5)
-    return graph.function(step)
+    return graph.function(step, cuda_graphs=cuda_graphs)
 
 
 def _count_updating_replays(step):
@@ -101,9 +129,11 @@ def test_a_variable_nobody_else_holds_is_updated_in_its_own_buffer():
     step = _sgd_step(v)
     step(em.ones([8, 8]))
     calls = _count_updating_replays(step)
+    before = _buffer(v.value())
     step(em.ones([8, 8]))
     step(em.ones([8, 8]))
     assert len(calls) == 2
+    assert _buffer(v.value()) == before  # its own buffer, not a new one each step
     assert_array_equal(v.numpy(), np.full((8, 8), -0.5))
 
 
@@ -115,15 +145,36 @@ def test_values_read_before_a_call_keep_their_value():
     step(em.ones([8, 8]))  # v == 0
     kept = v.value()  # a tensor the user keeps
     host = v.numpy()  # on the CPU: the variable's own array
+    before = _buffer(kept)
     step(em.ones([8, 8]))
     assert_array_equal(kept.numpy(), np.zeros((8, 8)))
     assert_array_equal(host, np.zeros((8, 8)))
     assert_array_equal(v.numpy(), np.full((8, 8), -0.5))
     assert len(calls) == 1  # the second call saw the kept values and allocated
+    assert _buffer(v.value()) != before
     del kept, host
+    before = _buffer(v.value())
     step(em.ones([8, 8]))  # nothing holds the old value now: in place again
     assert_array_equal(v.numpy(), np.full((8, 8), -1.0))
     assert len(calls) == 2
+    assert _buffer(v.value()) == before
+    view = em.reshape(v.value(), [64])  # a view of the variable's array, kept
+    step(em.ones([8, 8]))
+    assert_array_equal(view.numpy(), np.full(64, -1.0))
+    assert_array_equal(v.numpy(), np.full((8, 8), -1.5))
+    assert len(calls) == 2
+
+
+def test_values_read_before_a_call_keep_their_value_when_captured_as_a_cuda_graph():
+    v = em.Variable(np.ones((8, 8), np.float32))
+    step = _sgd_step(v, cuda_graphs=True)  # on a GPU, captured at its second replay
+    kept = []
+    for n in range(1, 6):
+        step(em.ones([8, 8]))
+        kept.append((v.value(), em.reshape(v.value(), [64]), 1.0 - 0.5 * n))
+    for value, view, want in kept:
+        assert_array_equal(value.numpy(), np.full((8, 8), want))
+        assert_array_equal(view.numpy(), np.full(64, want))
 
 
 def test_a_variable_value_returned_by_an_earlier_call_is_not_overwritten():

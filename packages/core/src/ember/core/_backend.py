@@ -60,6 +60,20 @@ class NumpyBackend:
     def synchronize(self) -> None:
         return None
 
+    def owns(self, a: Any) -> bool:
+        """Whether ``a`` is this backend's array with a buffer of its own (no view), whole
+        (C-contiguous) and writable: an op may write a result of its shape and dtype into
+        it (``out=a``) once nothing reads it any more (graph mode's in-place replays)."""
+        return (type(a) is np.ndarray and a.base is None and a.flags.c_contiguous
+                and a.flags.writeable)
+
+    def buffer_of(self, a: Any) -> int:
+        """A key of the buffer ``a``'s memory lies in, the same for an array and every view
+        of it (while they are alive): the id of the array that owns it."""
+        while getattr(a, "base", None) is not None:
+            a = a.base
+        return id(a)
+
     def linalg_errors(self) -> Any:
         """A context in which a failed factorization (a singular matrix, one not positive
         definite) raises ``LinAlgError``: numpy always raises."""

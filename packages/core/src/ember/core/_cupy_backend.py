@@ -66,7 +66,28 @@ class CupyBackend:
     def synchronize(self) -> None:
         self.xp.cuda.get_current_stream().synchronize()
 
+    def owns(self, a: Any) -> bool:
+        """As ``NumpyBackend.owns``: a cupy array with a buffer of its own, C-contiguous."""
+        return owns_buffer(self.xp, a)
+
+    def buffer_of(self, a: Any) -> int:
+        """As ``NumpyBackend.buffer_of``: the device address of ``a``'s allocation."""
+        return buffer_address(a)
+
     def linalg_errors(self) -> Any:
         """cupy's cuSOLVER calls return garbage for a singular matrix unless told to check
         (one synchronization): ``cupyx.errstate(linalg="raise")``."""
         return self._cupyx.errstate(linalg="raise")
+
+
+# cupy's buffer ownership, in cupy's API alone, so that the strict double runs this code
+def owns_buffer(xp: Any, a: Any) -> bool:
+    """``a`` owns its allocation (``base`` is None: cupy gives every view the array it
+    views) and is C-contiguous; cupy arrays are always writable."""
+    return type(a) is xp.ndarray and a.base is None and bool(a.flags.c_contiguous)
+
+
+def buffer_address(a: Any) -> int:
+    """The address of the allocation ``a`` lives in (``data.mem``: an array and its views
+    share it; ``data.ptr`` is ``a``'s own first element, offset into it)."""
+    return int(a.data.mem.ptr)

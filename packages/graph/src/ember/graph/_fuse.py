@@ -41,6 +41,11 @@ class FusedKernel:
     def __call__(self, be: Any, *arrays: Any) -> Any:
         return self.kernel(*arrays)
 
+    def into(self, be: Any, *arrays: Any, out: Any) -> Any:
+        """The kernel writing its one result into ``out``: an input that dies here, of the
+        result's shape (``_inplace``; each element is read before it is written)."""
+        return self.kernel(*arrays, out)
+
 
 def _fusible(s: Step, trace: Trace) -> Any:
     """The step's (dtype, result shape) if it can join a run, else None."""
@@ -155,6 +160,8 @@ def _build(steps: list[Step], start: int, end: int, trace: Trace, keep: set[int]
         return None, None, _unfused(label, source, e)
     step = Step(f"fused[{label}]", FusedKernel(kernel, source), be, tuple(inputs),
                 tuple(results), None, False)
+    if len(results) == 1:
+        step.out_form = step.forward.into
     return step, flag, ""
 
 

@@ -81,8 +81,9 @@ class Plan:
         self.has_guards = trace.guards > 0
         pinned = set(trace.inputs) | set(trace.constants) | {k for _, k in trace.var_reads}
         pinned |= set(output_slots) | {k for _, k in trace.var_writes.values()}
-        inplace = plan_inplace(kept, trace.arrays, pinned)
+        inplace = plan_inplace(kept, trace.arrays, trace.devices, pinned)
         self.ops_in_place = len(inplace)
+        self.steps_in_place = [self.names[j] for j in sorted(inplace)]
         io = (self.inputs, [i for _, i in self.var_loads], template,
               [i for _, i, _ in self.var_stores], [i for i, _ in self.outputs])
         self.replay = _compile(kept, number, frees, inplace, *io)
@@ -93,7 +94,7 @@ class Plan:
         for v, k in trace.var_reads:
             first_read.setdefault(id(v), k)
         updates = {} if trace.guards or any(st.shapes for st in kept) else \
-            plan_variable_updates(kept, trace.arrays, first_read,
+            plan_variable_updates(kept, trace.arrays, trace.devices, first_read,
                                   {vid: k for vid, (_, k) in trace.var_writes.items()},
                                   pinned | set(output_slots))
         loaded = {id(v) for v, _ in self.var_loads}

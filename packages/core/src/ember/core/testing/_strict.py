@@ -11,7 +11,10 @@ Its arrays (``StrictArray``) are a separate type, not an ndarray subclass, so:
 - every explicit host copy (``.get()``, ``backend.to_host``) and every scalar read
   (``.item()``, ``float()``, ``int()``, ``bool()``) is counted in ``backend.counters``;
 - functions and dtypes cupy does not have are missing (``CUPY_LACKS``), bfloat16 included;
-- out-of-bounds integer-array indices wrap around, as cupy's do, where numpy raises.
+- out-of-bounds integer-array indices wrap around, as cupy's do, where numpy raises;
+- arrays have cupy's ``.base`` and ``.data`` (``.ptr``, ``.mem``) and take their buffers
+  from a memory pool per device (``xp.get_default_memory_pool()``), which host-memory
+  tools such as tracemalloc do not see (``_strict_memory``).
 
 The namespace ``StrictBackend.xp`` proxies numpy: arguments are unwrapped, results wrapped,
 and numpy functions called on ``StrictArray`` dispatch here through ``__array_function__``
@@ -30,8 +33,10 @@ from typing import Any
 import numpy as np
 
 from .._backend import GPU_UNSUPPORTED_DTYPES, _np_erf, check_gpu_dtype
+from .._cupy_backend import buffer_address, owns_buffer
 from . import _strict_launches, _strict_libraries, _strict_numerics
 from ._strict_cuda import CAPTURING, Capture, StrictCuda, StrictStream, normalized
+from ._strict_memory import DeviceMemory, pointer
 
 IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. "
             "Please use `.get()` to construct a NumPy array explicitly.")
@@ -110,6 +115,7 @@ class StrictBackend:
         self.counters = TransferCounters()
         self.capture: Capture | None = None  # a stream capture under way (_strict_cuda)
         self.allocator: Any = None  # using_allocator's; None: the shared pool
+        self.memory = DeviceMemory(index)  # its pools and buffers (_strict_memory)
         self.linalg_raise = False  # inside linalg_errors() (cupyx.errstate(linalg="raise"))
         self.current_stream = StrictStream(self, null=True)
         self.cuda = StrictCuda(self)
@@ -155,6 +161,12 @@ class StrictBackend:
     def synchronize(self) -> None:
         self.check_not_capturing("synchronous API calls")
         self.counters.syncs += 1
+
+    def owns(self, a: Any) -> bool:
+        return owns_buffer(self.xp, a)  # the code that runs on cupy, on cupy's API
+
+    def buffer_of(self, a: Any) -> int:
+        return buffer_address(a)
 
     @contextlib.contextmanager
     def linalg_errors(self) -> Iterator[None]:
@@ -250,6 +262,8 @@ class StrictNamespace:
             return StrictArray
         if name == "cuda" and not self._prefix:
             return self._backend.cuda
+        if name == "get_default_memory_pool" and not self._prefix:
+            return lambda: self._backend.memory.default_pool
         if name == "asnumpy" and not self._prefix:
             return self._asnumpy
         if name == "ElementwiseKernel" and not self._prefix:
@@ -344,7 +358,7 @@ class StrictNamespace:
             if host_ok:
                 check_dtype(x.dtype, name, self._backend.index)
                 self._backend.upload()
-                return x
+                return np.array(x, copy=True)  # a device buffer of its own, as cupy's
             raise TypeError(f"Unsupported type {type(x)} in cupy.{self._prefix}{name}: a host "
                             "numpy array mixed with GPU arrays (cupy raises here; move it to "
                             "the device first)")
@@ -506,15 +520,20 @@ class StrictArray:
     """A device array of the strict double; wraps a numpy array that host code cannot reach
     implicitly. See the module docstring."""
 
-    __slots__ = ("_a", "_ns")
+    __slots__ = ("__weakref__", "_a", "_base", "_mem", "_ns")
     __hash__ = None  # type: ignore[assignment]
     __array_priority__ = 100.0
 
     def __init__(self, a: np.ndarray, ns: StrictNamespace) -> None:
         self._a = a
         self._ns = ns
+        be = ns._backend
+        self._base, self._mem = be.memory.place(self, a, be.allocator)
 
     # --- attributes cupy.ndarray has ---------------------------------------------
+    base = property(lambda self: self._base, doc="The array this one views; None if fresh.")
+    data = property(lambda self: pointer(self._a, self._mem),
+                    doc="A MemoryPointer to the first element (``.ptr``, ``.mem``).")
     shape = property(lambda self: self._a.shape)
     dtype = property(lambda self: self._a.dtype)
     ndim = property(lambda self: self._a.ndim)

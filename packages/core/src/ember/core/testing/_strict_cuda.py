@@ -14,10 +14,12 @@ It mirrors what code that captures a CUDA Graph through cupy meets:
   and dtypes), then fills every buffer the capture allocated with garbage (NaN, or the
   dtype's largest value), so code that reads a capture's results before launching its
   graph reads garbage here too.
-- ``MemoryPool()`` and ``using_allocator(pool.malloc)``: ``Graph.private_pool`` says
-  whether every allocation of the capture came from a private pool. A graph's buffers
-  are fixed addresses; from the shared pool they could be handed to other arrays after
-  capture, and each launch would then overwrite those arrays.
+- ``MemoryPool()`` and ``using_allocator(pool.malloc)``: arrays made inside take their
+  buffers from that pool, which counts them (``used_bytes()``, ``_strict_memory``), and
+  ``Graph.private_pool`` says whether every allocation of the capture came from a
+  private pool. A graph's buffers are fixed addresses; from the shared pool they could
+  be handed to other arrays after capture, and each launch would then overwrite those
+  arrays.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+
+from ._strict_memory import Memory, MemoryPointer, PooledMemory
+from ._strict_memory import MemoryPool as _MemoryPool
 
 CAPTURING = "the current stream is capturing, so {} are disallowed"
 
@@ -152,20 +157,24 @@ def _garbage(dtype: np.dtype) -> Any:
     return True
 
 
-class MemoryPool:
-    """A private memory pool (``cupy.cuda.MemoryPool``); the double allocates from numpy."""
-
-    def malloc(self, size: int) -> Any:
-        raise NotImplementedError("the strict double allocates with numpy")
-
-
 class StrictCuda:
-    """``xp.cuda`` of one strict GPU: streams, graphs, memory pools."""
+    """``xp.cuda`` of one strict GPU: streams, graphs, memory pools (``_strict_memory``)."""
 
-    MemoryPool = MemoryPool
+    Memory = Memory
+    MemoryPointer = MemoryPointer
+    PooledMemory = PooledMemory
 
     def __init__(self, backend: Any) -> None:
         self._backend = backend
+
+        class MemoryPool(_MemoryPool):
+            """A pool of this device's memory (``cupy.cuda.MemoryPool()``): a private one
+            for a graph's capture, whose allocations it counts as the default pool does."""
+
+            def __init__(self, allocator: Any = None) -> None:
+                super().__init__(backend.memory, allocator)
+
+        self.MemoryPool = MemoryPool
 
         class Stream(StrictStream):
             null = backend.current_stream
