@@ -14,11 +14,10 @@ for a full reduction beyond one tile) or cupy's own reduction kernel; a float ma
 product is one cuBLAS GEMM plus a split-K reduction kernel where cuBLAS splits ``k``
 (``_splits_k``), and a batched product that broadcasts builds pointer arrays
 (``cupy_mat_ptrs``) first; integer products are cupy's own kernels; advanced indexing
-wraps its indices with ``cupy_prepare_array_indexing`` and gathers with ``cupy_take``.
-They were calibrated against what an H200 ran for each case of the op table
-(``/work/shared/gpu-runs/2026-11-27-h200-op-kernels.json``, see
-``packages/core/tests/test_launch_counter.py``); the cuSOLVER routines are counted from
-those measurements, as cupy cannot show their internals.
+wraps its indices with ``cupy_prepare_array_indexing`` and gathers with ``cupy_take``
+(library calls: ``_strict_launches_libs``). They were calibrated against what an H200 ran
+for each case of the op table (``packages/core/tests/data/h200_op_kernels.json``, tested
+in ``test_launch_counter.py``): 97% of the cases agree, the others' ember code changed.
 
 ``names`` gives the launches by (cupy-like) name, with the host transfers cupy makes
 inside a call (``DTOH``, ``HTOD``: not launches); ``recording()`` collects them per call,
@@ -29,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +37,13 @@ MEMSET = "Memset (Device)"
 DTOD = "Memcpy DtoD"
 DTOH = "Memcpy DtoH"  # a read-back cupy makes inside the call (it synchronizes)
 HTOD = "Memcpy HtoD"  # an upload cupy makes inside the call
-TRANSFERS = frozenset({DTOH, HTOD})  # host transfers: not launches
+# memsets and copies inside cuSOLVER and thrust, of a kind their names do not show
+LIBRARY_MEMOPS = "Memcpy/Memset (library)"
+# a 0-d array made from host data: cupy 14 fills it on the device instead of copying
+# (the double still counts the upload in ``from_host``)
+FILL_0D, MEMSET_0D = "cupy_fill (0-d from host)", "Memset (0-d from host)"
+NO_COPY = "(empty from host: nothing copied)"  # counted in from_host, copies nothing
+TRANSFERS = frozenset({DTOH, HTOD, LIBRARY_MEMOPS, NO_COPY})  # not counted as launches
 
 _recorders: list[list[tuple[str, list[str]]]] = []
 
@@ -84,7 +88,7 @@ def names(qual: str, args: Any, kwargs: Any, out: Any, owner: Any = None) -> lis
     if isinstance(getattr(np, qual, None), np.ufunc):
         return _ufunc(qual)(args, kwargs, out)
     if qual.startswith("linalg."):
-        return _linalg(qual[len("linalg."):], args, kwargs, out)
+        return _strict_launches_libs.linalg(qual[len("linalg."):], args, kwargs, out)
     return _fresh_copies(args, kwargs, out)
 
 
@@ -139,8 +143,39 @@ def _first(args: Any, kwargs: Any, key: str = "a") -> Any:
 def _ufunc(name: str) -> Any:
     def rule(args: Any, kwargs: Any, out: Any) -> list[str]:
         outs = _arrays(out)
-        return ["cupy_" + name] if outs and outs[0].size else []
+        if not outs or not outs[0].size:
+            return []
+        return _overlap_copies(args, kwargs.get("out")) + [_typed("cupy_" + name, args,
+                                                                     outs[:1])]
     return rule
+
+
+def _typed(name: str, ins: Any, outs: Any) -> str:
+    """cupy's kernel name: the op, its operands' C types (a Python scalar is ``float`` or
+    ``int``), then its result's, as a profiler lists them (``cupy_add__float32_float_float32``)."""
+    def kind(x: Any) -> str:
+        if isinstance(x, np.ndarray):
+            return x.dtype.name
+        if isinstance(x, bool):
+            return "bool"
+        if isinstance(x, int):
+            return "int"
+        if isinstance(x, float):
+            return "float"
+        if isinstance(x, np.generic):
+            return np.dtype(type(x)).name
+        return type(x).__name__
+    parts = [kind(x) for x in ins if not isinstance(x, (str, type, np.dtype))]
+    parts += [o.dtype.name for o in outs]
+    return name + "__" + "_".join(parts)
+
+
+def _overlap_copies(inputs: Any, given: Any) -> list[str]:
+    """cupy's ``_copy_in_args_if_needed``: an input that overlaps a given output without
+    being that very array is copied first (one kernel each)."""
+    outs = _arrays(given)
+    return ["cupy_copy" for x in inputs if isinstance(x, np.ndarray) and x.size and any(
+        x is not o and np.may_share_memory(x, o) for o in outs)]
 
 
 def _one(name: str) -> Any:
@@ -161,41 +196,34 @@ def _zeros(args: Any, kwargs: Any, out: Any) -> list[str]:
     return [MEMSET] if o and o[0].nbytes else []
 
 
-def _fill(args: Any, kwargs: Any, out: Any) -> list[str]:
-    o = _arrays(out)
-    return ["cupy_fill"] if o and o[0].size else []
-
-
-def _full(args: Any, kwargs: Any, out: Any) -> list[str]:
-    # cupy.full: empty + copyto(a, fill_value): an element-wise copy (cupy_copy)
-    o = _arrays(out)
-    return ["cupy_copy"] if o and o[0].size else []
-
-
 def _creation(args: Any, kwargs: Any, out: Any) -> list[str]:
     """array/asarray/ascontiguousarray: host data is uploaded (a transfer, counted by
-    the double as ``from_host`` for numpy arrays); a device array is returned as it is
-    or copied (a kernel) when its dtype or layout must change."""
+    the double as ``from_host`` for numpy arrays), except a 0-d value, which cupy 14
+    fills in on the device (``_array_default``); a device array is returned as it is or
+    copied (a kernel) when its dtype or layout must change."""
     src = _first(args, kwargs)
-    if isinstance(src, _Host):
-        return []
-    if not isinstance(src, np.ndarray):
-        return [HTOD] if _arrays(out) and _arrays(out)[0].size else []
+    if not isinstance(src, np.ndarray):  # host data (numpy or Python)
+        data = np.asarray(src.a if isinstance(src, _Host) else src)
+        if data.ndim == 0:  # cupy 14 fills a 0-d array instead of copying it over
+            if isinstance(src, _Host):
+                return [MEMSET_0D] if data == 0 else [FILL_0D]
+            return [MEMSET] if data == 0 else ["cupy_fill"]
+        if not data.size:
+            return [NO_COPY] if isinstance(src, _Host) else []
+        if isinstance(src, _Host):
+            return []  # an upload: the double counts it (from_host)
+        return [HTOD]
     return _fresh_copies(args, kwargs, out)
-
-
-def _arange(args: Any, kwargs: Any, out: Any) -> list[str]:
-    o = _arrays(out)
-    return ["cupy_arange"] if o and o[0].size else []
 
 
 def _linspace(args: Any, kwargs: Any, out: Any) -> list[str]:
     o = _arrays(out)
     if not o or not o[0].size:
         return []
-    # scalar start/stop: a float64 ramp kernel (or a fill for one point), then a cast
-    head = ["cupy_linspace"] if o[0].size > 1 else ["cupy_fill"]
-    return head + ["cupy_fill"] * (o[0].size > 1 and False) + ["cupy_copy"]
+    # scalar start/stop: a float64 ramp and the endpoint's fill (one point: the fill),
+    # then a cast to the dtype asked for
+    head = ["cupy_linspace", "cupy_fill"] if o[0].size > 1 else ["cupy_fill"]
+    return head + (["cupy_copy"] if o[0].dtype != np.float64 else [])
 
 
 def _eye(args: Any, kwargs: Any, out: Any) -> list[str]:
@@ -205,22 +233,7 @@ def _eye(args: Any, kwargs: Any, out: Any) -> list[str]:
     return [MEMSET, "cupy_fill"]  # zeros, then the diagonal's fill(1)
 
 
-def _tri(args: Any, kwargs: Any, out: Any) -> list[str]:
-    o = _arrays(out)
-    return ["cupy_tri"] if o and o[0].size else []
-
-
-def _tril(args: Any, kwargs: Any, out: Any) -> list[str]:
-    o = _arrays(out)
-    return ["cupy_tril"] if o and o[0].size else []
-
-
 # --- copies and layout ----------------------------------------------------------------
-def _copy(args: Any, kwargs: Any, out: Any) -> list[str]:
-    o = _arrays(out)
-    return ["cupy_copy"] if o and o[0].size else []
-
-
 def _astype(args: Any, kwargs: Any, out: Any) -> list[str]:
     a = args[0]
     copy = kwargs.get("copy", args[4] if len(args) > 4 else True)
@@ -229,7 +242,7 @@ def _astype(args: Any, kwargs: Any, out: Any) -> list[str]:
         return []
     if not copy and o[0] is a:
         return []
-    return ["cupy_copy"]
+    return [f"cupy_copy__{a.dtype.name}_{o[0].dtype.name}"]
 
 
 def _copyto(args: Any, kwargs: Any, out: Any) -> list[str]:
@@ -269,11 +282,6 @@ def _stack(args: Any, kwargs: Any, out: Any) -> list[str]:
     return _concatenate(args, kwargs, out)  # expand_dims views, then concatenate
 
 
-def _tile(args: Any, kwargs: Any, out: Any) -> list[str]:
-    o = _arrays(out)
-    return ["cupy_copy"] if o and o[0].size else []
-
-
 def _pad(args: Any, kwargs: Any, out: Any) -> list[str]:
     a = args[0]
     o = _arrays(out)
@@ -298,17 +306,9 @@ def _where(args: Any, kwargs: Any, out: Any) -> list[str]:
     return _one("cupy_where")(args, kwargs, out)
 
 
-def _clip(args: Any, kwargs: Any, out: Any) -> list[str]:
-    return _one("cupy_clip")(args, kwargs, out)
-
-
 def _elementwise_kernel(args: Any, kwargs: Any, out: Any) -> list[str]:
     shape = np.broadcast_shapes(*(np.shape(a) for a in args)) if args else ()
     return ["ElementwiseKernel"] if math.prod(shape) else []
-
-
-def _erf(args: Any, kwargs: Any, out: Any) -> list[str]:
-    return _one("cupyx_scipy_special_erf")(args, kwargs, out)
 
 
 # --- reductions -----------------------------------------------------------------------
@@ -324,14 +324,12 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(int(a) % ndim for a in axis)) if ndim else ()
 
 
-def _reduce_args(args: Any, kwargs: Any) -> tuple[np.ndarray, Any, Any, Any, bool]:
-    a = args[0]
+def _reduce_args(args: Any, kwargs: Any) -> tuple[np.ndarray, Any, Any, Any]:
+    """(array, axis, dtype, out) of a reduction called as a function or a method."""
     rest = list(args[1:])
     axis = kwargs.get("axis", rest[0] if rest else None)
     dtype = kwargs.get("dtype", rest[1] if len(rest) > 1 else None)
-    out = kwargs.get("out")
-    keepdims = bool(kwargs.get("keepdims", False))
-    return a, axis, dtype, out, keepdims
+    return args[0], axis, dtype, kwargs.get("out")
 
 
 def _cub_tile(itemsize: int) -> int:
@@ -345,7 +343,7 @@ def _reduction(name: str, kind: str) -> Any:
     (argmax/argmin: CUB only for a full reduction), "plain" (cupy's kernel only),
     "mean" (CUB's sum, then a division)."""
     def rule(args: Any, kwargs: Any, out: Any) -> list[str]:
-        a, axis, dtype, given, _keep = _reduce_args(args, kwargs)
+        a, axis, dtype, given = _reduce_args(args, kwargs)
         res = _arrays(out)
         if not isinstance(a, np.ndarray) or not res or not res[0].size:
             return []
@@ -370,6 +368,9 @@ def _reduction(name: str, kind: str) -> Any:
 
 
 def _cub_route(a: np.ndarray, axis: Any, dtype: Any, kind: str) -> str | None:
+    """cupy's ``cub.cub_reduction``: "full" (``cub::DeviceReduce``), "segmented" (the
+    reduced axes contiguous and last in memory: ``cub::DeviceSegmentedReduce``), or None
+    (cupy's own reduction kernel): a contiguous array of a dtype CUB reduces as is."""
     if kind == "plain" or not (a.flags.c_contiguous or a.flags.f_contiguous):
         return None
     if kind == "arg" and dtype is not None:
@@ -386,7 +387,7 @@ def _cub_route(a: np.ndarray, axis: Any, dtype: Any, kind: str) -> str | None:
     red = _axes(axis, a.ndim)
     if len(red) == a.ndim:
         return "full"
-    if kind == "arg" or a.size == 0 and False:
+    if kind == "arg":  # not segmented in cupy
         return None
     contiguous = all(b - c == 1 for b, c in zip(red[1:], red))
     if not contiguous or not red:
@@ -406,16 +407,18 @@ def _ufunc_reduce(name: str) -> Any:
 
 
 def _cumsum(args: Any, kwargs: Any, out: Any) -> list[str]:
-    a, axis, dtype, given, _ = _reduce_args(args, kwargs)
+    a, axis, _dtype, _given = _reduce_args(args, kwargs)
     res = _arrays(out)
     if not res or not res[0].size:
         return []
     if axis is None:
         return ["cupy_copy", "cub::DeviceScan"]
     ax = int(axis) % a.ndim
-    rolled = a.ndim > 1 and ax != a.ndim - 1 and a.shape[ax] > 1 and a.size // a.shape[ax] > 1
-    # astype(order="C") copies; scanning along another axis than the last copies again
-    return ["cupy_copy"] + ["cupy_copy"] * rolled + ["cupy_inclusive_batch_scan_kernel"]
+    # astype(order="C") copies; the axis moved last and rows flattened may copy again
+    c = np.empty(a.shape, np.int8)
+    rows = np.moveaxis(c, ax, -1).reshape(-1, a.shape[ax])
+    again = ["cupy_copy"] if not np.shares_memory(rows, c) else []
+    return ["cupy_copy"] + again + ["cupy_inclusive_batch_scan_kernel"]
 
 
 def _scan_names(n: int) -> list[str]:
@@ -439,15 +442,20 @@ def _argsort(args: Any, kwargs: Any, out: Any) -> list[str]:
     res = _arrays(out)
     if not res or not res[0].size:
         return []
-    # a contiguous copy, then CUB's segmented radix sort (three kernels at these sizes)
-    return ["cupy_copy"] + ["cub::DeviceSegmentedRadixSort"] * 3
+    # a copy of the keys, then thrust's sort by key (CUB radix sort kernels; along rows
+    # of a matrix, keyed by row); a vector's sort reads its temporary sizes back
+    if res[0].ndim == 1:
+        return ["cupy_copy"] + ["cub::DeviceRadixSort"] * 2 + [LIBRARY_MEMOPS] * 2
+    return ["cupy_copy"] + ["cub::DeviceRadixSort"] * 3
 
 
 def _sort(args: Any, kwargs: Any, out: Any) -> list[str]:
     res = _arrays(out)
     if not res or not res[0].size:
         return []
-    return ["cupy_copy"] + ["cub::DeviceSegmentedRadixSort"] * 3
+    if res[0].ndim == 1:
+        return ["cupy_copy", "cub::DeviceRadixSort", LIBRARY_MEMOPS]
+    return ["cupy_copy"] + ["cub::DeviceRadixSort"] * 3
 
 
 # --- indexing -------------------------------------------------------------------------
@@ -455,8 +463,9 @@ def _index_parts(key: Any) -> list[Any]:
     return list(key) if type(key) is tuple else [key]
 
 
-def _advanced(parts: list[Any]) -> list[np.ndarray]:
-    return [p for p in parts if isinstance(p, np.ndarray) or isinstance(p, list)]
+def _advanced(parts: list[Any]) -> list[Any]:
+    """The index arrays of a key (basic indices: ints, slices, None, Ellipsis)."""
+    return [p for p in parts if isinstance(p, (np.ndarray, list))]
 
 
 def _getitem(args: Any, kwargs: Any, out: Any) -> list[str]:
@@ -513,13 +522,15 @@ def _setitem(args: Any, kwargs: Any, out: Any) -> list[str]:
                 return [MEMSET]
             return ["cupy_fill"]
         v = value
-        while v.ndim > 0 and v.shape[0] == 1 and v.ndim > view.ndim - 0 and v.ndim > 0:
+        while v.ndim and v.shape[0] == 1:  # cupy drops the value's leading unit axes
             v = v[0]
-        if v.shape == view.shape and v.strides == view.strides and (
-                view.flags.c_contiguous and v.dtype == view.dtype):
-            return [] if np.may_share_memory(v, view) and v.__array_interface__["data"] == \
-                view.__array_interface__["data"] else [DTOD]
-        return ["cupy_copy"]
+        if v.shape == view.shape and v.strides == view.strides:
+            if _address(v) == _address(view):
+                return []  # the very view (a[k] += b): nothing to store
+            if view.flags.c_contiguous and v.dtype == view.dtype:
+                return [DTOD]
+        # an element-wise copy; a value overlapping its target is copied first
+        return (["cupy_copy"] if np.may_share_memory(v, view) else []) + ["cupy_copy"]
     head = [] if isinstance(value, np.ndarray) else [HTOD]  # the value made an array
     if len(arrays) == 1 and arrays[0].dtype == np.bool_:
         mask = arrays[0]
@@ -529,6 +540,10 @@ def _setitem(args: Any, kwargs: Any, out: Any) -> list[str]:
     if len(arrays) == 1:
         return head + (["cupy_scatter_update"] if arrays[0].size else [])
     return head + _multiple_index(arrays, a) + ["cupy_scatter_update"]
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
 
 
 def _take(args: Any, kwargs: Any, out: Any) -> list[str]:
@@ -556,194 +571,6 @@ def _scatter_add(args: Any, kwargs: Any, out: Any) -> list[str]:
     return head + _multiple_index(arrays, target) + ["cupy_scatter_add"]
 
 
-# --- matrix products ------------------------------------------------------------------
-def _splits_k(r: int, c: int, k: int, a_trans: bool) -> bool:
-    """Whether cuBLAS(Lt) on an H200 splits ``k`` for an ``(r, k) @ (k, c)`` float GEMM,
-    which adds its ``splitKreduce_kernel``. The H200's runs show two regimes:
-
-    - small products (``r * c <= 8192`` outputs) with ``a`` row-major and more than 16
-      rows run a CUTLASS SIMT kernel with a split-K reduction, even for a small ``k``
-      (16 rows or fewer: ``gemmSN`` kernels, no split; ``a`` transposed: xmma, no split);
-    - otherwise ``k`` is split when it is long beside the output's 64x64 tiles
-      (``k >= 64 * tiles``): e.g. the MLP's 784-deep first layer, the LSTM's 512-deep
-      recurrent gradient.
-    """
-    tiles = math.ceil(r / 64) * math.ceil(c / 64)
-    if k >= 64 * tiles:
-        return True
-    return not a_trans and r > 16 and r * c <= 8192
-
-
-def _gemm(r: int, c: int, k: int, a_trans: bool) -> list[str]:
-    if r == 1 and c == 1:
-        return ["gemv", "splitKreduce_kernel"]
-    if r == 1 or c == 1:
-        return ["gemv"] + (["splitKreduce_kernel"] if k >= 4096 else [])
-    return ["gemm"] + (["splitKreduce_kernel"] if _splits_k(r, c, k, a_trans) else [])
-
-
-def _dot2(a: np.ndarray, b: np.ndarray, out_given: Any) -> list[str]:
-    """cupy's ``dot`` of two arrays of at most two dimensions (``tensordot_core``)."""
-    a2 = a.reshape(1, -1) if a.ndim == 1 else a
-    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
-    r, k = a2.shape
-    c = b2.shape[1]
-    dtype = np.promote_types(a.dtype, b.dtype)
-    if not a.size or not b.size:
-        return [MEMSET] if r * c else []
-    if r == 1 and c == 1:
-        return ["cupy_multiply", "cub::DeviceReduce", "cupy_copy"]
-    found = []
-    if a.dtype != dtype:
-        found.append("cupy_copy")
-        a2 = np.ascontiguousarray(a2, dtype)
-    if b.dtype != dtype:
-        found.append("cupy_copy")
-        b2 = np.ascontiguousarray(b2, dtype)
-    a_trans = not a2.flags.c_contiguous
-    if not (a2.flags.c_contiguous or a2.flags.f_contiguous):
-        found.append("cupy_copy")
-    if not (b2.flags.c_contiguous or b2.flags.f_contiguous):
-        found.append("cupy_copy")
-        b2 = np.ascontiguousarray(b2)
-    if dtype.kind in "biu":
-        if a2.flags.f_contiguous and not a2.flags.c_contiguous and r > 1 and k > 1:
-            found.append("cupy_copy")  # transposed a: made C-contiguous
-        if b2.flags.f_contiguous and not b2.flags.c_contiguous and c > 1 and k > 1:
-            found.append("cupy_copy")
-        found.append("_tensordot_core_int_kernel")
-    else:
-        found += _gemm(r, c, k, a_trans and r > 1 and k > 1)
-    if out_given is not None and (np.may_share_memory(out_given, a)
-                                  or np.may_share_memory(out_given, b)):
-        found.append("cupy_copy")
-    return found
-
-
-def _matmul(args: Any, kwargs: Any, out: Any) -> list[str]:
-    a, b = args[0], args[1]
-    given = kwargs.get("out", args[2] if len(args) > 2 else None)
-    if a.ndim == 0 or b.ndim == 0:
-        return _one("cupy_multiply")(args, kwargs, out)
-    if max(a.ndim, b.ndim) <= 2:
-        found = _dot2(a, b, given)
-        if given is not None and (not given.flags.c_contiguous
-                                  or given.dtype != np.promote_types(a.dtype, b.dtype)):
-            found.append("cupy_copy")
-        return found
-    return _batched(a, b, given)
-
-
-def _batched(a: np.ndarray, b: np.ndarray, given: Any) -> list[str]:
-    """cupy's ``matmul`` of more than two dimensions: contiguous copies, then one
-    strided-batched GEMM, or, where a batch dimension broadcasts, pointer arrays
-    (``cupy_mat_ptrs``: one kernel per batch dimension per operand) and a batched GEMM."""
-    ndim = max(a.ndim, b.ndim)
-    dtype = np.promote_types(a.dtype, b.dtype)
-    a3 = a.reshape(1, -1) if a.ndim == 1 else a
-    b3 = b.reshape(-1, 1) if b.ndim == 1 else b
-    a3 = a3.reshape((1,) * (ndim - a3.ndim) + a3.shape)
-    b3 = b3.reshape((1,) * (ndim - b3.ndim) + b3.shape)
-    found = []
-    for x in (a3, b3):
-        if x.size and (x.dtype != dtype or not x.flags.c_contiguous):
-            found.append("cupy_copy")
-    batch = np.broadcast_shapes(a3.shape[:-2], b3.shape[:-2])
-    broadcast = any(sa != sc or sb != sc for sa, sb, sc in
-                    zip(a3.shape[:-2], b3.shape[:-2], batch) if sc > 1)
-    r, k, c = a3.shape[-2], a3.shape[-1], b3.shape[-1]
-    if not a.size or not b.size:
-        return found + ([MEMSET] if math.prod(batch) * r * c else [])
-    if broadcast:
-        found += ["cupy_mat_ptrs"] * (3 * (ndim - 2))
-    if dtype.kind in "biu":
-        found.append("_tensordot_core_int_batched_kernel")
-    else:
-        found.append("gemmBatched")
-    if given is not None and (given.dtype != dtype or not given.flags.c_contiguous
-                              or np.may_share_memory(given, a)
-                              or np.may_share_memory(given, b)):
-        found.append("cupy_copy")
-    return found
-
-
-def _dot(args: Any, kwargs: Any, out: Any) -> list[str]:
-    a, b = args[0], args[1]
-    if a.ndim == 0 or b.ndim == 0:
-        return _one("cupy_multiply")(args, kwargs, out)
-    if max(a.ndim, b.ndim) <= 2:
-        return _dot2(a, b, kwargs.get("out"))
-    return ["cupy_copy"] * 2 + _gemm(int(np.prod(a.shape[:-1])), b.shape[-1], a.shape[-1],
-                                     False)
-
-
-_EINSUM_SPLIT = re.compile(r"\s*->\s*")
-
-
-def _einsum(args: Any, kwargs: Any, out: Any) -> list[str]:
-    spec = args[0] if isinstance(args[0], str) else None
-    ops = [x for x in args[1:] if isinstance(x, np.ndarray)]
-    res = _arrays(out)
-    if spec is None or not res or not res[0].size:
-        return []
-    ins, _, right = spec.replace(" ", "").partition("->")
-    subs = ins.split(",")
-    if len(ops) == 1:
-        return [] if _shares(res[0], ops) else ["cupy_sum"]
-    if len(ops) != 2:
-        return ["cupy_copy"] * len(ops) + ["gemm"] * (len(ops) - 1)
-    s0, s1 = (s.replace("...", "") for s in subs[:2])
-    out_sub = right.replace("...", "")
-    contracted = (set(s0) & set(s1)) - set(out_sub)
-    if not contracted:
-        return ["cupy_multiply"]
-    if not res[0].ndim or res[0].size == 1:
-        if res[0].dtype.kind in "biu":
-            return ["_tensordot_core_int_kernel"]
-        return ["gemv", "splitKreduce_kernel"]
-    kind = "_tensordot_core_int_kernel" if res[0].dtype.kind in "biu" else "gemm"
-    return ["cupy_copy", "cupy_copy", kind]
-
-
-# --- linear algebra (cuSOLVER and cuBLAS inside cupy.linalg) --------------------------
-def _batch(a: np.ndarray) -> int:
-    return int(np.prod(a.shape[:-2])) if a.ndim > 2 else 1
-
-
-def _linalg(name: str, args: Any, kwargs: Any, out: Any) -> list[str]:
-    """Kernel counts of cupy 14's ``cupy.linalg`` routines, as the H200 ran them for the
-    op table's small float32 matrices (cuSOLVER picks its kernels internally: these are
-    measured, with cupy's own copies and checks around them)."""
-    a = args[0] if args and isinstance(args[0], np.ndarray) else None
-    res = _arrays(out)
-    if a is None or not res or not any(r.size for r in res):
-        return []
-    batch = _batch(a)
-    n = a.shape[-1]
-    if name == "norm":
-        return _fresh_copies(args, kwargs, out)
-    count = _LINALG.get(name)
-    if count is None:
-        return ["cusolver"] * max(1, len(res))
-    return ["cusolver"] * count(a, n, batch, args, kwargs)
-
-
-def _solve_count(a: np.ndarray, n: int, batch: int, args: Any, kwargs: Any) -> int:
-    return 9 if batch == 1 else 10
-
-
-_LINALG: dict[str, Any] = {
-    "solve": _solve_count,
-    "inv": lambda a, n, batch, args, kw: 8 if batch == 1 else 9,
-    "cholesky": lambda a, n, batch, args, kw: 5 if batch == 1 else 9,
-    "qr": lambda a, n, batch, args, kw: 10 * batch,
-    "svd": lambda a, n, batch, args, kw: 12 * batch,
-    "eigh": lambda a, n, batch, args, kw: 12 * batch,
-    "det": lambda a, n, batch, args, kw: 6,
-    "slogdet": lambda a, n, batch, args, kw: 7,
-}
-
-
 _RULES: dict[str, Any] = {
     # views and no-ops (a copy where numpy had to copy, as cupy then does)
     "reshape": _fresh_copies, "ndarray.reshape": _fresh_copies, "ravel": _fresh_copies,
@@ -761,23 +588,28 @@ _RULES: dict[str, Any] = {
     "result_type": _none, "shape": _none, "ndim": _none, "can_cast": _none,
     "empty": _none, "empty_like": _none,
     # creation
-    "zeros": _zeros, "zeros_like": _zeros, "ones": _fill, "ones_like": _fill,
-    "full": _full, "full_like": _full, "arange": _arange, "linspace": _linspace,
-    "eye": _eye, "identity": _eye, "tri": _tri, "tril": _tril, "triu": _tril,
+    "zeros": _zeros, "zeros_like": _zeros, "ones": _one("cupy_fill"),
+    "ones_like": _one("cupy_fill"),
+    "full": _one("cupy_copy"), "full_like": _one("cupy_copy"),  # copyto(a, fill_value)
+    "arange": _one("cupy_arange"), "linspace": _linspace, "eye": _eye, "identity": _eye,
+    "tri": _one("cupy_tri"), "tril": _one("cupy_tril"), "triu": _one("cupy_triu"),
     "array": _creation, "asarray": _creation, "asanyarray": _creation,
     "ascontiguousarray": _creation,
     # copies
-    "copy": _copy, "ndarray.copy": _copy, "ndarray.astype": _astype, "copyto": _copyto,
+    "copy": _one("cupy_copy"), "ndarray.copy": _one("cupy_copy"),
+    "ndarray.astype": _astype, "copyto": _copyto,
     "ndarray.fill": lambda args, kwargs, out: (
         [] if not args[0].size else [MEMSET] if (np.asarray(args[1]).reshape(()) == 0 and
                                                  args[0].flags.c_contiguous)
         else ["cupy_fill"]),
     "concatenate": _concatenate, "stack": _stack, "hstack": _stack, "vstack": _stack,
-    "tile": _tile, "repeat": _tile, "pad": _pad,
+    "tile": _one("cupy_copy"), "repeat": _one("cupy_copy"), "pad": _pad,
     # element-wise beyond ufuncs
-    "where": _where, "clip": _clip, "ndarray.clip": _clip, "round": _one("cupy_round"),
+    "where": _where, "clip": _one("cupy_clip"), "ndarray.clip": _one("cupy_clip"),
+    "round": _one("cupy_round"),
     "around": _one("cupy_round"), "ndarray.round": _one("cupy_round"),
-    "ElementwiseKernel": _elementwise_kernel, "cupyx.scipy.special.erf": _erf,
+    "ElementwiseKernel": _elementwise_kernel,
+    "cupyx.scipy.special.erf": _one("cupyx_scipy_special_erf"),
     "nan_to_num": _one("cupy_nan_to_num"),
     # reductions
     "sum": _reduction("sum", "sum"), "ndarray.sum": _reduction("sum", "sum"),
@@ -801,6 +633,9 @@ _RULES: dict[str, Any] = {
     "ndarray.__getitem__": _getitem, "ndarray.__setitem__": _setitem, "take": _take,
     "ndarray.take": _take, "take_along_axis": _take_along_axis,
     "cupyx.scatter_add": _scatter_add,
-    # products
-    "matmul": _matmul, "dot": _dot, "ndarray.dot": _dot, "einsum": _einsum,
 }
+
+# the rules of library calls (cuBLAS, cuSOLVER, cuFFT), which use the helpers above
+from . import _strict_launches_libs  # noqa: E402
+
+_RULES.update(_strict_launches_libs.RULES)
