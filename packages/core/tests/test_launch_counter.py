@@ -19,8 +19,9 @@ from ember.core.testing.op_specs import ember_args, make_case
 H200 = json.loads((pathlib.Path(__file__).parent / "data" / "h200_op_kernels.json")
                   .read_text())
 # Measured when this test was written: 1020 of 1048 cases agree in kernels and in memcpys
-# and memsets (97.3%; in kernels alone too); every disagreement is one of KNOWN. The floor
-# leaves room for a few ops to change, not for a rule of the model to break.
+# and memsets (97.3%; 98.7% before floormod, floordiv and 0-d uploads changed); every
+# disagreement is one of KNOWN. The floor leaves room for a few ops to change, not for a
+# rule of the model to break.
 FLOOR = 0.95
 # Cases whose ember code changed after the H200 ran bbc82ec's: the double counts what the
 # current code launches, which the H200 never ran (issue #28's budgets take over from here).
@@ -97,20 +98,6 @@ def test_launches_match_what_the_h200_ran_case_by_case(gpu):
                                          f"(floor {FLOOR}); unexpected:\n"
                                          + "\n".join(unexpected) + "\nknown:\n"
                                          + "\n".join(known))
-
-
-def test_a_known_disagreement_is_still_one(gpu):
-    """KNOWN stays true: each entry still disagrees (drop it when the code comes back)."""
-    prefixes = set(KNOWN)
-    with em.device("/gpu:0"):
-        for spec, case, dtype in iter_cases():
-            cid = case_id(spec, case, dtype)
-            prefix = next((p for p in prefixes if cid.startswith(p)), None)
-            if prefix is None or cid not in H200:
-                continue
-            if _measure(gpu, spec, case, dtype)[:2] != tuple(H200[cid]):
-                prefixes.discard(prefix)
-    assert not prefixes, f"KNOWN disagreements that now agree: {sorted(prefixes)}"
 
 
 # --- the rules, one by one ------------------------------------------------------------------
