@@ -152,7 +152,10 @@ def _ufunc(name: str) -> Any:
 
 def _typed(name: str, ins: Any, outs: Any) -> str:
     """cupy's kernel name: the op, its operands' C types (a Python scalar is ``float`` or
-    ``int``), then its result's, as a profiler lists them (``cupy_add__float32_float_float32``)."""
+    ``int``), then its result's, as a profiler lists them (``cupy_add__float32_float_float32``).
+    Spelled out only while ``recording()``: counting needs none of it."""
+    if not _recorders:
+        return name
     def kind(x: Any) -> str:
         if isinstance(x, np.ndarray):
             return x.dtype.name
