@@ -122,8 +122,7 @@ def blas_info() -> list[dict[str, Any]] | str:
     return [{k: i.get(k) for k in keys} for i in threadpool_info() if i.get("user_api") == "blas"]
 
 
-def _figures_of_main(module: dict[str, Any], harness: ModuleType,
-                     calls: list[list[Any]]) -> dict[str, float]:
+def _figures_of_main(module: dict[str, Any], calls: list[list[Any]]) -> dict[str, float]:
     module["main"]()
     out: dict[str, float] = {}
     for i, (times, title) in enumerate(calls):
@@ -156,13 +155,15 @@ def run_benchmark(path: pathlib.Path, scratch: pathlib.Path) -> dict[str, float]
 
         harness.compare, harness.table = recorded_compare, titled_table
         harness.RESULTS, harness.CHARTS = scratch / "results", scratch / "charts"
+        for d in (harness.RESULTS, harness.CHARTS):  # (some benchmarks write there directly)
+            d.mkdir(parents=True, exist_ok=True)
         harness.write = lambda name, text: None
     sys.argv = [str(path)]  # a main() parses its own (empty) arguments
     module = runpy.run_path(str(path), run_name="__ember_compare__")
     if callable(module.get("figures")):
         figures = module["figures"]()
     elif callable(module.get("main")) and harness is not None:
-        figures = _figures_of_main(module, harness, calls)
+        figures = _figures_of_main(module, calls)
     else:
         raise SystemExit(f"compare.py: {path} defines neither figures() nor main() "
                          f"(with bench/_harness.py beside it)")
@@ -211,13 +212,16 @@ def git(*args: str, cwd: pathlib.Path = ROOT) -> str:
     return done.stdout.strip()
 
 
+NOT_BENCHMARKS = ("compare", "run", "_harness")
+
+
 def resolve_benchmark(name: str) -> pathlib.Path:
     """``eager_overhead`` -> bench/eager_overhead.py, ``tape`` -> bench/bench_tape.py, or a path."""
     for candidate in (pathlib.Path(name), HERE / f"{name}.py", HERE / f"bench_{name}.py"):
-        if candidate.suffix == ".py" and candidate.is_file():
+        if (candidate.suffix == ".py" and candidate.is_file()
+                and candidate.stem not in NOT_BENCHMARKS):
             return candidate.resolve()
-    known = sorted(p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_")
-                   and p.stem not in ("compare", "run"))
+    known = sorted(p.stem for p in HERE.glob("*.py") if p.stem not in NOT_BENCHMARKS)
     raise SystemExit(f"compare.py: no benchmark {name!r} (a path, or one of {', '.join(known)})")
 
 
@@ -402,8 +406,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--timeout", type=float, default=900,
                    help="seconds one benchmark process may run (default 900)")
     args = p.parse_args(argv)
-    if args.rounds < 2:
-        p.error(f"--rounds must be at least 2 (a spread needs two samples), got {args.rounds}")
+    if args.rounds < 3:  # with two, one figure in five is flagged on identical code
+        p.error(f"--rounds must be at least 3 (a spread of two rounds flags one figure in "
+                f"five on identical code), got {args.rounds}")
     if args.threads != "env" and not (args.threads.isdigit() and int(args.threads) > 0):
         p.error(f"--threads must be a positive integer or 'env', got {args.threads!r}")
     try:

@@ -167,7 +167,7 @@ def test_a_package_only_the_venv_has_fails_loudly_and_the_worktree_goes(repo):
     """ember.tape is not in the fake repository; the venv's editable install has it, and
     would serve it to both sides without the import hook."""
     assert importlib.util.find_spec("ember.tape") is not None  # the trap is there
-    done = _run(repo / "bench" / "compare.py", "HEAD", "needs_tape", "--rounds", "2")
+    done = _run(repo / "bench" / "compare.py", "HEAD", "needs_tape", "--rounds", "3")
     assert done.returncode == 1
     assert f"ember.tape is not in {repo}" in done.stderr, done.stderr
     assert "| needs_tape | (failed: working tree, see above) |" in done.stdout, done.stdout
@@ -175,7 +175,7 @@ def test_a_package_only_the_venv_has_fails_loudly_and_the_worktree_goes(repo):
 
 
 def test_a_main_style_benchmark_gives_its_compare_calls_and_writes_nothing(repo):
-    done = _run(repo / "bench" / "compare.py", "HEAD", "tinymain", "--rounds", "2")
+    done = _run(repo / "bench" / "compare.py", "HEAD", "tinymain", "--rounds", "3")
     assert done.returncode == 0, done.stderr
     assert set(_rows(done.stdout)) == {("tinymain", "work on the fake core: ember work"),
                                        ("tinymain", "work on the fake core: python sum")}
@@ -186,8 +186,8 @@ def test_a_main_style_benchmark_gives_its_compare_calls_and_writes_nothing(repo)
 def test_bad_arguments_are_refused_by_name(repo):
     done = _run(repo / "bench" / "compare.py", "no-such-ref", "tiny")
     assert done.returncode == 2 and "REF 'no-such-ref' is not a commit" in done.stderr
-    done = _run(repo / "bench" / "compare.py", "HEAD", "tiny", "--rounds", "1")
-    assert done.returncode == 2 and "--rounds must be at least 2" in done.stderr
+    done = _run(repo / "bench" / "compare.py", "HEAD", "tiny", "--rounds", "2")
+    assert done.returncode == 2 and "--rounds must be at least 3" in done.stderr
     done = _run(repo / "bench" / "compare.py", "HEAD", "nonexistent")
     assert done.returncode == 1 and "no benchmark 'nonexistent'" in done.stderr
     assert "tiny" in done.stderr  # the benchmarks there are listed
