@@ -50,26 +50,24 @@ def _dot2(a: np.ndarray, b: np.ndarray, out_given: Any) -> list[str]:
     if r == 1 and c == 1:
         return ["cupy_multiply", "cub::DeviceReduce", "cupy_copy"]
     found = []
-    if a.dtype != dtype:
-        found.append("cupy_copy")
-        a2 = np.ascontiguousarray(a2, dtype)
-    if b.dtype != dtype:
-        found.append("cupy_copy")
-        b2 = np.ascontiguousarray(b2, dtype)
-    a_trans = not a2.flags.c_contiguous
-    if not (a2.flags.c_contiguous or a2.flags.f_contiguous):
-        found.append("cupy_copy")
-    if not (b2.flags.c_contiguous or b2.flags.f_contiguous):
-        found.append("cupy_copy")
-        b2 = np.ascontiguousarray(b2)
-    if dtype.kind in "biu":
-        if a2.flags.f_contiguous and not a2.flags.c_contiguous and r > 1 and k > 1:
-            found.append("cupy_copy")  # transposed a: made C-contiguous
-        if b2.flags.f_contiguous and not b2.flags.c_contiguous and c > 1 and k > 1:
+    # each operand's layout as cuBLAS gets it: (C-contiguous, F-contiguous); a cast or a
+    # strided operand is first copied into a new C-contiguous array (a kernel)
+    layouts = []
+    for x, cast in ((a2, a.dtype != dtype), (b2, b.dtype != dtype)):
+        c_ok, f_ok = bool(x.flags.c_contiguous), bool(x.flags.f_contiguous)
+        if cast or not (c_ok or f_ok):
+            found.append("cupy_copy")
+            c_ok, f_ok = True, x.shape[0] == 1 or x.shape[1] == 1
+        layouts.append((c_ok, f_ok))
+    (a_c, a_f), (b_c, b_f) = layouts
+    if dtype.kind in "biu":  # cupy's own kernel wants both row-major
+        if a_f and not a_c and r > 1 and k > 1:
+            found.append("cupy_copy")
+        if b_f and not b_c and c > 1 and k > 1:
             found.append("cupy_copy")
         found.append("_tensordot_core_int_kernel")
     else:
-        found += _gemm(r, c, k, a_trans and r > 1 and k > 1)
+        found += _gemm(r, c, k, not a_c and r > 1 and k > 1)
     if out_given is not None and (np.may_share_memory(out_given, a)
                                   or np.may_share_memory(out_given, b)):
         found.append("cupy_copy")
