@@ -4,7 +4,7 @@ Other ember packages (the tape's gradient checks, nn's layer tests) import these
 whole framework is tested over one table of ops and one set of backends.
 """
 
-from ._spec import DEFAULT_TOL, Case, OpSpec, Raw, sample
+from ._spec import BACKEND_TOL, DEFAULT_TOL, Case, OpSpec, Raw, backend_tolerance, sample
 from ._strict import CUPY_LACKS, StrictArray, TransferCounters
 from .devices import (
     TEST_BACKENDS,
@@ -39,6 +39,7 @@ __all__ = [
     "CUPY_LACKS", "TEST_BACKENDS", "OpNames", "StrictArray", "TransferCounters",
     "backend_for_test", "recorded_op_names",
     "backend_scope", "backends_to_test",
+    "BACKEND_TOL", "backend_tolerance",
     "DEFAULT_TOL", "OP_SPECS", "Case", "OpSpec", "Raw", "available_backends", "case_id",
     "check_case_forward", "check_spec_forward", "ember_args", "flatten", "get_spec",
     "gpu_skip_reason", "install_present_gpu", "iter_cases", "make_case", "numpy_args", "present_gpu", "real_gpu_available",

@@ -154,7 +154,7 @@ def check_case_forward(spec: OpSpec, case: Case, dtype: Any,
         assert a.shape == w.shape, f"{where}: shape {a.shape}, expected {w.shape}"
         assert a.dtype == w.dtype, f"{where}: dtype {a.dtype}, expected {w.dtype}"
         if is_floating(a.dtype) or a.dtype.kind == "c":
-            rtol, atol = spec.tolerance(a.dtype) if tol is None else tol(v)
+            rtol, atol = spec.tolerance(a.dtype, dev_name) if tol is None else tol(v)
             assert_allclose(a.astype(np.float64), v.astype(np.float64), rtol=rtol, atol=atol,
                             equal_nan=True, err_msg=where)
         else:
