@@ -109,6 +109,22 @@ def test_specs_are_well_formed():
                                    or callable(s.ref)), s.name
 
 
+FLOOR_CASES = [c for c in CASES if c[0].name in ("floordiv", "floormod")]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's own, for x // 0 and x % 0
+@pytest.mark.parametrize(("spec", "case", "dtype"), FLOOR_CASES,
+                         ids=[case_id(*c) for c in FLOOR_CASES])
+def test_floor_division_gives_numpys_bits(spec, case, dtype, device):
+    """floordiv and floormod are defined by ember, the same on every device: numpy's bits,
+    signs of zero and NaN included (a GPU's own kernels differ at exact multiples)."""
+    out, np_args, kwargs = run_case(spec, case, dtype, device)
+    want = np.asarray(spec.ref(*np_args, **kwargs))
+    got = out.numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), (np_args, got, want)
+
+
 def test_results_do_not_alias_inputs():
     """An op's result never shares memory with a numpy array the user passed in."""
     a = np.arange(6.0, dtype=np.float32).reshape(2, 3)

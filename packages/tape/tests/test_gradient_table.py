@@ -75,6 +75,11 @@ FD_EXEMPT = {
     **{("cast", f"edges_to_{d}"): "a cast to an integer type has no gradient, and these "
                                   "inputs are NaN, infinities and the integer ranges' edges"
        for d in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")},
+    ("floormod", "exact_multiples"): "x / y lies on floormod's jumps (x an exact multiple of "
+                                     "y), where the derivative in x is undefined; PyTorch's "
+                                     "gradients are compared there",
+    ("floormod", "division_edges"): "infinities, NaN and zero divisors: no neighbourhood to "
+                                    "take differences in",
     ("reduce_logsumexp", "neg_inf"): "all inputs -inf: the value is -inf in a whole "
                                      "neighbourhood, the derivative is nan (0/0) in TF and "
                                      "PyTorch too; not a point to differentiate at",

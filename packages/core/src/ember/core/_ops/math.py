@@ -22,10 +22,73 @@ divide = binary("divide", lambda be, x, y: be.xp.true_divide(to_float(x), to_flo
                 "x / y, element-wise true division; integers and bools divide to float32 "
                 "(float64 only when an operand is float64).",
                 cuda="{0} / {1}")
-floordiv = binary("floordiv", "floor_divide", F,
-                  "x // y, element-wise floor division.", differentiable=False)
-floormod = binary("floormod", "mod", F,
-                  "x % y with the sign of y (Python's modulo), element-wise.")
+
+
+def _floordiv(be: Any, x: Any, y: Any) -> Any:
+    if not _dtypes.is_floating(x.dtype):
+        return _int_floordiv(be.xp, x, y)
+    return _float_divmod(be.xp, x, y)[0]
+
+
+def _floormod(be: Any, x: Any, y: Any) -> Any:
+    if not _dtypes.is_floating(x.dtype):
+        return be.xp.remainder(x, y)  # cupy's integer kernel gives numpy's answers
+    return _float_divmod(be.xp, x, y)[1]
+
+
+def _int_floordiv(xp: Any, x: Any, y: Any) -> Any:
+    """Integer floor division, numpy's answer on every device: a zero divisor gives 0 (as
+    in numpy and cupy), and the one overflow, the type's minimum // -1, wraps to the
+    minimum (numpy's answer; C leaves it undefined, so a GPU's kernel may give anything)."""
+    if x.dtype.kind != "i":
+        return xp.floor_divide(x, y)
+    minus_one = y == -1
+    return xp.where(minus_one, -x, xp.floor_divide(x, xp.where(minus_one, 1, y)))
+
+
+def _float_divmod(xp: Any, x: Any, y: Any) -> tuple[Any, Any]:
+    """Float ``(x // y, x % y)`` as numpy computes them, the same on every device.
+
+    numpy starts from the exact ``fmod`` and corrects it (Python's semantics, CPython's
+    ``float_divmod``); cupy computes ``floor(x / y)`` and ``x - floor(x / y) * y`` instead
+    (an FMA on a GPU), which at exact multiples gives another quotient and a remainder of
+    the wrong sign: float32 ``1.05 % 0.35`` was -2.98e-08 on a GPU, where numpy gives
+    0.34999996. So ember computes numpy's way with element-wise steps every backend has:
+    ``x % y`` takes the sign of ``y`` (a zero remainder too: ``-1.0 % 1.0`` is +0.0,
+    ``1.0 % -1.0`` -0.0), ``x - (x % y)`` is a whole multiple of ``y`` up to rounding
+    (the quotient is snapped to the nearest whole number), and a zero divisor gives
+    ``x / y`` (inf or NaN) and a NaN remainder, as numpy. float16 and bfloat16 compute in
+    float32, as numpy does for float16.
+    """
+    dt = x.dtype
+    if dt.itemsize < 4:
+        x, y = x.astype(np.float32), y.astype(np.float32)
+    zero = x.dtype.type(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mod = xp.fmod(x, y)
+        div = (x - mod) / y
+        fix = (mod != 0) & ((y < 0) != (mod < 0))  # fmod has the sign of x: move it to y's
+        mod = xp.where(fix, mod + y, mod)
+        mod = xp.where(mod == 0, xp.copysign(zero, y), mod)
+        div = xp.where(fix, div - 1, div)
+        q = xp.floor(div)
+        q = xp.where(div - q > 0.5, q + 1, q)  # snapped to the nearest whole number
+        ratio = x / y
+        q = xp.where(div == 0, xp.copysign(zero, ratio), q)
+        q = xp.where(y == 0, ratio, q)
+    if dt.itemsize < 4:
+        return q.astype(dt), mod.astype(dt)
+    return q, mod
+
+
+floordiv = binary("floordiv", _floordiv, F,
+                  "x // y, element-wise floor division, numpy's answer on every device "
+                  "(see floormod); integer division by zero gives 0.", differentiable=False)
+floormod = binary("floormod", _floormod, F,
+                  "x % y with the sign of y (Python's modulo), element-wise: numpy's answer "
+                  "on every device, where cupy's own differs at exact multiples (float32 "
+                  "1.05 % 0.35 is 0.34999996, not -3e-08). Integer modulo by zero gives 0; "
+                  "a float zero divisor gives NaN.")
 pow = binary("pow", "power", F, "x ** y, element-wise.")
 maximum = binary("maximum", "maximum", F, "Element-wise maximum.")
 minimum = binary("minimum", "minimum", F, "Element-wise minimum.")

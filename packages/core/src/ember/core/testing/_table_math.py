@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -122,10 +123,10 @@ def _binaries() -> list[OpSpec]:
         b("divide", m.divide, lambda x, y: np.true_divide(_f(np.asarray(x)), _f(np.asarray(y))),
           dtypes=NUMERIC + LOW, torch="div",
           py_scalar=weak(4.0)),
-        b("floordiv", m.floordiv, np.floor_divide, dtypes=NUMERIC, torch="floor_divide",
-          differentiable=False, py_scalar=weak(0.75, 2)),
-        b("floormod", m.floormod, np.mod, dtypes=NUMERIC, torch="remainder",
-          py_scalar=weak(0.75, 2), domains=lat),
+        _floor_division(b("floordiv", m.floordiv, np.floor_divide, dtypes=NUMERIC,
+                          differentiable=False, py_scalar=weak(0.75, 2)), "floor_divide"),
+        _floor_division(b("floormod", m.floormod, np.mod, dtypes=NUMERIC,
+                          py_scalar=weak(0.75, 2), domains=lat), "remainder"),
         b("pow", m.pow, np.power, domains=("positive", "real"), torch="pow",
           py_scalar=weak(2.0)),
         OpSpec("pow.int", m.pow, np.power, (
@@ -153,6 +154,48 @@ def _binaries() -> list[OpSpec]:
         b("left_shift", m.left_shift, np.left_shift, torch="bitwise_left_shift", **shift),
         b("right_shift", m.right_shift, np.right_shift, torch="bitwise_right_shift", **shift),
     ]
+
+
+def _exact_multiples(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
+    """x a whole multiple of y in decimals (1.05 = 3 * 0.35) but not in binary: there
+    numpy's fmod-based answer and cupy's floor(x / y) differ (float32 1.05 % 0.35 is
+    0.34999996 in numpy, -2.98e-08 from cupy; 1.8 // -0.6 is -4 in float64 numpy, while
+    floor(1.8 / -0.6) is -3)."""
+    if np.dtype(dt).kind in "iu":
+        return [np.array([6, -6, 9, 7, -7, 0], dt), np.array([3, 3, -3, 2, -2, 5], dt)]
+    return [np.array([1.05, -0.7, 2.1, 1.8, -1.95, 1.75, -1.05], dt),
+            np.array([0.35, 0.35, 0.7, -0.6, -0.65, -0.35, 0.35], dt)]
+
+
+def _division_edges(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
+    """Signed zeros, infinities, NaN and zero divisors; for integers a zero divisor (0 in
+    numpy, ember and cupy) and the one overflow, the minimum // -1 (numpy wraps)."""
+    if np.dtype(dt).kind in "iu":
+        info = np.iinfo(dt)
+        return [np.array([7, -7, 0, info.min, info.max, -5], dt),
+                np.array([0, 0, 0, -1, -1, 3], dt)]
+    inf, nan = math.inf, math.nan
+    return [np.array([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, inf, -inf, nan, 1.0, -1.0, 1.0, -1.0,
+                      3.0, 0.0], dt),
+            np.array([1.0, 1.0, -1.0, -1.0, -1.0, 1.0, 1.0, 2.0, 1.0, inf, inf, -inf, 0.0,
+                      -0.0, 0.0], dt)]
+
+
+def _floor_division(spec: OpSpec, torch_name: str) -> OpSpec:
+    """``spec`` with the cases where GPUs compute floor division and modulo otherwise
+    (ember gives numpy's answer on every device), and PyTorch's ``torch_name`` as the
+    reference except for an integer divisor 0 (PyTorch raises) or the minimum // -1 (a
+    trap in C)."""
+
+    def torch_ref(T: Any, x: Any, y: Any) -> Any:
+        y = y if isinstance(y, T.Tensor) else T.tensor(y)
+        if not y.is_floating_point() and (bool((y == 0).any()) or (
+                bool((y == -1).any()) and bool((x == T.iinfo(x.dtype).min).any()))):
+            return None
+        return getattr(T, torch_name)(x, y)
+
+    cases = (case("exact_multiples", _exact_multiples), case("division_edges", _division_edges))
+    return dataclasses.replace(spec, cases=spec.cases + cases, torch=torch_ref)
 
 
 def _cast_ref(x: np.ndarray, dtype: Any) -> np.ndarray:

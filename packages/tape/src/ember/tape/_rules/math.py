@@ -45,7 +45,7 @@ def _divide(op: OpContext, dy: Tensor) -> Gradients:
 @reg("floormod")
 def _floormod(op: OpContext, dy: Tensor) -> Gradients:
     x, y = op.inputs
-    return dy, em.negative(em.multiply(dy, em.floor(em.divide(x, y))))
+    return dy, em.negative(em.multiply(dy, em.floordiv(x, y)))  # x == floordiv * y + mod
 
 
 @reg("pow")
