@@ -190,3 +190,22 @@ class Variable(TensorOperators):
 
     # --- checkpoint protocol (duck-typed; ember-checkpoint is not imported) -----------
     # A variable is a leaf: numpy() to read, assign() to write, shape and dtype.
+    def __checkpoint_assign__(self, array: np.ndarray) -> Any:
+        """Take a restored value, ``array``, that nothing else holds: kept without a copy
+        on the CPU, uploaded once on a GPU. Returns what puts the previous value back.
+
+        Through ``assign`` a restore cost two more copies per variable: ``assign`` never
+        aliases a caller's array, and the rollback kept a host copy of the old value. The
+        rollback here holds the previous tensor itself, which nothing writes (writes
+        replace a variable's tensor; a traced step updates an array in place only while
+        nothing else holds it). A traced plan or captured CUDA graph reads the variable's
+        new tensor at its next call.
+        """
+        cur = self._value
+        if array.dtype != cur.dtype or tuple(array.shape) != cur.shape:
+            raise InvalidArgumentError(
+                f"__checkpoint_assign__: variable {self.name!r} is {cur.dtype}"
+                f"{list(cur.shape)}, the restored value {array.dtype}{list(array.shape)}")
+        dev = cur._device
+        self._write(_registry.wrap(dev.backend.from_host(array, dev.index), dev))
+        return lambda: self._write(cur)
