@@ -69,10 +69,14 @@ def test_unary_and_binary_come_from_one_factory():
     assert len({f.__code__ for f in fns}) == 2  # one body per arity
 
 
-def test_where_with_a_zero_branch_keeps_every_bit():
+def test_where_with_a_zero_branch_keeps_every_bit(device):
     """``where(c, x, 0)`` and ``where(c, 0, y)`` run as a bitwise AND on the CPU; NaN, inf
     and -0.0 come through as ``numpy.where`` gives them, and a -0.0 or float64 zero branch
-    takes the general path."""
+    takes the general path. On a GPU the 0-d branch is uploaded, and ``cupy.asarray`` of
+    0-d data lost -0.0's sign (its ``fill`` clears memory for a value equal to 0)."""
+    for v in (-0.0, np.float32(-0.0), np.array(-0.0)):
+        assert em.constant(v).numpy().tobytes() == np.asarray(v, np.float32 if type(v) is
+                                                              float else None).tobytes()
     rng = np.random.default_rng(0)
     for dt in (np.float32, np.float64):
         a = rng.standard_normal((6, 5)).astype(dt)

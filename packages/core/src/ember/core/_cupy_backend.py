@@ -43,8 +43,14 @@ class CupyBackend:
         return self.xp.asnumpy(a)
 
     def from_host(self, a: Any, index: int) -> Any:
+        """``a`` copied to GPU ``index``, every bit kept. A 0-d array goes up as one
+        element: ``cupy.asarray`` fills a 0-d array with ``ndarray.fill``, which clears
+        the memory for a value equal to 0, so -0.0 arrived as +0.0 (``where(c, x, -0.0)``
+        lost the sign on a GPU). The strict double runs this code too."""
         check_gpu_dtype(a.dtype, "copy to GPU", index)
         with self.xp.cuda.Device(index):
+            if a.ndim == 0:
+                return self.xp.asarray(a.reshape(1)).reshape(())
             return self.xp.asarray(a)
 
     def asarray(self, a: Any, dtype: Any = None) -> Any:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import GPU_UNSUPPORTED_DTYPES, _np_erf, check_gpu_dtype
-from .._cupy_backend import buffer_address, owns_buffer
+from .._cupy_backend import CupyBackend, buffer_address, owns_buffer
 from . import _strict_launches, _strict_libraries, _strict_numerics
 from ._strict_cuda import CAPTURING, Capture, StrictCuda, StrictStream, normalized
 from ._strict_memory import DeviceMemory, pointer
@@ -132,8 +132,9 @@ class StrictBackend:
             raise TypeError(f"from_host: expected a host numpy array, got {type(a).__name__}")
         check_gpu_dtype(a.dtype, "copy to GPU", index)
         cupy_supported(a.dtype)  # cupy.asarray's own check, behind ember's
-        self.upload()
-        return StrictArray(np.array(a, copy=True), self.xp)
+        # ember's own GPU code over this cupy-like xp: its xp.asarray uploads (counted,
+        # launches included) as cupy's does, so what cupy would get wrong shows here
+        return CupyBackend.from_host(self, a, index)  # type: ignore[arg-type]
 
     def asarray(self, a: Any, dtype: Any = None) -> StrictArray:
         out = self.xp.asarray(a, dtype=dtype)
@@ -151,8 +152,9 @@ class StrictBackend:
 
     def erf(self, x: Any) -> Any:
         a = self.xp._unwrap(x, "erf")
-        out = self.run(lambda: _np_erf(a), a)
-        self.launched(_strict_launches.kernels("cupyx.scipy.special.erf", (a,), {}, out))
+        q = "cupyx.scipy.special.erf"
+        out = self.run(lambda: _strict_numerics.as_gpu_computes(q, (a,), {}, _np_erf(a)), a)
+        self.launched(_strict_launches.kernels(q, (a,), {}, out))
         return self.xp._wrap(out, "erf")
 
     def activate(self, index: int) -> Any:
@@ -315,12 +317,16 @@ class StrictNamespace:
         else:
             def call() -> Any:
                 return fn(*a, **k)
+        host_data = host_ok and bool(args) and type(args[0]) is not StrictArray
+
+        def gpu_call() -> Any:  # cupy's numbers where numpy's differ, in the launch (replays)
+            return _strict_numerics.computed(qual, fn, a, k, call, host_data=host_data)
+
         with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
-            out = self._backend.run(call, (a, k))
+            out = self._backend.run(gpu_call, (a, k))
         owner = getattr(fn, "__self__", None)  # an ndarray method's array
         self._backend.launched(_strict_launches.kernels(  # given args: host arrays stay host
             qual, args, kwargs, out, owner if isinstance(owner, np.ndarray) else None))
-        out = _strict_numerics.as_gpu_computes(qual, a, k, out)
         given = kwargs.get("out")
         if type(given) is StrictArray and out is given._a:
             return given  # as cupy: a call given out= returns that very array
@@ -413,8 +419,9 @@ def _inplace(ufunc: np.ufunc) -> Callable[..., Any]:
 
     def op(self: StrictArray, other: Any) -> StrictArray:
         a, b = self._a, self._ns._unwrap(other, name)
-        with np.errstate(all="ignore"):
-            self._ns._backend.run(lambda: ufunc(a, b, out=a), (a, b))
+        with np.errstate(all="ignore"):  # (//= and %= compute as cupy's kernels do)
+            self._ns._backend.run(lambda: _strict_numerics.computed(
+                name, ufunc, (a, b), {"out": a}, lambda: ufunc(a, b, out=a)), (a, b))
         self._ns._backend.launched(_strict_launches.kernels(name, (a, b), {"out": a}, a))
         return self
 

@@ -191,6 +191,15 @@ class StrictCuda:
         return self._backend.current_stream
 
     @contextlib.contextmanager
+    def Device(self, device: int = 0) -> Iterator[None]:  # cupy's name
+        """``with cupy.cuda.Device(i):`` (ember's cupy backend selects a GPU so): each
+        strict GPU has an ``xp`` of its own, so only its own index is valid here."""
+        if int(device) != self._backend.index:
+            raise ValueError(f"cuda.Device({device}) through the xp of /gpu:"
+                             f"{self._backend.index} (strict double)")
+        yield
+
+    @contextlib.contextmanager
     def using_allocator(self, allocator: Any = None) -> Iterator[None]:
         outer, self._backend.allocator = self._backend.allocator, allocator
         try:

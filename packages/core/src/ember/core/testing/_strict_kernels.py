@@ -21,13 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from . import _strict_launches
+from . import _strict_launches, _strict_numerics
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sqrt": np.sqrt,
     "tanh": np.tanh, "sin": np.sin, "cos": np.cos, "fabs": np.abs, "isnan": np.isnan,
     "isinf": np.isinf, "floor": np.floor, "ceil": np.ceil,
 }
+# CUDA's math functions round as in cupy's own kernels (cupy.exp runs the same expf)
+_FUNCTIONS = {n: _strict_numerics.gpu_math(n, f) for n, f in _FUNCTIONS.items()}
 _TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+[eE])|(\d+)|([A-Za-z_]\w*)|"
                     r"(\|\||&&|<=|>=|==|!=|[-+*/<>!?:(),]))")
 _BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
