@@ -359,7 +359,7 @@ def _restore_fails_cleanly(path, match):
 def test_absurd_declared_shape_is_refused_before_allocating(tmp_path):
     shape = [0, 2**62, 2**62]
     path = tmp_path / "huge.safetensors"
-    path.write_bytes(_hostile({"model/w": {"dtype": "<f4", "shape": shape, "crc32": 0}},
+    path.write_bytes(_hostile({"model/w": {"dtype": "<f4", "shape": shape, _format.CHECKSUM_KEY: 0}},
                               {"model/w": {"dtype": "F32", "shape": shape,
                                            "data_offsets": [0, 0]}}))
     _restore_fails_cleanly(path, r"impossible shape \[0, 4611686018427387904")
@@ -399,7 +399,7 @@ DIMS = st.integers(0, 2**64) | st.integers(-3, 70) | st.sampled_from([2**31, 2**
 def test_checksummed_but_hostile_headers_never_escape_as_raw_errors(
         tmp_path, shape, stored, dtype, code, offsets, crc, data):
     path = tmp_path / "hostile.safetensors"
-    path.write_bytes(_hostile({"model/w": {"dtype": dtype, "shape": shape, "crc32": crc}},
+    path.write_bytes(_hostile({"model/w": {"dtype": dtype, "shape": shape, _format.CHECKSUM_KEY: crc}},
                               {"model/w": {"dtype": code, "shape": stored,
                                            "data_offsets": offsets}}, data))
     target = {"w": np.full(4, 7.0, np.float32)}

@@ -12,7 +12,12 @@ The object-graph protocol
 * **Values (leaves).** An object with ``numpy()`` (returns a host ``numpy.ndarray``),
   ``assign(value)`` (takes a numpy array, keeps its own dtype and device), ``.shape`` and
   ``.dtype`` (a numpy dtype or anything ``numpy.dtype()`` accepts). A ``numpy.ndarray`` is
-  also a value, restored in place with ``numpy.copyto``.
+  also a value, restored in place with ``numpy.copyto``. An optional
+  ``__checkpoint_assign__(array)`` takes a restored value without a copy: ``array`` is
+  fresh (nothing else holds it) and of the value's dtype and shape; it returns a callable
+  that puts the previous value back (called if a later part of the restore fails) and
+  leaves the value unchanged if it raises. Without it, ``assign(array)`` is called and a
+  copy of ``numpy()`` kept for that rollback.
 * **Containers.** ``__checkpoint_children__(self) -> Mapping[str, object]``: named
   children in the object's current state. ``dict`` (str keys), ``list`` and ``tuple`` are
   containers natively (elements named ``"0"``, ``"1"``, ...). Names are non-empty and
@@ -38,7 +43,7 @@ The object-graph protocol
   a breadth-first walk with children in sorted name order; the other paths are recorded as
   aliases.
 
-Files are safetensors with the graph and per-tensor CRC-32 checksums in the header
+Files are safetensors with the graph and per-tensor CRC-32C checksums in the header
 metadata; nothing is ever pickled or executed on load. Saves are atomic and durable;
 restores are all or nothing.
 """

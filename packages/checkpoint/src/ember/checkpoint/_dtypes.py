@@ -121,6 +121,21 @@ def decode(raw: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarr
     return array.astype(dtype) if little != dtype else array
 
 
+def empty(dtype: np.dtype, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A new array to read a stored tensor of ``dtype``/``shape`` into, whose bytes are the
+    file's, and a flat uint8 view of them; ``finish`` makes it the value. The array owns
+    its memory (it is no view of a buffer): what holds it can count who else does."""
+    raw = storage(dtype, shape)[0] == "U8" and dtype != np.uint8
+    holder = np.empty(shape, dtype if raw else _little(dtype))
+    return holder, holder.reshape(-1).view(np.uint8)
+
+
+def finish(holder: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The value of ``dtype`` from a holder that ``empty`` made and the file filled: the
+    holder itself, or a native copy of a big-endian one."""
+    return holder if holder.dtype == dtype else holder.astype(dtype)
+
+
 def bytes_of(array: np.ndarray) -> np.ndarray:
     """A flat uint8 view of a C-contiguous array (for checksums)."""
     return array.reshape(-1).view(np.uint8)

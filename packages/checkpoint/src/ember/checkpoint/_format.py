@@ -4,14 +4,13 @@ Tensors are stored under their object-graph paths, so ``safetensors.safe_open`` 
 framework reads them. ``__metadata__`` holds two entries:
 
 * ``"ember.checkpoint"``: JSON with ``format``, ``values`` (per tensor: numpy dtype token,
-  shape, CRC-32 of its bytes), ``objects`` (container paths), ``states`` (opaque state,
+  shape, checksum of its bytes), ``objects`` (container paths), ``states`` (opaque state,
   encoded by ``_state``) and ``aliases`` (second paths to shared objects);
-* ``"ember.checkpoint.crc32"``: the CRC-32 of that JSON text.
+* ``"ember.checkpoint.crc32"``: zlib's CRC-32 of that JSON text.
 
-CRC-32 (zlib) runs at several GB/s on current CPUs (hardware carry-less multiply), faster
-than adler32 and far faster than cryptographic hashes, and detects every burst error up to
-32 bits. It guards against damage, not against an adversary. Reading never uses the
-safetensors loader: it parses the header strictly (every field type-checked, tensors
+The tensors' checksum is CRC-32C (``"crc32c"``) in format 2, written since issue 30, and
+zlib's CRC-32 (``"crc32"``) in format 1, which is still read (``_checksum``). Reading never
+uses the safetensors loader: it parses the header strictly (every field type-checked, tensors
 contiguous and covering the file exactly, every table entry agreeing with ember's own
 record), so any truncation or flipped bit is reported as ``CorruptCheckpointError``.
 """
@@ -25,16 +24,18 @@ import os
 import struct
 import threading
 import zlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _state
+from . import _checksum, _dtypes, _reading, _state
 from ._errors import CheckpointError, CorruptCheckpointError, io_error
 
-FORMAT = "ember.checkpoint/1"
+FORMAT = "ember.checkpoint/2"
+CHECKSUM_KEY, _CHECKSUM = _checksum.BY_FORMAT[FORMAT]
 META_KEY = "ember.checkpoint"
 META_CRC_KEY = "ember.checkpoint.crc32"
 SUFFIX = ".safetensors"
@@ -61,8 +62,9 @@ def write(fd: int, values: dict[str, np.ndarray], objects: list[str],
     safetensors library): an 8-byte header length, the JSON header padded with spaces to a
     multiple of 8, then every tensor's bytes, largest items first so each is aligned. The
     header's space is reserved with the widest possible checksums, the tensors are written
-    while a second thread computes their CRC-32 (both release the GIL), and the real header
-    is written into the reserved space last.
+    while a second thread computes their CRC-32C (``pwrite`` releases the GIL, the checksum
+    holds it for a piece at a time), and the real header is written into the reserved
+    space last.
 
     Raises:
         CheckpointError: the header would exceed ``MAX_HEADER`` (no reader would take it).
@@ -78,7 +80,7 @@ def write(fd: int, values: dict[str, np.ndarray], objects: list[str],
         table[path] = {"dtype": code, "shape": list(stored),
                        "data_offsets": [offset, offset + raw.nbytes]}
         records[path] = {"dtype": _dtypes.token(array.dtype), "shape": list(array.shape),
-                         "crc32": _WIDEST_CRC}
+                         CHECKSUM_KEY: _WIDEST_CRC}
         offset += raw.nbytes
     meta = {"format": FORMAT, "values": records, "objects": objects,
             "states": states, "aliases": aliases}
@@ -87,27 +89,22 @@ def write(fd: int, values: dict[str, np.ndarray], objects: list[str],
         raise CheckpointError(
             f"{where}: the header would be {reserved} bytes, over the {MAX_HEADER} bytes a "
             f"reader accepts; the largest opaque states: {_largest_states(states)}")
-    with ThreadPoolExecutor(_workers(), thread_name_prefix="ember-crc") as pool, \
+    with ThreadPoolExecutor(1, thread_name_prefix="ember-crc") as pool, \
             _Flusher(fd) as flusher:
-        crcs = pool.map(zlib.crc32, blobs)
+        crcs = pool.map(_CHECKSUM, blobs)
         position = 8 + reserved
         for raw in blobs:
             _pwrite_all(fd, memoryview(raw).cast("B") if raw.nbytes else b"", position)
             position += raw.nbytes
             flusher.wrote(raw.nbytes)
         for path, crc in zip(order, crcs):
-            records[path]["crc32"] = crc
+            records[path][CHECKSUM_KEY] = crc
     header = _header(table, meta)
     assert len(header) <= reserved
     _pwrite_all(fd, struct.pack("<Q", reserved) + header.ljust(reserved, b" "), 0)
 
 
 _WIDEST_CRC = 0xFFFFFFFF
-_PARALLEL_MIN = 1 << 20  # tensors smaller than this are checked inline
-
-
-def _workers() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
 
 
 def _header(table: dict[str, Any], meta: dict[str, Any]) -> bytes:
@@ -170,7 +167,7 @@ class Entry:
     shape: tuple[int, ...]
     begin: int
     end: int
-    crc32: int
+    crc: int  # in the file's checksum (``CheckpointFile.checksum_key``)
 
 
 class CheckpointFile:
@@ -246,8 +243,10 @@ class CheckpointFile:
             meta = json.loads(text)
         except (ValueError, RecursionError) as err:
             raise self._corrupt(f"ember header is not valid JSON ({err})") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise self._corrupt(f"unsupported ember checkpoint format (expected {FORMAT!r})")
+        if not isinstance(meta, dict) or meta.get("format") not in _checksum.BY_FORMAT:
+            raise self._corrupt("unsupported ember checkpoint format (expected one of "
+                                f"{', '.join(map(repr, _checksum.BY_FORMAT))})")
+        self.checksum_key, self._checksum = _checksum.BY_FORMAT[meta["format"]]
         return meta
 
     def _entries(self, table: dict[str, Any], records: Any, data_size: int) -> dict[str, Entry]:
@@ -268,7 +267,7 @@ class CheckpointFile:
         try:
             dtype = _dtypes.from_token(record["dtype"])
             shape = tuple(record["shape"])
-            crc = record["crc32"]
+            crc = record[self.checksum_key]
             begin, end = spec["data_offsets"]
             ok = all(isinstance(n, int) and n >= 0 for n in (*shape, begin, end, crc))
             if ok and (len(shape) > _MAX_NDIM or math.prod(max(n, 1) for n in shape)
@@ -335,14 +334,59 @@ class CheckpointFile:
             except OSError as err:
                 raise io_error(err, self.path, f"read {len(view)} bytes at {offset}") from err
 
+    def _read_many(self, buffers: list[np.ndarray], offset: int) -> None:
+        """Fill ``buffers`` with the data bytes from ``offset`` on (one ``preadv`` for
+        several buffers where the OS has it; it releases the GIL, and no seek is shared)."""
+        where = self._data_start + offset
+        if not hasattr(os, "preadv"):
+            for buffer in buffers:
+                self._read_into(where, memoryview(buffer).cast("B"))
+                where += buffer.nbytes
+            return
+
+        def truncated(position: int) -> CorruptCheckpointError:
+            return self._corrupt(f"truncated: no data at byte {position}")
+
+        try:
+            _reading.preadv_all(self._file.fileno(), buffers, where, truncated)
+        except OSError as err:
+            size = sum(b.nbytes for b in buffers)
+            raise io_error(err, self.path, f"read {size} bytes at {where}") from err
+
+    def _compare(self, crcs: dict[str, int]) -> None:
+        bad = sorted(k for k, crc in crcs.items() if crc != self.entries[k].crc)
+        if bad:
+            raise self._corrupt(f"checksum mismatch in tensor {bad[0]!r}"
+                                + (f" and {len(bad) - 1} more" if len(bad) > 1 else ""))
+
     def read(self, key: str) -> np.ndarray:
         """The tensor stored under ``key``, checksum verified, in a fresh writable array."""
-        entry = self.entries[key]
-        raw = np.empty(entry.end - entry.begin, dtype=np.uint8)
-        self._read_into(self._data_start + entry.begin, memoryview(raw))
-        if zlib.crc32(raw) != entry.crc32:
-            raise self._corrupt(f"checksum mismatch in tensor {key!r}")
-        return _dtypes.decode(raw, entry.dtype, entry.shape)
+        return self.load([key])[key]
+
+    def load(self, keys: Iterable[str], check: Iterable[str] = (),
+             mapping: mmap.mmap | None = None) -> dict[str, np.ndarray]:
+        """The tensors ``keys`` in fresh writable arrays, read once each with their checksums
+        taken beside the reads (``_reading``); the tensors ``check`` are only checksummed,
+        in ``mapping`` (see ``map``; without one they are read and dropped). Every checksum
+        is compared before anything is returned.
+
+        Raises:
+            CorruptCheckpointError: a checksum does not match (the message names the first
+                tensor and how many more) or the file ended early.
+        """
+        keys = list(keys)
+        check = sorted(set(check) - set(keys))
+        if mapping is None:
+            keys, check = keys + check, []
+        holders = {k: _dtypes.empty(self.entries[k].dtype, self.entries[k].shape) for k in keys}
+        data = np.frombuffer(mapping, np.uint8) if mapping is not None else None
+        crcs = _reading.read_checked(
+            self._read_many, self._checksum, self.entries,
+            {k: flat for k, (_, flat) in holders.items()}, check,
+            lambda begin, end: data[self._data_start + begin:self._data_start + end])
+        self._compare(crcs)
+        return {k: _dtypes.finish(holder, self.entries[k].dtype)
+                for k, (holder, _) in holders.items()}
 
     def map(self) -> mmap.mmap:
         """Map the whole file read-only, for one pass of checking and copying.
@@ -354,33 +398,13 @@ class CheckpointFile:
 
     def view(self, mapping: mmap.mmap, key: str, verify: bool = True) -> np.ndarray:
         """A read-only view of the tensor ``key`` in ``mapping``, checksum verified unless
-        ``verify_all`` has done it already."""
+        ``load`` has checked it already."""
         entry = self.entries[key]
         raw = np.frombuffer(mapping, dtype=np.uint8, count=entry.end - entry.begin,
                             offset=self._data_start + entry.begin)
-        if verify and zlib.crc32(raw) != entry.crc32:
-            raise self._corrupt(f"checksum mismatch in tensor {key!r}")
+        if verify:
+            self._compare({key: self._checksum(raw, 0)})
         return _dtypes.decode(raw, entry.dtype, entry.shape)
-
-    def verify_all(self, mapping: mmap.mmap, keys: list[str]) -> None:
-        """Check the checksums of ``keys`` in ``mapping``, several threads at once
-        (``zlib.crc32`` releases the GIL), before anything is assigned."""
-        def crc(key: str) -> bool:
-            entry = self.entries[key]
-            raw = np.frombuffer(mapping, dtype=np.uint8, count=entry.end - entry.begin,
-                                offset=self._data_start + entry.begin)
-            return zlib.crc32(raw) == entry.crc32
-
-        big = [k for k in keys if self.entries[k].end - self.entries[k].begin >= _PARALLEL_MIN]
-        small = [k for k in keys if k not in set(big)]
-        results = dict(zip(small, map(crc, small)))
-        if big:
-            with ThreadPoolExecutor(_workers(), thread_name_prefix="ember-crc") as pool:
-                results.update(zip(big, pool.map(crc, big)))
-        bad = sorted(k for k, ok in results.items() if not ok)
-        if bad:
-            raise self._corrupt(f"checksum mismatch in tensor {bad[0]!r}"
-                                + (f" and {len(bad) - 1} more" if len(bad) > 1 else ""))
 
     def verify(self, key: str) -> None:
         """Check the checksum of ``key`` without keeping its data (streams in chunks)."""
@@ -388,9 +412,8 @@ class CheckpointFile:
         buf = np.empty(min(_CHUNK, entry.end - entry.begin), dtype=np.uint8)
         crc, offset = 0, entry.begin
         while offset < entry.end:
-            view = memoryview(buf)[: min(len(buf), entry.end - offset)]
-            self._read_into(self._data_start + offset, view)
-            crc = zlib.crc32(view, crc)
-            offset += len(view)
-        if crc != entry.crc32:
-            raise self._corrupt(f"checksum mismatch in tensor {key!r}")
+            piece = buf[: min(len(buf), entry.end - offset)]
+            self._read_many([piece], offset)
+            crc = self._checksum(piece, crc)
+            offset += len(piece)
+        self._compare({key: crc})

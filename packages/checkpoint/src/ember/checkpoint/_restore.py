@@ -2,7 +2,10 @@
 
 A ``Restorer`` owns one open ``CheckpointFile``. ``restore_existing`` walks the live graph,
 checks every match (kind, shape, dtype), reads and checksums every tensor of the file
-(also those with no object yet), and only then assigns. Values whose objects do not exist
+(also those with no object yet), and only then assigns. A variable gets a fresh array,
+read once from the file; one that implements ``__checkpoint_assign__`` keeps that array
+without a copy and gives back its previous value for a rollback, so a restore costs about
+one read of the file (the checksums run beside the reads, ``_reading``). Values whose objects do not exist
 yet stay *pending*: containers that implement ``__checkpoint_listen__`` report new
 children and slots, and each is validated and assigned the moment it appears.
 """
@@ -37,12 +40,25 @@ def _spec_of(obj: Any) -> tuple[np.dtype, tuple[int, ...]]:
         return array.dtype, array.shape
 
 
-def assign(obj: Any, array: np.ndarray) -> None:
-    """Write a restored array into a live value (in place for ndarrays)."""
-    if isinstance(obj, np.ndarray):
-        np.copyto(obj, array)
-    else:
+def assign(obj: Any, array: np.ndarray, undo: list[Callable[[], None]]) -> None:
+    """Give a variable its restored value, ``array`` (fresh: nothing else holds it), and
+    append to ``undo`` what puts the previous value back.
+
+    ``__checkpoint_assign__(array)`` where the variable has it (it keeps ``array`` and
+    returns its own rollback, holding the previous value rather than a copy); otherwise a
+    copy of ``numpy()`` is kept and ``assign(array)`` called. The rollback is appended
+    before ``assign`` runs: an ``assign`` that raises may have changed the value.
+    """
+    hook = getattr(type(obj), "__checkpoint_assign__", None)
+    if hook is None:
+        undo.append(_value_undo(obj))
         obj.assign(array)
+        return
+    back = hook(obj, array)
+    if not callable(back):
+        raise TypeError(f"{type(obj).__name__}.__checkpoint_assign__ returned "
+                        f"{type(back).__name__}, not a callable that puts the value back")
+    undo.append(back)
 
 
 @dataclass
@@ -202,8 +218,8 @@ class Restorer:
         mapping = self.file.map()
         try:
             # every tensor, also those with no object yet: all-or-nothing covers them too
-            self.file.verify_all(mapping, sorted(self.pending_values))
-            self._apply(plan, list(self.graph.objects.values()), mapping)
+            self._apply(plan, list(self.graph.objects.values()), mapping,
+                        check=sorted(self.pending_values))
         finally:
             _release(mapping)
 
@@ -301,15 +317,25 @@ class Restorer:
         return len(undo)
 
     def _apply(self, plan: Plan, new_objects: list[Any], mapping: Any = None,
-               container: str = "") -> None:
-        """Commit a checked plan; on failure put back every object it changed, then raise."""
-        if mapping is None:
-            arrays = [(key, obj, self.file.read(key)) for key, obj in plan.values]
-        else:
-            arrays = [(key, obj, self.file.view(mapping, key, verify=False))
-                      for key, obj in plan.values]
-        # Arrays last: once checked, np.copyto cannot fail, so they need no saved copy.
-        arrays.sort(key=lambda item: isinstance(item[1], np.ndarray))
+               container: str = "", check: list[str] | None = None) -> None:
+        """Commit a checked plan; on failure put back every object it changed, then raise.
+
+        Every tensor it assigns, and those in ``check``, is checksummed first: variables'
+        values are read into fresh arrays, numpy arrays (restored in place) are only
+        checked, then copied from ``mapping`` (or read too, without one)."""
+        arrays = [(key, obj) for key, obj in plan.values if isinstance(obj, np.ndarray)]
+        variables = [(key, obj) for key, obj in plan.values if not isinstance(obj, np.ndarray)]
+        loaded = self.file.load([key for key, _ in variables],
+                                check=[key for key, _ in arrays] + (check or []),
+                                mapping=mapping)
+        # (key, variable, an array of its own): a key that restores several objects (an
+        # alias in the file) gives each a copy, and ``loaded`` keeps only arrays' sources
+        taken, fresh = {key for key, _ in arrays}, []
+        for key, obj in variables:
+            fresh.append((key, obj, loaded[key].copy() if key in taken else loaded[key]))
+            taken.add(key)
+        for key in {key for key, _ in variables} - {key for key, _ in arrays}:
+            del loaded[key]
         undo: list[Callable[[], None]] = []
         key = ""
         try:
@@ -319,17 +345,18 @@ class Restorer:
             for key, obj in plan.states:
                 undo.append(_state_undo(obj))
                 _graph.set_state(obj, self.file.states[key])
-            for key, obj, array in arrays:  # noqa: B007 (key names a failure)
-                if isinstance(obj, np.ndarray):
-                    undo.append(_array_undo(obj) if container else _nothing)
-                else:
-                    undo.append(_value_undo(obj))
-                    if mapping is not None:
-                        array = np.array(array)  # a variable may keep what it is given
-                assign(obj, array)
+            while fresh:  # popped: once given, the variable alone holds its array
+                key, obj, array = fresh.pop(0)
+                assign(obj, array, undo)
+                del array
+            # Arrays last: once checked, np.copyto cannot fail, so they need no saved copy.
+            for key, obj in arrays:
+                undo.append(_array_undo(obj) if container else _nothing)
+                np.copyto(obj, loaded[key] if mapping is None
+                          else self.file.view(mapping, key, verify=False))
         except Exception as err:
             self._fail(undo, key, err, container)
-        del arrays
+        del loaded
         for key, _ in plan.values:
             self.pending_values.discard(key)
         for key, _ in plan.states:
