@@ -147,9 +147,11 @@ class MemoryPool:
         self._used += size
         return PooledMemory(ptr, size, self._device.index, self._ref)
 
-    def _release(self, ptr: int, size: int) -> None:
+    def _release(self, ptr: int, size: int, _push: Any = heapq.heappush) -> None:
+        # (heappush bound at definition: buffers still alive at interpreter exit are freed
+        # after the module's globals are gone)
         self._used -= size
-        heapq.heappush(self._free.setdefault(size, []), ptr)
+        _push(self._free.setdefault(size, []), ptr)
 
     def used_bytes(self) -> int:
         """Bytes in buffers that are alive."""
