@@ -1,8 +1,11 @@
-"""A restore gives each variable a new array (``__checkpoint_assign__``: no copy on the
-host, one upload on a GPU). A training step traced before the restore (``graph.function``;
-on a GPU a captured CUDA graph where the step allows one) reads the restored values at its
-next call, without tracing again, and trains bit for bit like eager execution restored
-from the same checkpoint. Runs on every test backend (the strict GPU double included)."""
+"""A restore writes a host variable's own array in place while nothing else holds it
+(``__checkpoint_buffer__``) and otherwise gives the variable a new array
+(``__checkpoint_assign__``: no copy on the host, one upload on a GPU). Either way, a
+training step traced before the restore (``graph.function``; on a GPU a captured CUDA
+graph where the step allows one) reads the restored values at its next call, without
+tracing again, and trains bit for bit like eager execution restored from the same
+checkpoint, and a tensor read before the restore keeps its value. Runs on every test
+backend (the strict GPU double included)."""
 
 from __future__ import annotations
 
@@ -51,10 +54,13 @@ def test_a_step_traced_before_a_restore_trains_from_the_restored_values(tmp_path
     path = checkpoint.Checkpoint(model=model, optimizer=opt).write(tmp_path / "c")
     for x, y in data[3:6]:  # away from the saved values (on a GPU, through the graph)
         traced(x, y)
-    moved = [v.numpy() for v in model.variables]
+    moved = [v.numpy().copy() for v in model.variables]
     before = (traced.experimental_get_tracing_count(), traced.cuda_graph_status())
+    kept = model.variables[0].value()  # held: this variable gets a new array
 
     checkpoint.Checkpoint(model=model, optimizer=opt).restore(path).assert_consumed()
+    assert_array_equal(kept.numpy(), moved[0])
+    assert not np.array_equal(model.variables[0].numpy(), moved[0])
     assert not all(np.array_equal(a, v.numpy()) for a, v in zip(moved, model.variables))
     device = em.constant(0.0).device
     assert all(v.device == device for v in model.variables)

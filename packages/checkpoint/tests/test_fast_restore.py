@@ -123,6 +123,64 @@ def test_a_key_restoring_several_objects_gives_each_its_own_array(tmp_path):
     assert not np.shares_memory(a._value, c) and not np.shares_memory(b._value, c)
 
 
+class InPlace(Adopting):
+    """A variable that offers its own buffer while ``free`` (nothing else holds it)."""
+
+    free = True
+
+    def __checkpoint_buffer__(self):
+        self.calls.append("buffer")
+        return self._value if self.free else None
+
+
+def test_a_variable_that_offers_its_buffer_is_written_in_place(tmp_path, cut_small):
+    source = _model()
+    path = Checkpoint(model=source).write(tmp_path / "c")
+    target = _model(InPlace, fill=-1.0)
+    buffers = {k: v._value for k, v in target.items()}
+    Checkpoint(model=target).restore(path).assert_consumed()
+    for key, value in _values(source).items():
+        assert target[key]._value is buffers[key]
+        assert_array_equal(buffers[key], value)
+        assert target[key].calls == ["buffer", "buffer"], key  # asked when planned and written
+
+
+def test_a_buffer_taken_since_the_check_gets_a_new_array_and_damage_writes_nothing(tmp_path):
+    path = Checkpoint(model={"a": Adopting(np.arange(3.0)), "b": Adopting(np.ones(2))}).write(
+        tmp_path / "c")
+
+    class TakenLater(InPlace):
+        def __checkpoint_buffer__(self):
+            self.free = not self.calls  # free when the restore plans, held when it writes
+            return super().__checkpoint_buffer__()
+
+    target = {"a": TakenLater(np.full(3, -1.0)), "b": InPlace(np.full(2, -1.0))}
+    held = target["a"]._value
+    Checkpoint(model=target).restore(path)
+    assert_array_equal(target["a"]._value, np.arange(3.0))
+    assert_array_equal(held, np.full(3, -1.0))  # the holder's array is not written
+    assert target["a"].calls[-1] == "adopt"
+    _flip(path + ".safetensors", 0, "model/a")
+    target = {"a": InPlace(np.full(3, -1.0)), "b": InPlace(np.full(2, -1.0))}
+    with pytest.raises(CorruptCheckpointError, match="'model/a'"):
+        Checkpoint(model=target).restore(path)
+    assert all(np.all(v._value == -1.0) for v in target.values())
+
+
+def test_a_buffer_that_does_not_fit_is_refused_by_name(tmp_path):
+    path = Checkpoint(model={"a": Adopting(np.arange(3.0))}).write(tmp_path / "c")
+
+    class Wrong(InPlace):
+        def __checkpoint_buffer__(self):
+            return np.zeros(4, np.float32)
+
+    target = {"a": Wrong(np.full(3, -1.0))}
+    with pytest.raises(TypeError, match=r"Wrong.__checkpoint_buffer__ returned a float32\[4\], "
+                                        r"not None or a writable float32\[3\]"):
+        Checkpoint(model=target).restore(path)
+    assert_array_equal(target["a"]._value, np.full(3, -1.0))
+
+
 def _flip(path, offset_in_tensor, key):
     file = CheckpointFile(path)
     at = file._data_start + file.entries[key].begin + offset_in_tensor

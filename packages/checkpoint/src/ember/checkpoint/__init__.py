@@ -17,7 +17,10 @@ The object-graph protocol
   fresh (nothing else holds it) and of the value's dtype and shape; it returns a callable
   that puts the previous value back (called if a later part of the restore fails) and
   leaves the value unchanged if it raises. Without it, ``assign(array)`` is called and a
-  copy of ``numpy()`` kept for that rollback.
+  copy of ``numpy()`` kept for that rollback. An optional ``__checkpoint_buffer__()``
+  returns the value's own writable host array, of its dtype and shape, or None: a
+  restore writes into it in place, last, once every checksum matched (it is asked again
+  then), so it must return an array only while nothing else could see the write.
 * **Containers.** ``__checkpoint_children__(self) -> Mapping[str, object]``: named
   children in the object's current state. ``dict`` (str keys), ``list`` and ``tuple`` are
   containers natively (elements named ``"0"``, ``"1"``, ...). Names are non-empty and

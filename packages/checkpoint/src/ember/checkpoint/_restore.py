@@ -61,6 +61,31 @@ def assign(obj: Any, array: np.ndarray, undo: list[Callable[[], None]]) -> None:
     undo.append(back)
 
 
+def buffer_of(obj: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray | None:
+    """The variable's own host array, for a restore to write into in place, where it
+    offers one (``__checkpoint_buffer__``: only while nothing else could see the write).
+
+    Raises:
+        TypeError: the hook returned something other than None or a writable array of
+            the value's dtype and shape.
+    """
+    hook = getattr(type(obj), "__checkpoint_buffer__", None)
+    buffer = None if hook is None else hook(obj)
+    if buffer is None:
+        return None
+    if not (isinstance(buffer, np.ndarray) and buffer.flags.writeable
+            and buffer.dtype == dtype and buffer.shape == shape):
+        raise TypeError(f"{type(obj).__name__}.__checkpoint_buffer__ returned "
+                        f"{_what(buffer)}, not None or a writable {_describe(dtype, shape)}")
+    return buffer
+
+
+def _what(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"a{'' if x.flags.writeable else ' read-only'} {_describe(x.dtype, x.shape)}"
+    return type(x).__name__
+
+
 @dataclass
 class Plan:
     """What a restore step will do, computed before anything is touched."""
@@ -320,22 +345,24 @@ class Restorer:
                container: str = "", check: list[str] | None = None) -> None:
         """Commit a checked plan; on failure put back every object it changed, then raise.
 
-        Every tensor it assigns, and those in ``check``, is checksummed first: variables'
-        values are read into fresh arrays, numpy arrays (restored in place) are only
-        checked, then copied from ``mapping`` (or read too, without one)."""
+        Every tensor it assigns, and those in ``check``, is checksummed first. numpy
+        arrays, and variables that offer their own buffer (with a ``mapping`` to copy
+        from), are only checked, then written in place last; other variables' values are
+        read into fresh arrays that they keep. Without a mapping, everything is read."""
         arrays = [(key, obj) for key, obj in plan.values if isinstance(obj, np.ndarray)]
         variables = [(key, obj) for key, obj in plan.values if not isinstance(obj, np.ndarray)]
+        in_place = [(key, obj) for key, obj in variables if mapping is not None
+                    and self._buffer(key, obj) is not None]  # asked again when writing
+        written = {id(obj) for _, obj in in_place}
+        variables = [(key, obj) for key, obj in variables if id(obj) not in written]
         loaded = self.file.load([key for key, _ in variables],
-                                check=[key for key, _ in arrays] + (check or []),
+                                check=[key for key, _ in arrays + in_place] + (check or []),
                                 mapping=mapping)
-        # (key, variable, an array of its own): a key that restores several objects (an
-        # alias in the file) gives each a copy, and ``loaded`` keeps only arrays' sources
-        taken, fresh = {key for key, _ in arrays}, []
-        for key, obj in variables:
-            fresh.append((key, obj, loaded[key].copy() if key in taken else loaded[key]))
-            taken.add(key)
-        for key in {key for key, _ in variables} - {key for key, _ in arrays}:
-            del loaded[key]
+        fresh = _own_arrays(variables, {key for key, _ in arrays + in_place}, loaded)
+
+        def source(key: str) -> np.ndarray:
+            return loaded[key] if mapping is None else self.file.view(mapping, key, False)
+
         undo: list[Callable[[], None]] = []
         key = ""
         try:
@@ -349,14 +376,22 @@ class Restorer:
                 key, obj, array = fresh.pop(0)
                 assign(obj, array, undo)
                 del array
-            # Arrays last: once checked, np.copyto cannot fail, so they need no saved copy.
-            for key, obj in arrays:
-                undo.append(_array_undo(obj) if container else _nothing)
-                np.copyto(obj, loaded[key] if mapping is None
-                          else self.file.view(mapping, key, verify=False))
+            # Last the copies in place: once checked, np.copyto cannot fail, so they need no
+            # saved copy. A variable that something took hold of since the check gets a
+            # new array instead, first, while a failure can still be put back.
+            targets = []
+            for key, obj in in_place:
+                buffer = self._buffer(key, obj)
+                if buffer is None:
+                    assign(obj, np.array(source(key)), undo)
+                else:
+                    targets.append((key, buffer))
+            for key, target in targets + arrays:
+                undo.append(_array_undo(target) if container else _nothing)
+                np.copyto(target, source(key))
         except Exception as err:
             self._fail(undo, key, err, container)
-        del loaded
+        loaded.clear()
         for key, _ in plan.values:
             self.pending_values.discard(key)
         for key, _ in plan.states:
@@ -368,6 +403,10 @@ class Restorer:
         if not self.pending_values and not self.pending_states:
             self._undo.clear()
             self._closer()
+
+    def _buffer(self, key: str, obj: Any) -> np.ndarray | None:
+        entry = self.file.entries[key]
+        return buffer_of(obj, entry.dtype, entry.shape)
 
     def _settle(self, container: str) -> None:
         """Forget a container's rollback once nothing of it is pending any more."""
@@ -461,6 +500,20 @@ class Restorer:
     def _add_slot(self, path: str, slot: Any) -> None:
         if self.graph._add(path, slot) and path in self.graph.objects:
             _graph.walk(_graph.children(slot) or {}, prefix=path, graph=self.graph)
+
+
+def _own_arrays(variables: list[tuple[str, Any]], elsewhere: set[str],
+                loaded: dict[str, np.ndarray]) -> list[tuple[str, Any, np.ndarray]]:
+    """(key, variable, array) with an array of each variable's own: a key that restores
+    several objects (an alias in the file) gives each a copy. ``loaded`` keeps only the
+    arrays that keys in ``elsewhere`` still need."""
+    taken, fresh = set(elsewhere), []
+    for key, obj in variables:
+        fresh.append((key, obj, loaded[key].copy() if key in taken else loaded[key]))
+        taken.add(key)
+    for key in {key for key, _ in variables} - elsewhere:
+        del loaded[key]
+    return fresh
 
 
 def _nothing() -> None:

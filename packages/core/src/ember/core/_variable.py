@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from typing import Any
 
 import numpy as np
@@ -209,3 +210,36 @@ class Variable(TensorOperators):
         dev = cur._device
         self._write(_registry.wrap(dev.backend.from_host(array, dev.index), dev))
         return lambda: self._write(cur)
+
+    def __checkpoint_buffer__(self) -> np.ndarray | None:
+        """The host array that holds this variable's value, for a restore to write into in
+        place, or None where a write there could be seen: on a GPU, and wherever anything
+        but this variable holds its tensor or its array (a tensor read and kept, a numpy
+        view, a tape, a traced plan's constant). A traced step updates a variable in place
+        on the same condition (ember.graph). The restore checks every checksum first and
+        writes last, when nothing can fail, so it keeps no copy of the old value, needs no
+        new memory, and a plan traced before reads the new values at its next call.
+        """
+        if not _alone(self):  # (counted before this frame holds the array too)
+            return None
+        a = self._value._data
+        if (type(a) is not np.ndarray or a.base is not None or not a.flags.c_contiguous
+                or not a.flags.writeable):
+            return None
+        return a
+
+
+def _counts(v: Variable) -> tuple[int, int]:
+    """References to ``v``'s value tensor and to its array, counted from here."""
+    t = v._value
+    return sys.getrefcount(t), sys.getrefcount(t._data)
+
+
+_ALONE: list[tuple[int, int]] = []  # the counts of a variable nothing else holds
+
+
+def _alone(v: Variable) -> bool:
+    if not _ALONE:
+        _ALONE.append(_counts(Variable(np.zeros(2, np.float32))))
+    t, a = _counts(v)
+    return t <= _ALONE[0][0] and a <= _ALONE[0][1]
