@@ -1,8 +1,4 @@
-"""Callbacks for ``Model.fit``/``evaluate``/``predict``.
-
-Other packages plug in by subclassing ``Callback`` (or with ``LambdaCallback``);
-ember.nn imports none of them.
-"""
+"""The callback protocol: ``Callback``, ``CallbackList``, ``History``, ``LambdaCallback``."""
 
 from __future__ import annotations
 
