@@ -211,3 +211,27 @@ def test_extend_is_exported_and_lists_what_it_holds():
     assert em.extend is extend
     for name in extend.__all__:
         assert hasattr(extend, name), name
+
+
+def test_map_variable_reads_maps_op_reads_and_the_tape_differentiates_through_it():
+    from ember import tape
+
+    v = em.Variable(np.array([1.5, -2.0], np.float32))
+    seen = []
+
+    def half(var, value):
+        seen.append(var)
+        return em.cast(value, em.float16)
+
+    with tape.GradientTape() as t, extend.map_variable_reads(half):
+        y = em.reduce_sum(em.multiply(v, v))
+        inner_off = None
+        with extend.map_variable_reads(None):
+            inner_off = v.value().dtype
+        raw = extend.read_without_recording(v).dtype
+    assert y.dtype == em.float16 and seen == [v, v]
+    assert inner_off == em.float32 and raw == em.float32
+    (g,) = t.gradient(y, [v])
+    assert g.dtype == em.float32  # the cast's gradient goes back to the variable's dtype
+    np.testing.assert_allclose(g.numpy(), [3.0, -4.0])
+    assert v.value().dtype == em.float32  # outside the block, reads are plain again

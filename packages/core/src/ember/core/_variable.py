@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,9 @@ from ._tensor import Tensor
 from .recording import _active, notify_variable_created, notify_variable_write, tracers
 
 _uid = itertools.count()
+
+# extend.map_variable_reads: a function (variable, value) -> the value an op reads, or None
+read_hook: ContextVar[Any] = ContextVar("ember_variable_read_hook", default=None)
 
 
 class Variable(TensorOperators):
@@ -64,7 +68,8 @@ class Variable(TensorOperators):
         if recs:
             for r in recs:
                 r.variable_read(self, v)
-        return v
+        hook = read_hook.get()
+        return v if hook is None else hook(self, v)
 
     def value(self) -> Tensor:
         """The current value as a Tensor (a read that tapes see)."""

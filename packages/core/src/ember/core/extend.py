@@ -9,7 +9,7 @@ its objects. Everything here is a thin, stable wrapper over core's internals:
   ``REGISTRY``, ``OpDef``;
 - tensors and backend arrays: ``tensor_from_array`` (no copy), ``array_of``,
   ``device_of``;
-- variables: ``read_without_recording``;
+- variables: ``read_without_recording``, ``map_variable_reads``;
 - recorders (what a gradient tape is): ``notify_op``, ``recording_to``,
   ``active_recorders``, ``Recorder``;
 - dtypes: ``is_differentiable``.
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _registry, recording
+from . import _dtypes, _registry, _variable, recording
 from ._device import Device, current_device, get_device
 from ._registry import REGISTRY, OpDef
 from ._tensor import Tensor
@@ -51,8 +51,8 @@ from .recording import Recorder, _active, active_recorders
 
 __all__ = [
     "REGISTRY", "OpDef", "Recorder", "active_recorders", "array_of", "cuda_form", "device_of",
-    "is_differentiable", "notify_op", "out_form", "read_without_recording", "recording_to",
-    "register_op", "run_op", "tensor_from_array",
+    "is_differentiable", "map_variable_reads", "notify_op", "out_form",
+    "read_without_recording", "recording_to", "register_op", "run_op", "tensor_from_array",
 ]
 
 _new = object.__new__
@@ -290,6 +290,37 @@ where a read must not make a tape watch the variable.
 
 See the module's examples.
 """
+
+
+@contextlib.contextmanager
+def map_variable_reads(fn: Callable[[Variable, Tensor], Tensor] | None) -> Iterator[None]:
+    """Inside the block, an op's read of a variable (and ``variable.value()``) gives
+    ``fn(variable, value)`` instead of ``value``; ``None`` turns an outer mapping off.
+
+    ember-nn's mixed precision uses it as Keras's autocast: a layer computing in float16
+    reads its float32 variables cast to float16. The recorders see the read of the
+    variable's own value first, so whatever ``fn`` computes with ops is recorded after it
+    (a tape differentiates through the cast back to the variable; graph mode replays it).
+    ``read_without_recording`` is never mapped.
+
+    Args:
+        fn: ``fn(variable, value) -> Tensor``, or None.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember.core import extend
+        >>> v = em.Variable([1.5, 2.5])
+        >>> with extend.map_variable_reads(lambda var, t: em.cast(t, em.float16)):
+        ...     (v * 2).dtype
+        dtype('float16')
+        >>> (v * 2).dtype
+        dtype('float32')
+    """
+    token = _variable.read_hook.set(fn)
+    try:
+        yield
+    finally:
+        _variable.read_hook.reset(token)
 
 
 # --- recorders ---------------------------------------------------------------------------
