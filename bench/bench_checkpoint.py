@@ -6,8 +6,13 @@ page-cache conditions are shared (the order rotates each round), then loaded the
 way; the median of the rounds is reported, in one process. The machines are shared and
 noisy: read the ratios, measured side by side, rather than the absolute rates.
 
-* ember: ``Checkpoint.write`` (atomic: temp file, fsync, rename, fsync dir; CRC-32 per
-  tensor) and ``Checkpoint.restore`` into the existing arrays (all checksums verified).
+* ember: ``Checkpoint.write`` (atomic: temp file, fsync, rename, fsync dir; CRC-32C per
+  tensor) and ``Checkpoint.restore`` (all checksums verified before anything is
+  written), into numpy arrays (in place), into ember variables (``ember.core.Variable``:
+  written in place while nothing else holds them, ``__checkpoint_buffer__``), into ember
+  variables whose tensors are also held elsewhere (they keep a new array read for them,
+  ``__checkpoint_assign__``, as on a GPU) and into duck-typed variables with
+  ``numpy()``/``assign()`` only (a copy kept for the rollback).
 * safetensors: ``safetensors.numpy.save_file`` / ``load_file`` (no fsync, no checksums).
 * torch: ``torch.save`` / ``torch.load(weights_only=True)`` when torch imports, and
   ``torch.save`` followed by ``os.fsync`` of the same file (the durable peer of ember's
@@ -15,7 +20,12 @@ noisy: read the ratios, measured side by side, rather than the absolute rates.
 * TensorFlow: ``tf.train.Checkpoint.write`` / ``read`` when tensorflow imports.
 * numpy: ``np.savez`` / ``np.load`` with every array materialised.
 
-Usage: ``python bench/bench_checkpoint.py [--rounds N] [--out bench/results/checkpoint.md]``
+Loads are timed twice: in this process, alternating (each contender reuses memory that
+its previous load freed), and as the first load of a new process that has just built its
+model (a job that restarts: fresh memory for everyone), in alternating subprocesses.
+
+Usage: ``python bench/bench_checkpoint.py [--rounds N] [--fresh-rounds N] [--out FILE]``
+(``--out ''`` prints only). The sources imported are those of the tree the script is in.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import argparse
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +43,8 @@ from collections.abc import Callable
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "packages", "checkpoint", "src"))
+for _package in ("core", "checkpoint"):  # this tree's sources, before any installed ones
+    sys.path.insert(0, os.path.join(HERE, "..", "packages", _package, "src"))
 
 from ember.checkpoint import Checkpoint  # noqa: E402
 
@@ -54,7 +66,7 @@ Pair = tuple[Callable[[], None], Callable[[], None]]
 def ember_pair(model, directory) -> Pair:
     path = os.path.join(directory, "ember")
     ckpt = Checkpoint(model=model)
-    targets = {k: {n: np.empty_like(v) for n, v in vs.items()} for k, vs in model.items()}
+    targets = {k: {n: np.ones_like(v) for n, v in vs.items()} for k, vs in model.items()}
     target = Checkpoint(model=targets)
     return (lambda: ckpt.write(path)), (lambda: target.restore(path))
 
@@ -72,12 +84,34 @@ class _Var:
         np.copyto(self._value, value)
 
 
-def ember_variables_pair(model, directory) -> Pair:
-    path = os.path.join(directory, "ember-vars")
+def duck_variables_pair(model, directory) -> Pair:
+    path = os.path.join(directory, "ember-duck")
     ckpt = Checkpoint(model=model)
-    targets = {k: {n: _Var(np.empty_like(v)) for n, v in vs.items()} for k, vs in model.items()}
+    targets = {k: {n: _Var(np.ones_like(v)) for n, v in vs.items()} for k, vs in model.items()}
     target = Checkpoint(model=targets)
     return (lambda: ckpt.write(path)), (lambda: target.restore(path))
+
+
+def ember_variables_pair(model, directory, held: bool = False) -> Pair:
+    import ember.core as em
+
+    path = os.path.join(directory, "ember-vars-held" if held else "ember-vars")
+    ckpt = Checkpoint(model={k: {n: em.Variable(v) for n, v in vs.items()}
+                             for k, vs in model.items()})
+    targets = {k: {n: em.Variable(np.ones_like(v)) for n, v in vs.items()}
+               for k, vs in model.items()}
+    target = Checkpoint(model=targets)
+
+    def restore() -> None:
+        kept = [v.value() for vs in targets.values() for v in vs.values()] if held else []
+        target.restore(path)
+        del kept
+
+    return (lambda: ckpt.write(path)), restore
+
+
+def ember_held_variables_pair(model, directory) -> Pair:
+    return ember_variables_pair(model, directory, held=True)
 
 
 def safetensors_pair(model, directory) -> Pair:
@@ -134,10 +168,15 @@ def tensorflow_pair(model, directory) -> Pair:
     return (lambda: ckpt.write(path)), (lambda: ckpt.read(path).assert_consumed())
 
 
+EMBER = "ember.checkpoint, numpy arrays (atomic, fsync, CRC-32C)"
+EMBER_VARS = "ember.checkpoint, ember variables"
+EMBER_HELD = "ember.checkpoint, ember variables also held elsewhere (new arrays)"
 CONTENDERS = {
-    "ember.checkpoint (atomic, fsync, CRC-32)": ember_pair,
-    "ember.checkpoint into variables (keeps a copy to put back on failure)":
-        ember_variables_pair,
+    EMBER: ember_pair,
+    EMBER_VARS: ember_variables_pair,
+    EMBER_HELD: ember_held_variables_pair,
+    "ember.checkpoint, duck-typed variables (a copy kept to put back on failure)":
+        duck_variables_pair,
     "safetensors (raw)": safetensors_pair,
     "torch.save / torch.load": torch_pair,
     "torch.save + os.fsync / torch.load": torch_fsync_pair,
@@ -152,14 +191,18 @@ def timed(fn: Callable[[], None]) -> float:
     return time.perf_counter() - start
 
 
-EMBER = "ember.checkpoint (atomic, fsync, CRC-32)"
 RAW = "safetensors (raw)"
 DURABLE_TORCH = "torch.save + os.fsync / torch.load"
 TORCH = "torch.save / torch.load"
-# (label, contender, save (0) or load (1), target): speed ratios of ember to a peer
-RATIOS = [("ember save / (torch.save + os.fsync)", DURABLE_TORCH, 0, 1.0),
-          ("ember save / torch.save without fsync", TORCH, 0, None),
-          ("ember restore / raw safetensors load", RAW, 1, 1.5)]
+# (label, ember's contender, peer, save (0) or load (1), target): speed ratios to a peer
+RATIOS = [("ember save / (torch.save + os.fsync)", EMBER, DURABLE_TORCH, 0, 1.0),
+          ("ember save / torch.save without fsync", EMBER, TORCH, 0, None),
+          ("ember save / safetensors save_file (no fsync)", EMBER, RAW, 0, None),
+          ("ember restore into numpy arrays / safetensors load_file", EMBER, RAW, 1, 0.7),
+          ("ember restore into ember variables / safetensors load_file", EMBER_VARS, RAW, 1,
+           0.7),
+          ("ember restore into held ember variables / safetensors load_file", EMBER_HELD, RAW,
+           1, None)]
 Ratios = dict[str, tuple[float, float, float]]
 
 
@@ -167,14 +210,42 @@ def paired(times: dict[str, tuple[list[float], list[float]]]) -> Ratios:
     """Per-round speed ratios of ember to each peer (same round, adjacent in time):
     median, lowest and highest over the rounds. Robust to a machine whose load drifts."""
     out = {}
-    for label, peer, which, _ in RATIOS:
-        if peer in times:
-            r = [p / e for e, p in zip(times[EMBER][which][1:], times[peer][which][1:])]
+    for label, ours, peer, which, _ in RATIOS:
+        if ours in times and peer in times:
+            r = [p / e for e, p in zip(times[ours][which][1:], times[peer][which][1:])]
             out[label] = (statistics.median(r), min(r), max(r))
     return out
 
 
-def run(rounds: int) -> tuple[float, dict[str, tuple[float, float] | str], Ratios]:
+# The loads timed again as the first thing a new process does once its model is built.
+FRESH = [EMBER, EMBER_VARS, EMBER_HELD, RAW, TORCH]
+
+
+def _rotated(names: list[str], r: int) -> list[str]:
+    return names[r % len(names):] + names[:r % len(names)]
+
+
+def fresh_loads(directory: str, names: list[str], rounds: int) -> dict[str, list[float]]:
+    """Seconds of each load as a new process's first (a job that restarts), alternating
+    subprocesses with the order rotating. Unlike the loads in one process, no contender
+    reuses the memory an earlier load freed: each gets fresh pages, as a restart does."""
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for name in _rotated(names, r):
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name,
+                                  directory], capture_output=True, text=True, check=True)
+            times[name].append(float(out.stdout.split()[-1]))
+    return times
+
+
+def child(name: str, directory: str) -> None:
+    """Build the model, then time one load by ``name`` of the file already in ``directory``."""
+    load = CONTENDERS[name](make_model(), directory)[1]
+    print(timed(load))
+
+
+def run(rounds: int, fresh_rounds: int = 0) -> tuple[float, dict[str, tuple[float, float] | str],
+                                                      Ratios, dict[str, list[float]]]:
     model = make_model()
     megabytes = sum(v.nbytes for v in flat(model).values()) / 1e6
     results: dict[str, tuple[float, float] | str] = {}
@@ -197,43 +268,67 @@ def run(rounds: int) -> tuple[float, dict[str, tuple[float, float] | str], Ratio
                 for name in names[r % len(names):] + names[:r % len(names)]:
                     times[name][which].append(timed(pairs[name][which]))
         for name, (saves, loads) in times.items():
-            results[name] = (megabytes / statistics.median(saves[1:]),
-                             megabytes / statistics.median(loads[1:]))
-    return megabytes, results, paired(times)
+            results[name] = (megabytes / 1e3 / statistics.median(saves[1:]),
+                             megabytes / 1e3 / statistics.median(loads[1:]))
+        fresh = fresh_loads(directory, [n for n in FRESH if n in pairs], fresh_rounds)
+    return megabytes, results, paired(times), fresh
+
+
+def fresh_table(megabytes: float, fresh: dict[str, list[float]]) -> list[str]:
+    if not fresh or RAW not in fresh or not fresh[RAW]:
+        return []
+    lines = ["", f"First load in a new process (a job that restarts), {len(fresh[RAW])} "
+             "rounds of alternating subprocesses, each building its model first; speed ratio "
+             "to safetensors `load_file` per round, median [lowest, highest]:", "",
+             "| method | load GB/s | load / safetensors |", "|---|---:|---:|"]
+    for name, t in fresh.items():
+        r = [p / e for e, p in zip(t, fresh[RAW])]
+        lines.append(f"| {name} | {megabytes / 1e3 / statistics.median(t):.2f} | "
+                     f"**{statistics.median(r):.2f}** [{min(r):.2f}, {max(r):.2f}] |")
+    return lines
 
 
 def table(megabytes: float, results: dict[str, tuple[float, float] | str],
-          ratios: Ratios) -> str:
+          ratios: Ratios, fresh: dict[str, list[float]] | None = None) -> str:
     raw = results["safetensors (raw)"]
     assert isinstance(raw, tuple)
     lines = [f"Model: {megabytes:.0f} MB of float32 in 48 tensors. Median of the rounds.",
              "",
-             "| method | save MB/s | load MB/s | save / safetensors | load / safetensors |",
+             "| method | save GB/s | load GB/s | save / safetensors | load / safetensors |",
              "|---|---:|---:|---:|---:|"]
     for name, value in results.items():
         if isinstance(value, str):
             lines.append(f"| {name} | {value} | | | |")
         else:
-            lines.append(f"| {name} | {value[0]:.0f} | {value[1]:.0f} | "
+            lines.append(f"| {name} | {value[0]:.2f} | {value[1]:.2f} | "
                          f"{value[0] / raw[0]:.2f} | {value[1] / raw[1]:.2f} |")
     lines += ["", "Speed ratios of ember to a peer, per round (the two ran back to back), "
               "median [lowest, highest] over the rounds:", ""]
-    for label, _, _, target in RATIOS:
+    for label, _, _, _, target in RATIOS:
         if label in ratios:
             mid, low, high = ratios[label]
             goal = f" (target >= {target})" if target else ""
             lines.append(f"- {label}: **{mid:.2f}** [{low:.2f}, {high:.2f}]{goal}")
-    return "\n".join(lines)
+    return "\n".join(lines + fresh_table(megabytes, fresh or {}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--fresh-rounds", type=int, default=5,
+                        help="rounds of first loads in new processes (0: none)")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "checkpoint.md"))
+    parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    megabytes, results, ratios = run(args.rounds)
-    text = table(megabytes, results, ratios)
+    if args.child:
+        child(*args.child)
+        return
+    megabytes, results, ratios, fresh = run(args.rounds, args.fresh_rounds)
+    text = table(megabytes, results, ratios, fresh)
     print(text)
+    import ember.checkpoint
+
+    print(f"(ember.checkpoint from {os.path.dirname(ember.checkpoint.__file__)})")
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     header = ("# Checkpoint throughput\n\nWritten by `python bench/bench_checkpoint.py` "
               f"({machine}; files in the system temp dir, page cache warm for loads).\n\n")

@@ -2,10 +2,12 @@
 
 A ``Restorer`` owns one open ``CheckpointFile``. ``restore_existing`` walks the live graph,
 checks every match (kind, shape, dtype), reads and checksums every tensor of the file
-(also those with no object yet), and only then assigns. A variable gets a fresh array,
-read once from the file; one that implements ``__checkpoint_assign__`` keeps that array
-without a copy and gives back its previous value for a rollback, so a restore costs about
-one read of the file (the checksums run beside the reads, ``_reading``). Values whose objects do not exist
+(also those with no object yet), and only then assigns. numpy arrays, and variables
+that offer their own buffer (``__checkpoint_buffer__``), are checked in a mapping of the
+file and written in place last. Any other variable gets a fresh array, read once from the
+file (its checksum taken beside the read, ``_reading``); one that implements
+``__checkpoint_assign__`` keeps that array without a copy and gives back its previous
+value for a rollback. Values whose objects do not exist
 yet stay *pending*: containers that implement ``__checkpoint_listen__`` report new
 children and slots, and each is validated and assigned the moment it appears.
 """
