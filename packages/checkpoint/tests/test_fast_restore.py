@@ -31,6 +31,11 @@ class Adopting(Variable):
         super().__init__(value, dtype)
         self.calls = []
 
+    @property
+    def held(self):
+        """The array it holds now (read without a copy, and without counting a call)."""
+        return self._value
+
     def numpy(self):
         self.calls.append("numpy")
         return super().numpy()
@@ -60,7 +65,7 @@ def _model(cls=Adopting, fill=None):
 
 
 def _values(model):
-    return {k: np.array(v._value) for k, v in model.items()}
+    return {k: np.array(v.held) for k, v in model.items()}
 
 
 @pytest.fixture(params=["threaded", "inline"])
@@ -78,7 +83,7 @@ def test_handed_over_values_are_the_saved_ones_with_no_copy_kept(tmp_path, cut_s
     target, extra = _model(fill=-1.0), np.zeros(7)
     Checkpoint(model=target, extra=extra).restore(path).assert_consumed()
     for key, value in _values(source).items():
-        got = target[key]._value
+        got = target[key].held
         assert_array_equal(got, value)
         assert got.dtype == value.dtype and got.flags.writeable and got.flags.c_contiguous
         assert got.base is None, key  # owns its memory: who else holds it can be counted
@@ -92,8 +97,8 @@ def test_a_failing_commit_puts_handed_over_values_back(tmp_path):
     target = {"a": Adopting(np.full(3, -1.0)), "z": Broken(np.full(2, -1.0))}
     with pytest.raises(CheckpointMismatchError, match="every object changed was put back"):
         Checkpoint(model=target).restore(path)
-    assert_array_equal(target["a"]._value, np.full(3, -1.0))
-    assert_array_equal(target["z"]._value, np.full(2, -1.0))
+    assert_array_equal(target["a"].held, np.full(3, -1.0))
+    assert_array_equal(target["z"].numpy(), np.full(2, -1.0))
 
 
 def test_a_hook_that_gives_no_rollback_is_refused_and_the_rest_put_back(tmp_path):
@@ -108,7 +113,7 @@ def test_a_hook_that_gives_no_rollback_is_refused_and_the_rest_put_back(tmp_path
     with pytest.raises(CheckpointMismatchError, match="NoRollback.__checkpoint_assign__ "
                                                       "returned NoneType"):
         Checkpoint(model=target).restore(path)
-    assert_array_equal(target["a"]._value, np.full(3, -1.0))
+    assert_array_equal(target["a"].held, np.full(3, -1.0))
 
 
 def test_a_key_restoring_several_objects_gives_each_its_own_array(tmp_path):
@@ -117,10 +122,10 @@ def test_a_key_restoring_several_objects_gives_each_its_own_array(tmp_path):
     assert CheckpointFile(path + ".safetensors").aliases  # saved once, the others aliases
     a, b, c = Adopting(np.zeros(4)), Adopting(np.zeros(4)), np.zeros(4, np.float32)
     Checkpoint(a={"w": a}, b={"w": b}, c={"w": c}).restore(path)
-    for got in (a._value, b._value, c):
+    for got in (a.held, b.held, c):
         assert_array_equal(got, np.arange(4.0))
-    assert not np.shares_memory(a._value, b._value)
-    assert not np.shares_memory(a._value, c) and not np.shares_memory(b._value, c)
+    assert not np.shares_memory(a.held, b.held)
+    assert not np.shares_memory(a.held, c) and not np.shares_memory(b.held, c)
 
 
 class InPlace(Adopting):
@@ -137,10 +142,10 @@ def test_a_variable_that_offers_its_buffer_is_written_in_place(tmp_path, cut_sma
     source = _model()
     path = Checkpoint(model=source).write(tmp_path / "c")
     target = _model(InPlace, fill=-1.0)
-    buffers = {k: v._value for k, v in target.items()}
+    buffers = {k: v.held for k, v in target.items()}
     Checkpoint(model=target).restore(path).assert_consumed()
     for key, value in _values(source).items():
-        assert target[key]._value is buffers[key]
+        assert target[key].held is buffers[key]
         assert_array_equal(buffers[key], value)
         assert target[key].calls == ["buffer", "buffer"], key  # asked when planned and written
 
@@ -155,16 +160,16 @@ def test_a_buffer_taken_since_the_check_gets_a_new_array_and_damage_writes_nothi
             return super().__checkpoint_buffer__()
 
     target = {"a": TakenLater(np.full(3, -1.0)), "b": InPlace(np.full(2, -1.0))}
-    held = target["a"]._value
+    held = target["a"].held
     Checkpoint(model=target).restore(path)
-    assert_array_equal(target["a"]._value, np.arange(3.0))
+    assert_array_equal(target["a"].held, np.arange(3.0))
     assert_array_equal(held, np.full(3, -1.0))  # the holder's array is not written
     assert target["a"].calls[-1] == "adopt"
     _flip(path + ".safetensors", 0, "model/a")
     target = {"a": InPlace(np.full(3, -1.0)), "b": InPlace(np.full(2, -1.0))}
     with pytest.raises(CorruptCheckpointError, match="'model/a'"):
         Checkpoint(model=target).restore(path)
-    assert all(np.all(v._value == -1.0) for v in target.values())
+    assert all(np.all(v.held == -1.0) for v in target.values())
 
 
 def test_a_buffer_that_does_not_fit_is_refused_by_name(tmp_path):
@@ -178,7 +183,7 @@ def test_a_buffer_that_does_not_fit_is_refused_by_name(tmp_path):
     with pytest.raises(TypeError, match=r"Wrong.__checkpoint_buffer__ returned a float32\[4\], "
                                         r"not None or a writable float32\[3\]"):
         Checkpoint(model=target).restore(path)
-    assert_array_equal(target["a"]._value, np.full(3, -1.0))
+    assert_array_equal(target["a"].held, np.full(3, -1.0))
 
 
 def _flip(path, offset_in_tensor, key):
@@ -202,13 +207,13 @@ def test_damage_anywhere_in_a_tensor_restores_nothing(tmp_path, cut_small, offse
         Checkpoint(model=target).restore(path)
     for key, variable in target.items():
         assert variable.calls == [], key
-        assert np.all(variable._value == -1.0)
+        assert np.all(variable.held == -1.0)
 
 
 @pytest.mark.parametrize("offset", [0, 41, 64 * 33 * 4 - 1])
 def test_damage_in_an_array_restored_in_place_restores_nothing(tmp_path, cut_small, offset):
     """numpy arrays are checked in the file's mapping, in batches of pieces, then copied."""
-    source = {k: v._value for k, v in _model().items()}
+    source = {k: v.held for k, v in _model().items()}
     path = Checkpoint(model=source).write(tmp_path / "c") + ".safetensors"
     _flip(path, offset, "model/big")
     target = {k: np.full_like(v, -1.0) for k, v in source.items()}
@@ -225,12 +230,12 @@ def test_short_reads_are_resumed_and_a_file_that_ends_early_is_corrupt(tmp_path,
     target = _model(fill=-1.0)
     Checkpoint(model=target).restore(path)
     for key, value in _values(_model()).items():
-        assert_array_equal(target[key]._value, value)
+        assert_array_equal(target[key].held, value)
     monkeypatch.setattr(os, "preadv", lambda fd, views, at: 0)
     target = _model(fill=-1.0)
     with pytest.raises(CorruptCheckpointError, match="truncated: no data at byte"):
         Checkpoint(model=target).restore(path)
-    assert all(np.all(v._value == -1.0) for v in target.values())
+    assert all(np.all(v.held == -1.0) for v in target.values())
 
 
 def _header(path):
@@ -270,13 +275,13 @@ def test_format_1_files_with_zlib_crc32_still_restore_and_damage_is_found(tmp_pa
     target, x = _model(fill=-1.0), np.zeros(5)
     Checkpoint(model=target, arrays={"x": x}).restore(path).assert_consumed()
     for key, value in _values(_model()).items():
-        assert_array_equal(target[key]._value, value)
+        assert_array_equal(target[key].held, value)
     assert_array_equal(x, np.arange(5.0))
     _flip(path, 100, "model/big")
     target = _model(fill=-1.0)
     with pytest.raises(CorruptCheckpointError, match="'model/big'"):
         Checkpoint(model=target).restore(path)
-    assert all(np.all(v._value == -1.0) for v in target.values())
+    assert all(np.all(v.held == -1.0) for v in target.values())
 
 
 def test_an_unknown_format_is_refused_naming_the_known_ones(tmp_path, monkeypatch):
