@@ -5,9 +5,9 @@ into that array (``os.preadv``), and checks it: the checksum of each piece runs 
 second thread while the main thread reads the next piece (``preadv`` releases the GIL;
 ``google-crc32c`` holds it for one piece at most), so checking costs little beyond the
 read. Runs of small tensors, adjacent in the file, are read by one ``preadv`` and checked
-by one task. Tensors that are only checked (a numpy array restored in place later, a value
-whose object does not exist yet) are checksummed in a read-only mapping of the file,
-without a copy.
+by one task. Tensors that are only checked (a numpy array or a variable's own buffer written
+in place later, a value whose object does not exist yet) are checksummed in a read-only
+mapping of the file, without a copy.
 
 Nothing is returned before every checksum has been compared: a damaged tensor raises
 ``CorruptCheckpointError`` and no array escapes.
