@@ -224,3 +224,17 @@ def test_composites_keep_low_precision_with_python_numbers():
     assert_allclose(y.numpy().astype(np.float32), [2.5, 2.5], rtol=1e-3)
     assert em.clip_by_value(x16, 0, 0.5).dtype == em.float16
     assert em.nn_ops.leaky_relu(x16, 0.1).dtype == em.float16
+
+
+def test_products_keep_bf16_operands_dtype():
+    # numpy's matmul of ml_dtypes bfloat16 returns float32 and its einsum has no bfloat16
+    # loop: a bfloat16 layer (mixed_bfloat16) would silently compute on in float32
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) / 8
+    x, y = em.constant(a.astype(em.bfloat16)), em.constant(b.astype(em.bfloat16))
+    want = (a.astype(em.bfloat16).astype(np.float32) @ b.astype(em.bfloat16).astype(np.float32))
+    for got in (em.matmul(x, y), em.einsum("ij,jk->ik", x, y),
+                em.tensordot(x, y, [[1], [0]]), em.matmul(x, y[:, 0])):
+        assert got.dtype == em.bfloat16
+        assert_allclose(got.numpy().astype(np.float32), want[..., :got.shape[-1]]
+                        if got.ndim == 2 else want[:, 0], rtol=1e-2)

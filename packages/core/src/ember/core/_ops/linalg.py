@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dtypes import bfloat16 as _BF16
 from .._errors import InvalidArgumentError
 from .._registry import execute, notify, register
 from .._tensor import Tensor
@@ -21,11 +22,20 @@ from .array import expand_dims, getitem, reshape, squeeze, transpose
 F = "linalg"
 _new = object.__new__
 def _matmul_forward(be: Any, x: Any, y: Any) -> Any:
-    return be.xp.matmul(x, y)
+    out = be.xp.matmul(x, y)
+    # numpy's bfloat16 (ml_dtypes) product returns float32: the result keeps the operands'
+    # dtype, as every other op's does (a bfloat16 layer computing on stays bfloat16)
+    return out if out.dtype == x.dtype or x.dtype != y.dtype else out.astype(x.dtype)
+
+
+def _einsum_forward(be: Any, *xs: Any, equation: str) -> Any:
+    if xs and all(x.dtype == _BF16 for x in xs):  # numpy's einsum has no bfloat16 loop
+        return be.xp.einsum(equation, *[x.astype(np.float32) for x in xs]).astype(_BF16)
+    return be.xp.einsum(equation, *xs)
 
 
 _matmul = register("matmul", _matmul_forward, family=F)
-_einsum = register("einsum", lambda be, *xs, equation: be.xp.einsum(equation, *xs), family=F)
+_einsum = register("einsum", _einsum_forward, family=F)
 
 
 def _swap(x: Any) -> Any:
