@@ -8,7 +8,7 @@ import pytest
 
 import ember.core as em
 from ember import graph, nn, tape
-from ember.core._ops import conv_select
+from ember.core.testing.conv import INPUT_GRADIENT, conv_algorithms_chosen_by
 
 ONLY_BACKENDS = ["strict-gpu"]  # the counters belong to the strict double (conftest)
 L = nn.layers
@@ -57,20 +57,17 @@ def _step(model, opt, x, y):
 
 
 @pytest.fixture
-def as_the_h200_tuned(monkeypatch):
+def as_the_h200_tuned():
     """The convolution algorithms the H200's autotuner chose for LeNet: im2col, except
     Winograd for the second layer's input gradient. (Its kernel names say so: 73 copies,
     35 GEMMs and 10 split-K reductions a step; on the double the autotuner times numpy,
     which would choose differently from run to run.)"""
-    def autotune(be, i, cands, a, b, g):
-        second_input_gradient = i == 1 and g.w_shape[2] == 32
-        algo = "winograd" if second_input_gradient and "winograd" in cands else "im2col"
-        return algo, be.xp.ascontiguousarray(conv_select.ALGORITHMS[algo][i](be.xp, a, b, g))
+    def choose(direction, candidates, g):
+        second_input_gradient = direction == INPUT_GRADIENT and g.w_shape[2] == 32
+        return "winograd" if second_input_gradient and "winograd" in candidates else "im2col"
 
-    monkeypatch.setattr(conv_select, "_autotune", autotune)
-    conv_select.clear_chosen()
-    yield
-    conv_select.clear_chosen()
+    with conv_algorithms_chosen_by(choose):
+        yield
 
 
 @pytest.mark.parametrize("mode", ["eager", "traced"])
