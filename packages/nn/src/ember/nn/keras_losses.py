@@ -21,6 +21,8 @@ import numpy as np
 
 import ember.core as em
 
+from .layers._masks import get_mask
+
 __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
            "MeanAbsoluteError", "MeanSquaredError", "SparseCategoricalCrossentropy",
            "binary_crossentropy", "categorical_crossentropy", "kl_divergence",
@@ -186,6 +188,46 @@ def reduce_weighted(per: Any, sample_weight: Any, reduction: str) -> Any:
     return em.divide(total, float(max(int(np.prod(per.shape)), 1)))
 
 
+def apply_mask(sample_weight: Any, mask: Any, reduction: str, like: Any) -> Any:
+    """The weights a loss or metric reduces with when its predictions carry a Keras mask
+    (``Embedding(mask_zero=True)``, ``Masking``, an RNN's sequences), as Keras 3's
+    ``apply_mask``: for the mean reductions (``sum_over_batch_size``, ``auto``) a valid
+    step weighs ``total / valid`` (the number of values over the number of real ones)
+    and a padded one 0, so that dividing the weighted sum by the number of values gives
+    ``sum(loss * sample_weight * mask) / valid``: the mean over the real steps (0 when
+    none is). Other reductions take the mask as 0/1.
+
+    ``sample_weight`` of fewer axes than the mask (one weight per sequence, ``(N,)``)
+    weighs every step of its sequence (Keras would broadcast ``(N,)`` against the steps
+    axis); a float dtype like ``like``'s."""
+    if mask is None:
+        return sample_weight
+    m = em.cast(em.convert_to_tensor(mask), like.dtype)
+    if tuple(m.shape) != tuple(like.shape)[:m.ndim]:
+        raise ValueError(f"the predictions' mask of shape {tuple(m.shape)} does not match "
+                         f"the values reduced, of shape {tuple(like.shape)} (a mask has the "
+                         f"leading axes of what it masks)")
+    while m.ndim < like.ndim:  # a step's mask covers its values on further axes
+        m = em.expand_dims(m, -1)
+    if reduction in ("sum_over_batch_size", "auto"):
+        valid = em.reduce_sum(em.broadcast_to(m, like.shape))
+        scale = em.where(em.greater(valid, 0.0),
+                         em.divide(float(max(like.size, 1)), em.maximum(valid, 1.0)), 0.0)
+        m = em.multiply(m, scale)
+    if sample_weight is None:
+        return m
+    w = _float(sample_weight, like)
+    while w.ndim > m.ndim and w.shape[-1] == 1:
+        w = em.squeeze(w, -1)
+    while w.ndim < m.ndim:
+        w = em.expand_dims(w, -1)
+    return em.multiply(w, m)
+
+
+def _mask_of(y_pred: Any) -> Any:
+    return get_mask(y_pred) if isinstance(y_pred, em.Tensor) else None
+
+
 class Loss:
     """Base class of Keras-style loss objects.
 
@@ -206,7 +248,13 @@ class Loss:
         raise NotImplementedError
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        return reduce_weighted(self.call(y_true, y_pred), sample_weight, self.reduction)
+        """The reduced loss; predictions that carry a mask weigh only their real steps
+        (see ``apply_mask``), as Keras 3's ``Loss.__call__``."""
+        mask = _mask_of(y_pred)
+        per = self.call(y_true, y_pred)
+        if mask is not None:
+            sample_weight = apply_mask(sample_weight, mask, self.reduction, per)
+        return reduce_weighted(per, sample_weight, self.reduction)
 
     def get_config(self) -> dict[str, Any]:
         return {"reduction": self.reduction, "name": self.name}

@@ -85,18 +85,21 @@ class Model(Layer):
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
             verbose: Any = 1, callbacks: Any = None, validation_data: Any = None,
             steps_per_epoch: int | None = None, shuffle: bool | None = None,
-            validation_split: float = 0.0, sample_weight: Any = None) -> Any:
+            validation_split: float = 0.0, sample_weight: Any = None,
+            class_weight: Any = None) -> Any:
         """Train over an iterable of ``(x, y)`` batches (or arrays with ``batch_size``).
 
         Arrays are shuffled each epoch unless ``shuffle=False`` (as Keras); an iterable of
         batches is used as it comes, and ``batch_size``/``shuffle=True`` with one are errors.
         ``verbose``: 0 silent, 1 a progress bar, 2 one line per epoch.
         ``validation_split`` holds out the last fraction of the arrays (Keras);
-        ``sample_weight`` gives one weight per example of the arrays.
+        ``sample_weight`` gives one weight per example of the arrays (per output: a list or
+        a dict by output name); ``class_weight`` a weight per class index, applied as
+        sample weights read from the targets (one output only, as Keras).
         """
         return _training.fit(self, x, y, batch_size, epochs, verbose, callbacks,
                              validation_data, steps_per_epoch, shuffle, validation_split,
-                             sample_weight)
+                             sample_weight, class_weight=class_weight)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
                  verbose: int = 0, callbacks: Any = None, return_dict: bool = False,

@@ -18,12 +18,15 @@ import numpy as np
 import ember.core as em
 from ember import graph
 
+from . import class_weights as _class_weights
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from . import training_outputs
 from .callbacks import CallbackList, History
-from .keras_losses import reduce_weighted
+from .keras_losses import Loss as _KerasLoss
+from .keras_losses import apply_mask, reduce_weighted
+from .layers._masks import get_mask
 
 
 def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
@@ -65,7 +68,7 @@ class CompiledLoss:
                                  f"{len(y_true)} arrays, one per output, but the model has "
                                  f"one output")
             parts.append(_loss(model, model._ember.extra["loss_fn"], y_true, y_pred,
-                               sample_weight))
+                               _one_weight(model, sample_weight)))
         parts += list(regularization_losses or [])
         if not parts:
             raise ValueError(f"{model.name}: nothing to minimise: compile(loss=...) or call "
@@ -83,14 +86,17 @@ def _output_losses(model: Any, outputs: Any, y_true: Any, y_pred: Any,
                    sample_weight: Any) -> list[Any]:
     """Each output's loss times its weight, each recorded in its ``<output>_loss``."""
     ys, preds = outputs.targets(model, y_true), outputs.predictions(model, y_pred)
+    sws = outputs.sample_weights(model, sample_weight)
     parts = []
-    for name, fn, w, tracker, y, p in zip(outputs.names, outputs.losses, outputs.weights,
-                                         outputs.trackers, ys, preds):
+    for name, fn, w, tracker, y, p, sw in zip(outputs.names, outputs.losses, outputs.weights,
+                                             outputs.trackers, ys, preds, sws):
         if fn is None:
             continue
         if y is None:
-            raise ValueError(f"{model.name}: output {name!r} has a loss but no target")
-        value = _loss(model, fn, y, p, sample_weight)
+            raise ValueError(f"{model.name}: output {name!r} has a loss but no target (None "
+                             f"or left out): give its target, or compile it without a loss "
+                             f"(None in the list of losses, or leave it out of the dict)")
+        value = _loss(model, fn, y, p, sw)
         tracker.update_state(value, sample_weight=_batch_size(y, p))
         parts.append(value if w == 1.0 else em.multiply(value, w))
     return parts
@@ -99,6 +105,18 @@ def _output_losses(model: Any, outputs: Any, y_true: Any, y_pred: Any,
 def _single(y: Any) -> Any:
     """A one-element list or tuple (``Model(x, [y])``) as its element, as Keras."""
     return y[0] if isinstance(y, (list, tuple)) and len(y) == 1 else y
+
+
+def _one_weight(model: Any, sample_weight: Any) -> Any:
+    """The sample weight of a model of one output: one array (a list of one, as its
+    targets), never a list or dict of them, which weigh several outputs."""
+    sample_weight = _single(sample_weight)
+    if isinstance(sample_weight, dict) or (isinstance(sample_weight, (list, tuple))
+                                           and _is_arrays(sample_weight, none=True)):
+        raise ValueError(f"{model.name}: sample_weight is a {type(sample_weight).__name__} "
+                         f"of {len(sample_weight)} (one per output), but the model has one "
+                         f"output")
+    return sample_weight
 
 
 def _one_output(model: Any, y_pred: Any, what: str) -> None:
@@ -141,23 +159,35 @@ class CompiledMetrics(list):  # type: ignore[type-arg]
         if outputs is None:
             y_true, y_pred = _single(y_true), _single(y_pred)
             _one_output(model, y_pred, "the compiled metrics")
-            pairs = [(m, y_true, y_pred) for m in self]
+            sw = _one_weight(model, sample_weight)
+            pairs = [(m, y_true, y_pred, sw) for m in self]
         else:  # each metric on its output's target and prediction
             ys, preds = outputs.targets(model, y_true), outputs.predictions(model, y_pred)
             for i, m in outputs.metrics:
                 if ys[i] is None:
                     raise ValueError(f"{model.name}: output {outputs.names[i]!r} has the "
                                      f"metric {m.name!r} but no target")
-            pairs = [(m, ys[i], preds[i]) for i, m in outputs.metrics]
-        for m, y, p in pairs:
-            if sample_weight is None:
+            sws = outputs.sample_weights(model, sample_weight)
+            pairs = [(m, ys[i], preds[i], sws[i]) for i, m in outputs.metrics]
+        for m, y, p, sw in pairs:
+            sw = _metric_weight(sw, p)
+            if sw is None:
                 m.update_state(y, p)
             else:
-                m.update_state(y, p, sample_weight=sample_weight)
+                m.update_state(y, p, sample_weight=sw)
 
     def reset_state(self) -> None:
         for m in self:
             m.reset_states()
+
+
+def _metric_weight(sample_weight: Any, pred: Any) -> Any:
+    """A metric's weights: the sample weights times the predictions' mask as 0/1 (Keras
+    3's metrics count the real steps only)."""
+    mask = get_mask(pred) if isinstance(pred, em.Tensor) else None
+    if mask is None:
+        return sample_weight
+    return apply_mask(sample_weight, mask, "sum", em.cast(mask, em.float32))
 
 
 def _require_compiled(model: Any) -> None:
@@ -170,28 +200,33 @@ def _rows(a: Any) -> Any:
     batched on its device, never copied to the host); anything else becomes a numpy array.
     A list or tuple of arrays (one per input or output) or a dict of them by name stays a
     list or dict, of rows each."""
+    if a is None:  # an output's target or weights left out (no loss, no weighting)
+        return None
     if isinstance(a, dict):
         return {k: _rows(v) for k, v in a.items()}
-    if isinstance(a, (list, tuple)) and _is_arrays(a):
+    if isinstance(a, (list, tuple)) and _is_arrays(a, none=True):
         return [_rows(v) for v in a]
     return a if isinstance(a, em.Tensor) else np.asarray(a)
 
 
-def _is_arrays(x: Any) -> bool:
+def _is_arrays(x: Any, none: bool = False) -> bool:
     """An array or tensor, or a list or tuple of them (a model with several inputs, as
     Keras's ``fit([x1, x2], y)``), or a dict of them by input name; anything else is an
-    iterable of batches."""
-    if isinstance(x, (list, tuple)):
-        return bool(x) and all(isinstance(a, (np.ndarray, em.Tensor)) for a in x)
-    if isinstance(x, dict):
-        return bool(x) and all(isinstance(a, (np.ndarray, em.Tensor)) for a in x.values())
+    iterable of batches. ``none``: entries may be None (targets and sample weights per
+    output: ``[y, None]``), but not all of them."""
+    if isinstance(x, (list, tuple, dict)):
+        parts = list(x.values()) if isinstance(x, dict) else list(x)
+        arrays = [a for a in parts if not (none and a is None)]
+        return bool(arrays) and all(isinstance(a, (np.ndarray, em.Tensor)) for a in arrays)
     return isinstance(x, (np.ndarray, em.Tensor))
 
 
 def _inputs(x: Any, what: str = "inputs") -> Any:
     """``x`` as rows to batch: one array, or a list or dict of arrays with one row count."""
+    if x is None:
+        raise ValueError(f"no {what} given")
     rows = _rows(x)
-    counts = [len(a) for a in _leaves(rows)]
+    counts = [len(a) for a in _leaves(rows) if a is not None]
     if len(set(counts)) > 1:
         raise ValueError(f"the {what} hold different numbers of examples: {counts}")
     return rows
@@ -205,12 +240,12 @@ def _leaves(x: Any) -> list[Any]:
 
 def _take(x: Any, j: Any) -> Any:
     if isinstance(x, dict):
-        return {k: a[j] for k, a in x.items()}
-    return [a[j] for a in x] if isinstance(x, list) else x[j]
+        return {k: None if a is None else a[j] for k, a in x.items()}
+    return [None if a is None else a[j] for a in x] if isinstance(x, list) else x[j]
 
 
 def _count(x: Any) -> int:
-    return len(_leaves(x)[0])
+    return len(next(a for a in _leaves(x) if a is not None))
 
 
 class _ArrayBatches:
@@ -222,14 +257,15 @@ class _ArrayBatches:
         self.x = _inputs(x)
         # y: one array, or a list or dict of them (one target per output, as Keras)
         self.y = None if y is None else _inputs(y, "targets")
-        self.sw = None if sample_weight is None else _rows(sample_weight)
+        # sample_weight: one array, or a list or dict of them (one per output)
+        self.sw = None if sample_weight is None else _inputs(sample_weight, "sample weights")
         n = _count(self.x)
         if self.y is not None and _count(self.y) != n:
             raise ValueError(f"x holds {n} examples but y holds {_count(self.y)}")
-        if self.sw is not None and (self.y is None or len(self.sw) != n):
+        if self.sw is not None and (self.y is None or _count(self.sw) != n):
+            shapes = [None if a is None else tuple(a.shape) for a in _leaves(self.sw)]
             raise ValueError(f"sample_weight needs y and one weight per example: got "
-                             f"{None if self.sw is None else tuple(self.sw.shape)} for "
-                             f"{n} examples")
+                             f"{shapes[0] if len(shapes) == 1 else shapes} for {n} examples")
         self.batch_size, self.shuffle = batch_size, shuffle
 
     def __len__(self) -> int:
@@ -249,7 +285,7 @@ class _ArrayBatches:
             elif self.sw is None:
                 yield (_take(self.x, j), _take(self.y, j))
             else:
-                yield (_take(self.x, j), _take(self.y, j), self.sw[j])
+                yield (_take(self.x, j), _take(self.y, j), _take(self.sw, j))
 
 
 def _batches(x: Any, y: Any, batch_size: int | None,
@@ -310,19 +346,34 @@ def _labels_like(y: Any, pred: Any) -> Any:
 
 def _loss(model: Any, loss_fn: Any, y: Any, pred: Any, sample_weight: Any) -> Any:
     """The scalar loss: per-example values are averaged, weighted by ``sample_weight`` as
-    Keras does (``sum(loss * w) / n``) when the loss does not take weights itself."""
+    Keras does (``sum(loss * w) / n``) when the loss does not take weights itself.
+
+    Predictions that carry a mask (padded steps) weigh only their real steps, as Keras 3
+    masks a compiled loss: a Keras-style ``Loss`` applies the mask itself; per-example
+    values are reduced here to ``sum(loss * w * mask) / valid``; a ``tf.losses``-style
+    function (taking ``weights``) gets the 0/1 mask times the sample weights and reduces
+    them its own way (by default over the non-zero weights: the same masked mean)."""
     y = _labels_like(y, pred)
-    kw = None if sample_weight is None else _weight_kwarg(loss_fn)
+    mask = None if isinstance(loss_fn, _KerasLoss) or not isinstance(pred, em.Tensor) \
+        else get_mask(pred)
+    kw = None if sample_weight is None and mask is None else _weight_kwarg(loss_fn)
     if kw is not None:
+        if mask is not None:
+            like = em.cast(mask, pred.dtype if pred.dtype.kind == "f" else em.float32)
+            sample_weight = apply_mask(sample_weight, mask,
+                                       "sum" if kw == "weights" else "sum_over_batch_size",
+                                       like)
         value = loss_fn(y, pred, **{kw: sample_weight})
     else:
         value = loss_fn(y, pred)
-        if sample_weight is not None:
-            if value.ndim == 0:  # never drop the weights silently
+        if sample_weight is not None or mask is not None:
+            if value.ndim == 0:  # never drop the weights or the mask silently
+                what = "a sample_weight" if mask is None else "a mask (padded steps)"
                 raise TypeError(
-                    f"{model.name}: the batch has a sample_weight but the loss "
+                    f"{model.name}: the batch has {what} but the loss "
                     f"{getattr(loss_fn, '__name__', loss_fn)!r} returns a scalar "
                     f"and takes no 'weights' or 'sample_weight' argument")
+            sample_weight = apply_mask(sample_weight, mask, "sum_over_batch_size", value)
             return reduce_weighted(value, sample_weight, "sum_over_batch_size")
     if value.ndim:
         value = em.reduce_mean(value)
@@ -459,20 +510,35 @@ def _split(x: Any, y: Any, validation_split: float) -> tuple[Any, Any, Any]:
 def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose: int,
         callbacks: Any, validation_data: Any, steps_per_epoch: int | None,
         shuffle: bool | None, validation_split: float = 0.0,
-        sample_weight: Any = None) -> History:
+        sample_weight: Any = None, class_weight: Any = None) -> History:
     _require_compiled(model)
     _check_verbose(verbose)
     verbose = 1 if verbose == "auto" else int(verbose)
+    cw_table = None if class_weight is None else _class_weights.table(class_weight)
+    if cw_table is not None:  # Keras's refusals, before anything runs
+        _class_weights.check_one_target(y, model)
+        if sample_weight is not None:
+            raise ValueError("cannot use class_weight and sample_weight at the same time "
+                             "(as Keras): fold the class weights into sample_weight")
     if validation_split:
         x, y, split_val = _split(x, y, validation_split)
         if sample_weight is not None:  # the held-out part keeps its weights (Keras)
             at = _count(x)
-            weights = _rows(sample_weight)
-            sample_weight = weights[:at]
-            split_val = (*split_val, weights[at:]) if len(split_val) == 2 else split_val
+            weights = _inputs(sample_weight, "sample weights")
+            sample_weight = _take(weights, slice(None, at))
+            split_val = (*split_val, _take(weights, slice(at, None))) \
+                if len(split_val) == 2 else split_val
         if validation_data is None:  # Keras: validation_data wins over validation_split
             validation_data = split_val
+    if cw_table is not None and (_is_arrays(x) or y is not None):
+        if y is None:
+            raise ValueError("class_weight reads the classes from the targets: give y")
+        # the training part only (validation is not class-weighted, as Keras)
+        one = list(y.values()) if isinstance(y, dict) else y  # {name: y} of one output
+        sample_weight = _class_weights.sample_weights(_single(one), cw_table)
     data = _batches(x, y, batch_size, shuffle, sample_weight)
+    if cw_table is not None and sample_weight is None:  # an iterable of batches
+        data = _class_weights.Weighted(data, cw_table)
     history = History()
     cbs = CallbackList(list(callbacks or []) + [history], model,
                        {"epochs": epochs, "steps": _total(data, steps_per_epoch),

@@ -9,8 +9,11 @@ outputs, in Keras's forms, resolved once per output.
   output); or a dict by output name of a metric or a list of them. A metric object is
   one output's: the same object for two outputs is refused.
 
-Targets come as a list (one per output) or a dict by output name. The logs hold ``loss``,
-then ``<output>_loss`` for each output with a loss, then ``<output>_<metric>``, as Keras.
+Targets come as a list (one per output; None for an output without a loss) or a dict by
+output name, or, as Keras 3, a list of one per output that has a loss. ``sample_weight``
+is one array for every output, or a list or dict by output name in the targets' forms.
+The logs hold ``loss``, then ``<output>_loss`` for each output with a loss, then
+``<output>_<metric>``, as Keras.
 """
 
 from __future__ import annotations
@@ -34,21 +37,50 @@ class Outputs:
     trackers: list[Any]  # a Mean named "<output>_loss", or None where no loss
     metrics: list[tuple[int, Any]]  # (output index, metric named "<output>_<metric>")
 
+    def with_loss(self) -> list[int]:
+        """The indices of the outputs that have a loss."""
+        return [i for i, fn in enumerate(self.losses) if fn is not None]
+
     def targets(self, model: Any, y: Any) -> list[Any]:
-        """``y`` as one target per output (None where a dict leaves one out)."""
+        """``y`` as one target per output (None where a dict leaves one out, or where the
+        list gives None: an output without a loss). As Keras 3, the targets may also name
+        only the outputs that have a loss: a list of those, in output order, or one array
+        when one output has a loss."""
+        return self._per_output(model, y, "targets")
+
+    def sample_weights(self, model: Any, sample_weight: Any) -> list[Any]:
+        """``sample_weight`` as one weight array (or None) per output: one array for
+        every output (Keras), or a list or dict by output name like the targets."""
+        if sample_weight is None:
+            return [None] * len(self.names)
+        if not isinstance(sample_weight, (list, tuple, dict)):
+            return [sample_weight] * len(self.names)
+        return self._per_output(model, sample_weight, "sample_weight")
+
+    def _per_output(self, model: Any, y: Any, what: str) -> list[Any]:
         n = len(self.names)
         if isinstance(y, dict):
             unknown = sorted(set(y) - set(self.names))
             if unknown:
-                raise ValueError(f"{model.name}: targets for {unknown}, which are not among "
+                raise ValueError(f"{model.name}: {what} for {unknown}, which are not among "
                                  f"its outputs {self.names}")
             return [y.get(name) for name in self.names]
         if isinstance(y, (list, tuple)) and len(y) == n:
             return list(y)
+        lossy = self.with_loss()
+        partial = isinstance(y, (list, tuple)) and 0 < len(y) == len(lossy) < n
+        if partial or (not isinstance(y, (list, tuple)) and len(lossy) == 1 < n):
+            out: list[Any] = [None] * n
+            for i, v in zip(lossy, y if partial else [y]):
+                out[i] = v
+            return out
         got = f"a {type(y).__name__} of {len(y)}" if isinstance(y, (list, tuple)) else \
             f"one {type(y).__name__}"
-        raise ValueError(f"{model.name}: has {n} outputs {self.names}, so its targets are a "
-                         f"list of {n} or a dict by output name; got {got}")
+        with_loss = [self.names[i] for i in lossy]
+        raise ValueError(f"{model.name}: has {n} outputs {self.names}, so its {what} are a "
+                         f"list of {n} (None for an output without a loss) or a dict by "
+                         f"output name, or a list of one per output with a loss "
+                         f"{with_loss}; got {got}")
 
     def predictions(self, model: Any, y_pred: Any) -> list[Any]:
         if not isinstance(y_pred, (list, tuple)) or len(y_pred) != len(self.names):
