@@ -314,3 +314,29 @@ def test_a_loss_that_returns_a_scalar_refuses_a_mask_by_name():
         y, p, from_logits=True)), run_eagerly=True)
     with pytest.raises(TypeError, match="mask"):
         model.fit(ids, tags, verbose=0)
+
+
+def test_binary_tags_per_step_are_masked_in_loss_and_accuracy():
+    # predictions (N, T, 1) against a mask (N, T): the mask covers each step's one value
+    ids, _, mask = _sequences()
+    flags = (RNG.random(ids.shape) > 0.5).astype(np.float32)
+    model = nn.Sequential([L.Embedding(VOCAB, 4, mask_zero=True),
+                           L.SimpleRNN(5, return_sequences=True),
+                           L.Dense(1, activation="sigmoid")])
+    model.compile(nn.optimizers.SGD(0.0), "binary_crossentropy", metrics=["accuracy"])
+    p = np.clip(model.predict(ids)[..., 0], 1e-7, 1 - 1e-7)
+    per = -(flags * np.log(p) + (1 - flags) * np.log(1 - p))
+    logs = model.evaluate(ids, flags, return_dict=True)
+    assert_allclose(logs["loss"], (per * mask).sum() / mask.sum(), rtol=1e-5)
+    assert_allclose(logs["accuracy"], ((p > 0.5) == flags)[mask].mean(), rtol=1e-6)
+
+
+def test_a_keras_loss_called_on_masked_predictions_masks_itself():
+    ids, tags, mask = _sequences()
+    model = _tagger()
+    logits = model(em.constant(ids))
+    got = nn.losses.SparseCategoricalCrossentropy(from_logits=True)(tags, logits)
+    assert_allclose(float(got), _masked_ce(model, ids, tags, mask), rtol=1e-5)
+    summed = nn.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum")
+    per = -np.take_along_axis(_log_softmax(logits.numpy()), tags[..., None], -1)[..., 0]
+    assert_allclose(float(summed(tags, logits)), (per * mask).sum(), rtol=1e-5)

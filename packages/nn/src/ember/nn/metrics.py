@@ -71,6 +71,8 @@ class Metric:
             w = em.cast(_tensor(sample_weight), _STATE_DTYPE)
             while w.ndim > v.ndim and w.shape[-1] == 1:  # (N, 1) weights, as Keras takes
                 w = em.squeeze(w, -1)
+            while w.ndim < v.ndim:  # a weight per example (or step) covers its values
+                w = em.expand_dims(w, -1)
             w = em.broadcast_to(w, v.shape)
             total, count = em.reduce_sum(em.multiply(v, w)), em.reduce_sum(w)
         if total.device != self.total.device:  # values elsewhere than the metric's state
