@@ -24,8 +24,8 @@ class LayerState:
     """ember's bookkeeping for one layer; never a user attribute."""
 
     __slots__ = ("activity_regularizer", "autocast", "batch_input_shape", "building",
-                 "call_losses", "children", "listeners", "loss_fns", "output_shape", "stack",
-                 "unannounced", "weight_names", "extra")
+                 "call_losses", "children", "listeners", "loss_fns", "output_shape", "policy",
+                 "stack", "unannounced", "weight_names", "extra")
 
     def __init__(self) -> None:
         self.children: dict[str, Any] = {}
@@ -37,6 +37,7 @@ class LayerState:
         self.stack: Any = None                     # Sequential's layer list
         self.building = 0
         self.autocast = True
+        self.policy: Any = None                    # the layer's DTypePolicy
         self.activity_regularizer: Any = None
         self.call_losses: list[Any] = []           # add_loss() / activity losses of the last call
         self.loss_fns: list[Any] = []              # zero-argument callables (weight regularizers)

@@ -39,12 +39,12 @@ class MultiHeadAttention(Layer):
         self.dropout = float(dropout)
         self._out_dim = output_shape
         init = {"use_bias": use_bias, "kernel_initializer": kernel_initializer,
-                "bias_initializer": bias_initializer, "dtype": self.dtype}
+                "bias_initializer": bias_initializer, "dtype": self.dtype_policy}
         self.query_dense = Dense(self.num_heads * self.key_dim, name="query", **init)
         self.key_dense = Dense(self.num_heads * self.key_dim, name="key", **init)
         self.value_dense = Dense(self.num_heads * self.value_dim, name="value", **init)
         self._init = init
-        self.dropout_layer = Dropout(self.dropout, dtype=self.dtype)
+        self.dropout_layer = Dropout(self.dropout, dtype=self.dtype_policy)
 
     def build(self, input_shape: Any) -> None:
         out = self._out_dim or input_shape[-1]

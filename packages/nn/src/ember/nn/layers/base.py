@@ -35,9 +35,10 @@ import ember.core as em
 from ember import tape
 
 from .. import constraints as _constraints
+from .. import dtype_policies as _policies
 from .. import initializers as _init
 from .. import regularizers as _regularizers
-from . import _masks, _symbolic, _tracking
+from . import _autocast, _masks, _symbolic, _tracking
 
 _TRAINING: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
     "ember_nn_training", default=None)
@@ -113,13 +114,18 @@ class Layer(_tracking._Listened):
     Args:
         trainable: whether the layer's variables are trained (``False`` freezes them).
         name: a display name (checkpoint paths use attribute names, not this).
-        dtype: the dtype of the variables and of floating inputs (float32).
+        dtype: the layer's dtype policy (``dtype_policy``): a dtype (``"float32"``), a
+            policy name (``"mixed_float16"``, ``"mixed_bfloat16"``) or an
+            ``nn.mixed_precision.Policy``; None takes the global policy (float32 unless
+            ``nn.mixed_precision.set_global_policy`` changed it). Variables are made in its
+            ``variable_dtype``; floating inputs are cast to its ``compute_dtype``, and so
+            are float variables while ``call`` runs (Keras's autocast).
         input_shape: the shape of one example, without the batch axis; lets a
             ``Sequential`` build before the first call (``input_dim=n`` means ``(n,)``).
         batch_input_shape: the same with the batch axis.
         activity_regularizer: a regularizer of the layer's output; its value (divided by
             the batch size, as tf.keras) joins ``losses`` after each call.
-        autocast: cast floating inputs to ``dtype`` (default True).
+        autocast: cast floating inputs and variables to the compute dtype (default True).
         dynamic: ember always runs eagerly, so only ``True`` (or the default) is accepted.
     """
 
@@ -142,7 +148,7 @@ class Layer(_tracking._Listened):
         st.activity_regularizer = _regularizers.get(activity_regularizer)
         self.trainable = trainable
         self.name = name or _unique_name(type(self).__name__)
-        self.dtype = np.dtype(em.as_dtype(dtype or em.float32))
+        st.policy = _policies.get(dtype)
         self.built = False
         self.input_spec: InputSpec | None = None
         if input_shape is None and "input_dim" in kwargs:
@@ -171,6 +177,41 @@ class Layer(_tracking._Listened):
     @property
     def activity_regularizer(self) -> Any:
         return self._ember.activity_regularizer
+
+    # --- dtypes ----------------------------------------------------------------------
+    @property
+    def dtype_policy(self) -> Any:
+        """The layer's ``DTypePolicy`` (settable with a policy, its name or a dtype)."""
+        return self._ember.policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value: Any) -> None:
+        self._ember.policy = _policies.get(value)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of the layer's variables (``variable_dtype`` as a numpy dtype; Keras 3's
+        ``layer.dtype`` is this alias too). Setting it sets the policy."""
+        return self._ember.policy._variable
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        self._ember.policy = _policies.get(value)
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype the layer computes in: its inputs and float variables are cast to it."""
+        return self._ember.policy.compute_dtype
+
+    @property
+    def variable_dtype(self) -> str:
+        """The dtype the layer makes its variables in."""
+        return self._ember.policy.variable_dtype
+
+    @property
+    def input_dtype(self) -> str:
+        """The dtype floating inputs are cast to (the compute dtype, as Keras 3)."""
+        return self._ember.policy.compute_dtype
 
     @activity_regularizer.setter
     def activity_regularizer(self, value: Any) -> None:
@@ -266,7 +307,8 @@ class Layer(_tracking._Listened):
     # --- weights ---------------------------------------------------------------------
     def add_weight(self, name: str | None = None, shape: Any = (), dtype: Any = None,
                    initializer: Any = None, trainable: bool = True, *,
-                   regularizer: Any = None, constraint: Any = None) -> Any:
+                   regularizer: Any = None, constraint: Any = None,
+                   autocast: bool = True) -> Any:
         """Create a variable owned by this layer.
 
         It is tracked under ``name`` until an attribute takes it (``self.w =
@@ -281,6 +323,8 @@ class Layer(_tracking._Listened):
             trainable: whether optimizers train it.
             regularizer: a penalty of the variable that joins ``losses``.
             constraint: a projection every ember optimizer applies after updating it.
+            autocast: False keeps the variable in its own dtype when read inside a call
+                of a mixed policy (Keras's; BatchNormalization's statistics).
 
         Returns:
             The new ``Variable``.
@@ -293,6 +337,7 @@ class Layer(_tracking._Listened):
         init = _init.get(initializer if initializer is not None else (
             "glorot_uniform" if dt.kind == "f" else "zeros"))
         shape = tuple(int(s) for s in shape)
+        _charge_weight_budget(self, name, shape, dt)
         value = init(shape, dtype=dt)
         var = em.Variable(value, name=f"{self.name}/{name}", trainable=trainable, dtype=dt)
         st.children[name] = var
@@ -302,6 +347,8 @@ class Layer(_tracking._Listened):
         if reg is not None:
             st.loss_fns.append(functools.partial(_penalty, reg, var))
         _constraints.attach(var, constraint)
+        if not autocast:
+            _autocast.exclude(var)
         return var
 
     def add_variable(self, name: str | None = None, shape: Any = (), dtype: Any = None,
@@ -402,9 +449,14 @@ class Layer(_tracking._Listened):
             return x
         if type(x) is not em.Tensor:
             x = em.convert_to_tensor(x)
-        if (x.dtype.kind == "f" and x.dtype != self.dtype and self._ember.autocast
-                and getattr(type(self), "_autocast", True)):
-            x = em.cast(x, self.dtype)
+        dt = x.dtype
+        if (dt.kind == "f" or dt == _BFLOAT16) and self._ember.autocast and \
+                getattr(type(self), "_autocast", True):
+            target = self._ember.policy._compute
+            if dt != target:
+                if target == _BFLOAT16:
+                    _refuse_gpu_bfloat16(self, x)
+                x = em.cast(x, target)
         return x
 
     _convert = _ember_convert  # the name layer files used before
@@ -433,6 +485,8 @@ class Layer(_tracking._Listened):
                 layer._ember.call_losses.clear()
         mask = _masks.mask_for_call(self, inputs, kwargs)  # explicit, or on the inputs
         inputs = self._ember_convert(inputs)
+        if st.policy._compute == _BFLOAT16:  # an integer input (ids) on a GPU
+            _refuse_gpu_bfloat16(self, inputs)
         if not self.built:
             self._ember_maybe_build(inputs)
         elif self.input_spec is not None and not isinstance(inputs, (list, tuple)):
@@ -444,8 +498,12 @@ class Layer(_tracking._Listened):
         # A frozen layer's variables are not watched by tapes (so minimize() without a
         # var_list leaves them alone); gradients still flow through them to the inputs.
         frozen = tape.no_auto_watch() if not self.trainable else contextlib.nullcontext()
+        scope = _autocast.scope_for(st.policy, st.autocast and getattr(
+            type(self), "_autocast", True))
+        cast = contextlib.nullcontext() if scope is _autocast.KEEP else \
+            _autocast.casting(scope)
         try:
-            with frozen:
+            with frozen, cast:
                 if training is not None and accepts_kwarg(type(self), "call", "training"):
                     out = self.call(inputs, *args, training=training, **kwargs)
                 else:
@@ -498,7 +556,7 @@ class Layer(_tracking._Listened):
         ``trainable`` and ``dtype``; ``from_config`` makes the same layer from them."""
         init_args = self._ember.extra.get("init_args") or {}
         return {**init_args, "name": self.name, "trainable": self.trainable,
-                "dtype": str(self.dtype)}
+                "dtype": self._ember.policy.name}
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Any:
@@ -509,6 +567,22 @@ class Layer(_tracking._Listened):
         return f"<{type(self).__name__} name={self.name!r} built={self.built}>"
 
 
+_BFLOAT16 = np.dtype(em.bfloat16)
+
+
+def _refuse_gpu_bfloat16(layer: Layer, inputs: Any) -> None:
+    """A bfloat16 policy on a GPU is refused by name (cupy has no bfloat16): the cast of
+    a GPU input or variable would fail deep inside an op instead."""
+    for x in inputs if isinstance(inputs, (list, tuple)) else [inputs]:
+        if isinstance(x, em.Tensor) and x.device.startswith("/gpu"):
+            policy = layer._ember.policy.name
+            raise em.DeviceError(
+                f"layer {layer.name!r} ({type(layer).__name__}): its dtype policy "
+                f"{policy!r} computes in bfloat16, which a GPU cannot (cupy has no bfloat16), "
+                f"and its input is on {x.device}; use 'mixed_float16' on a GPU, or run the "
+                f"layer on '/cpu:0'")
+
+
 def _keras_shape(shape: Any) -> Any:
     if isinstance(shape, list):
         return [_keras_shape(s) for s in shape]
@@ -517,6 +591,25 @@ def _keras_shape(shape: Any) -> Any:
 
 def _penalty(regularizer: Any, var: Any) -> Any:
     return regularizer(var.value())
+
+
+# Bytes that variables made now may still take, while nn.models.load_model builds a model
+# from a file's config: the weights file holds every variable, so a config asking for
+# more than it holds is damaged or hostile, refused before the memory is taken. None: no
+# limit (anywhere else).
+WEIGHT_BUDGET: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "ember_weight_budget", default=None)
+
+
+def _charge_weight_budget(layer: Layer, name: str, shape: tuple[int, ...], dt: Any) -> None:
+    budget = WEIGHT_BUDGET.get()
+    if budget is None:
+        return
+    budget[0] -= float(np.prod(shape, dtype=np.float64)) * dt.itemsize
+    if budget[0] < 0:
+        raise ValueError(f"layer {layer.name!r}: the variable {name!r} of shape {shape} "
+                         f"makes the model's variables larger than the weights file being "
+                         f"loaded holds: the config is damaged or hostile")
 
 
 # (layer, its __init__ arguments) while the outermost __init__ of that layer runs;

@@ -73,6 +73,8 @@ class Embedding(Layer):
         ids = em.debugging.check_indices(inputs, self.input_dim,
                                          f"layer {self.name!r} (Embedding): ids")
         out = em.gather(self.embeddings.value(), ids, axis=0)
+        if out.dtype != self.dtype_policy._compute:  # mixed precision: gather, then cast
+            out = em.cast(out, self.dtype_policy._compute)
         if self.mask_zero:
             set_mask(out, self.compute_mask(inputs))
         return out

@@ -22,11 +22,22 @@ def _axes(axis: Any, ndim: int, who: str) -> tuple[int, ...]:
 
 
 def _extras(beta_reg: Any, gamma_reg: Any, beta_con: Any, gamma_con: Any) -> dict[str, Any]:
-    """add_weight's regularizer/constraint arguments for beta and gamma."""
+    """add_weight's regularizer/constraint arguments for beta and gamma (never autocast:
+    the statistics and the affine map are computed in float32 under mixed precision)."""
     return {"beta": {"regularizer": regularizers.get(beta_reg),
-                     "constraint": constraints.get(beta_con)},
+                     "constraint": constraints.get(beta_con), "autocast": False},
             "gamma": {"regularizer": regularizers.get(gamma_reg),
-                      "constraint": constraints.get(gamma_con)}}
+                      "constraint": constraints.get(gamma_con), "autocast": False}}
+
+
+def _at_least_float32(x: Any) -> Any:
+    """float16 and bfloat16 inputs upcast: a variance overflows float16 (as Keras 3)."""
+    return em.cast(x, em.float32) if x.dtype.itemsize < 4 else x
+
+
+def _in_compute_dtype(layer: Layer, y: Any) -> Any:
+    dt = layer.dtype_policy._compute
+    return y if y.dtype == dt else em.cast(y, dt)
 
 
 class BatchNormalization(Layer):
@@ -38,6 +49,9 @@ class BatchNormalization(Layer):
     ``moving_mean`` and ``moving_variance`` are non-trainable variables updated in training
     calls as ``moving = moving * momentum + batch * (1 - momentum)`` (batch variance is
     the biased one, as Keras).
+
+    Under a mixed dtype policy it computes in float32 (float16 inputs are upcast, its
+    variables never autocast) and returns the compute dtype, as Keras 3.
 
     Args:
         axis: the feature axis (or axes) kept; the others are averaged over. ``-1`` for
@@ -92,9 +106,9 @@ class BatchNormalization(Layer):
             self.beta = self.add_weight("beta", pshape, initializer=beta_i,
                                         **self._extras["beta"])
         self.moving_mean = self.add_weight("moving_mean", pshape, initializer=mm_i,
-                                           trainable=False)
+                                           trainable=False, autocast=False)
         self.moving_variance = self.add_weight("moving_variance", pshape, initializer=mv_i,
-                                               trainable=False)
+                                               trainable=False, autocast=False)
         self.input_spec = InputSpec(ndim=ndim, axes={a: input_shape[a] for a in self._axes})
 
     def _b(self, v: Any) -> Any:
@@ -102,6 +116,7 @@ class BatchNormalization(Layer):
             self._bshape) - 1 else v
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+        inputs = _at_least_float32(inputs)
         gamma = self._b(self.gamma.value()) if self.scale else None
         beta = self._b(self.beta.value()) if self.center else None
         if training and self.trainable:
@@ -109,12 +124,13 @@ class BatchNormalization(Layer):
                 y, mean, var = em.nn_ops.batch_norm_training(inputs, gamma, beta, self._reduce,
                                                              self.epsilon)
                 self._update_moving(mean, var)
-                return y
+                return _in_compute_dtype(self, y)
             mean, var = self._masked_moments(inputs, mask)
             self._update_moving(mean, var)
         else:
             mean, var = self._b(self.moving_mean.value()), self._b(self.moving_variance.value())
-        return em.nn_ops.batch_normalization(inputs, mean, var, beta, gamma, self.epsilon)
+        return _in_compute_dtype(self, em.nn_ops.batch_normalization(inputs, mean, var, beta,
+                                                                     gamma, self.epsilon))
 
     def _masked_moments(self, inputs: Any, mask: Any) -> tuple[Any, Any]:
         """Batch statistics over the unmasked positions only (as Keras 3)."""
@@ -144,6 +160,9 @@ class BatchNormalization(Layer):
 class LayerNormalization(Layer):
     """Normalise each example over ``axis`` (the last by default), then scale and shift.
 
+    Under a mixed dtype policy it computes in float32 (its inputs are not autocast, float16
+    ones are upcast) and returns the compute dtype, as Keras 3.
+
     Args:
         axis: the axis (or axes) normalised over.
         epsilon: added to the variance.
@@ -155,6 +174,7 @@ class LayerNormalization(Layer):
     """
 
     supports_masking = True  # per example: a mask passes through unchanged
+    _autocast = False  # Keras 3's: inputs and variables keep their dtypes (see call)
 
     def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, beta_initializer: Any = "zeros",
@@ -183,7 +203,9 @@ class LayerNormalization(Layer):
         self.input_spec = InputSpec(ndim=ndim, axes={a: input_shape[a] for a in self._axes})
 
     def call(self, inputs: Any) -> Any:
+        inputs = _at_least_float32(inputs)
         mean, var = em.nn_ops.moments(inputs, self._axes, keepdims=True)
         gamma = em.reshape(self.gamma.value(), self._bshape) if self.scale else None
         beta = em.reshape(self.beta.value(), self._bshape) if self.center else None
-        return em.nn_ops.batch_normalization(inputs, mean, var, beta, gamma, self.epsilon)
+        return _in_compute_dtype(self, em.nn_ops.batch_normalization(
+            inputs, mean, var, beta, gamma, self.epsilon))

@@ -111,11 +111,12 @@ class RNN(Layer):
         if isinstance(cell, (list, tuple)):
             cell = StackedRNNCells(cell)
         if kwargs.get("dtype") is None and isinstance(cell, Layer):
-            kwargs["dtype"] = cell.dtype  # compute in the cell's dtype
+            kwargs["dtype"] = cell.dtype_policy  # compute in the cell's dtypes
         super().__init__(**kwargs)
-        if isinstance(cell, Layer) and cell.dtype != self.dtype:
-            raise ValueError(f"{type(self).__name__}: dtype={str(self.dtype)!r} differs from "
-                             f"the cell's {str(cell.dtype)!r}; give the cell that dtype")
+        if isinstance(cell, Layer) and cell.dtype_policy != self.dtype_policy:
+            raise ValueError(f"{type(self).__name__}: dtype={self.dtype_policy.name!r} differs "
+                             f"from the cell's {cell.dtype_policy.name!r}; give the cell that "
+                             f"dtype")
         if not callable(getattr(cell, "call", None)) or not hasattr(cell, "state_size"):
             raise ValueError(f"{type(self).__name__}: cell must have a call() method and a "
                              f"state_size attribute, got {cell!r}")

@@ -33,6 +33,7 @@ from typing import Any
 import ember.core as em
 
 from .. import activations, constraints, initializers, regularizers
+from . import _autocast
 from .base import Layer
 
 
@@ -158,7 +159,7 @@ class _GatedCell(Layer):
                                         inputs.dtype)
         if in_mask is not None:
             inputs = em.multiply(inputs, em.expand_dims(in_mask, 1))
-        dt = self.kernel.dtype
+        dt = _autocast.current() or self.kernel.dtype  # what reading the kernel gives
         return [v if v.dtype == dt else em.cast(v, dt) for v in (inputs, *states)]
 
     def _check_features(self, inputs: Any) -> None:
@@ -466,14 +467,15 @@ class StackedRNNCells(Layer):
             if not hasattr(c, "state_size") or not callable(getattr(c, "call", None)):
                 raise ValueError(f"StackedRNNCells: {c!r} is not a cell (it needs call() "
                                  f"and state_size)")
-        dtypes = {str(c.dtype) for c in cells if isinstance(c, Layer)}
+        dtypes = {c.dtype_policy.name for c in cells if isinstance(c, Layer)}
         if kwargs.get("dtype") is None and len(dtypes) == 1:
-            kwargs["dtype"] = dtypes.pop()  # compute in the cells' dtype
+            kwargs["dtype"] = dtypes.pop()  # compute in the cells' dtypes
         super().__init__(**kwargs)
-        wrong = [c.name for c in cells if isinstance(c, Layer) and c.dtype != self.dtype]
+        wrong = [c.name for c in cells
+                 if isinstance(c, Layer) and c.dtype_policy != self.dtype_policy]
         if wrong:  # the cells own their variables: a different dtype here cannot reach them
-            raise ValueError(f"StackedRNNCells: dtype={str(self.dtype)!r} differs from the "
-                             f"dtype of cells {wrong}; give the cells that dtype instead")
+            raise ValueError(f"StackedRNNCells: dtype={self.dtype_policy.name!r} differs from "
+                             f"the dtype of cells {wrong}; give the cells that dtype instead")
         self.cells = cells
 
     @property

@@ -77,10 +77,10 @@ class Bidirectional(Layer):
         if weights is not None:
             raise ValueError("Bidirectional: weights= is not supported; build the layer and "
                              "call set_weights() instead")
-        if kwargs.get("dtype") is None:  # compute in the wrapped layer's dtype
-            kwargs["dtype"] = layer.dtype
+        if kwargs.get("dtype") is None:  # compute in the wrapped layer's dtypes
+            kwargs["dtype"] = layer.dtype_policy
         super().__init__(**kwargs)
-        dt = str(self.dtype)  # the fresh copies take the wrapper's dtype
+        dt = self.dtype_policy.name  # the fresh copies take the wrapper's policy
         self.forward_layer = _fresh_copy(layer, f"forward_{layer.name}", dtype=dt)
         if backward_layer is None:
             backward_layer = _fresh_copy(layer, f"backward_{layer.name}", dtype=dt,
@@ -88,9 +88,9 @@ class Bidirectional(Layer):
         elif not isinstance(backward_layer, Layer):
             raise ValueError(f"Bidirectional: backward_layer must be a Layer, got "
                              f"{backward_layer!r}")
-        elif backward_layer.dtype != self.dtype:
+        elif backward_layer.dtype_policy != self.dtype_policy:
             raise ValueError(f"Bidirectional: dtype={dt!r} differs from backward_layer's "
-                             f"{str(backward_layer.dtype)!r}")
+                             f"{backward_layer.dtype_policy.name!r}")
         self.backward_layer = backward_layer
         self._check_pair()
         for d in (self.forward_layer, self.backward_layer):
@@ -220,11 +220,12 @@ class TimeDistributed(Layer):
         if not isinstance(layer_, Layer):
             raise ValueError(f"TimeDistributed: layer must be a Layer, got {layer!r}")
         if kwargs.get("dtype") is None:
-            kwargs["dtype"] = layer.dtype
+            kwargs["dtype"] = layer.dtype_policy
         super().__init__(**kwargs)
-        if layer.dtype != self.dtype:  # the wrapped layer owns its variables and dtype
-            raise ValueError(f"TimeDistributed: dtype={str(self.dtype)!r} differs from the "
-                             f"wrapped layer's {str(layer.dtype)!r}; give the layer that dtype")
+        if layer.dtype_policy != self.dtype_policy:  # the wrapped layer owns its variables
+            raise ValueError(f"TimeDistributed: dtype={self.dtype_policy.name!r} differs from "
+                             f"the wrapped layer's {layer.dtype_policy.name!r}; give the layer "
+                             f"that dtype")
         self.layer = layer
 
     def build(self, input_shape: Any) -> None:
