@@ -380,10 +380,14 @@ class CheckpointFile:
             keys, check = keys + check, []
         holders = {k: _dtypes.empty(self.entries[k].dtype, self.entries[k].shape) for k in keys}
         data = np.frombuffer(mapping, np.uint8) if mapping is not None else None
+
+        def mapped(begin: int, end: int) -> Any:  # (only asked for when there is a mapping)
+            assert data is not None
+            return data[self._data_start + begin:self._data_start + end]
+
         crcs = _reading.read_checked(
             self._read_many, self._checksum, self.entries,
-            {k: flat for k, (_, flat) in holders.items()}, check,
-            lambda begin, end: data[self._data_start + begin:self._data_start + end])
+            {k: flat for k, (_, flat) in holders.items()}, check, mapped)
         self._compare(crcs)
         return {k: _dtypes.finish(holder, self.entries[k].dtype)
                 for k, (holder, _) in holders.items()}

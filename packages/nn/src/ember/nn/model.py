@@ -86,7 +86,7 @@ class Model(Layer):
             verbose: Any = 1, callbacks: Any = None, validation_data: Any = None,
             steps_per_epoch: int | None = None, shuffle: bool | None = None,
             validation_split: float = 0.0, sample_weight: Any = None,
-            class_weight: Any = None) -> Any:
+            initial_epoch: int = 0, class_weight: Any = None) -> Any:
         """Train over an iterable of ``(x, y)`` batches (or arrays with ``batch_size``).
 
         Arrays are shuffled each epoch unless ``shuffle=False`` (as Keras); an iterable of
@@ -96,10 +96,13 @@ class Model(Layer):
         ``sample_weight`` gives one weight per example of the arrays (per output: a list or
         a dict by output name); ``class_weight`` a weight per class index, applied as
         sample weights read from the targets (one output only, as Keras).
+        ``initial_epoch``: the epoch to start at (epochs before it count as done, as Keras:
+        ``epochs`` is the index of the last epoch plus one, not how many to run).
         """
         return _training.fit(self, x, y, batch_size, epochs, verbose, callbacks,
                              validation_data, steps_per_epoch, shuffle, validation_split,
-                             sample_weight, class_weight=class_weight)
+                             sample_weight, initial_epoch=initial_epoch,
+                             class_weight=class_weight)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
                  verbose: int = 0, callbacks: Any = None, return_dict: bool = False,

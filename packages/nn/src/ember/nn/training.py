@@ -23,7 +23,7 @@ from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from . import training_outputs
-from .callbacks import CallbackList, History
+from .callbacks import CallbackList, History, ProgbarLogger
 from .keras_losses import Loss as _KerasLoss
 from .keras_losses import apply_mask, reduce_weighted
 from .layers._masks import get_mask
@@ -469,16 +469,6 @@ def _fingerprint(model: Any) -> tuple[Any, ...]:
             tuple(v.uid for v in model.trainable_variables))
 
 
-def _bar(iterable: Any, total: Any, verbose: int, desc: str) -> Any:
-    if not verbose:
-        return iterable
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # the bar is a convenience; training does not need it
-        return iterable
-    return tqdm(iterable, total=total, desc=desc, leave=True, dynamic_ncols=True)
-
-
 def _total(data: Any, steps: int | None) -> int | None:
     if steps is not None:
         return steps
@@ -510,7 +500,7 @@ def _split(x: Any, y: Any, validation_split: float) -> tuple[Any, Any, Any]:
 def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose: int,
         callbacks: Any, validation_data: Any, steps_per_epoch: int | None,
         shuffle: bool | None, validation_split: float = 0.0,
-        sample_weight: Any = None, class_weight: Any = None) -> History:
+        sample_weight: Any = None, initial_epoch: int = 0, class_weight: Any = None) -> History:
     _require_compiled(model)
     _check_verbose(verbose)
     verbose = 1 if verbose == "auto" else int(verbose)
@@ -540,29 +530,38 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     if cw_table is not None and sample_weight is None:  # an iterable of batches
         data = _class_weights.Weighted(data, cw_table)
     history = History()
-    cbs = CallbackList(list(callbacks or []) + [history], model,
+    cbs = CallbackList(_with_progbar(callbacks, verbose, [history]), model,
                        {"epochs": epochs, "steps": _total(data, steps_per_epoch),
                         "verbose": verbose})
     object.__setattr__(model, "stop_training", False)
+    if isinstance(initial_epoch, bool) or not isinstance(initial_epoch, (int, np.integer)) \
+            or initial_epoch < 0:
+        raise ValueError(f"initial_epoch must be a whole number >= 0, got {initial_epoch!r}")
+    model._ember.extra.pop("resume", None)  # only this fit's callbacks may set it
     cbs.on_train_begin({})
+    # a callback resuming an interrupted fit (BackupAndRestore) says where it left off
+    start, skip, resumed = model._ember.extra.pop("resume", (int(initial_epoch), 0, None))
     epoch_logs: dict[str, float] = {}  # the last epoch's, handed to on_train_end (Keras)
-    for epoch in range(epochs):
+    for epoch in range(start, epochs):
         _reset(model)
         cbs.on_epoch_begin(epoch, {})
         logs: dict[str, float] = {}
-        bar = _bar(data, _total(data, steps_per_epoch), verbose == 1,
-                   f"epoch {epoch + 1}/{epochs}")
-        for step, batch in enumerate(bar):
+        for step, batch in enumerate(data):
             if steps_per_epoch is not None and step >= steps_per_epoch:
                 break
+            if step < skip:  # trained before the interruption: drawn (as shuffled), not run
+                continue
+            if resumed is not None:
+                resumed, _ = None, resumed()
             cbs.on_train_batch_begin(step, {})
             logs = _step(model, "train_step", batch)
             cbs.on_train_batch_end(step, dict(logs))
-            if verbose == 1 and hasattr(bar, "set_postfix") and \
-                    (step + 1) % BAR_EVERY_STEPS == 0:
-                _postfix(bar, host_logs(logs))
             if model.stop_training:
                 break
+        if resumed is not None:  # the interruption came after the epoch's last step
+            resumed, _ = None, resumed()
+            logs = _logs(model)
+        skip = 0
         val: dict[str, Any] = {}
         if validation_data is not None:  # device tensors (Variable.assign never mutates a
             # value already read, so the training logs survive the metrics' reset); the
@@ -575,13 +574,6 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         logs = host_logs(logs)
         if validation_data is not None:
             cbs.on_test_end({k: logs[f"val_{k}"] for k in val})
-        if verbose == 1 and hasattr(bar, "set_postfix"):
-            _postfix(bar, logs)
-        if hasattr(bar, "close"):
-            bar.close()
-        if verbose == 2:  # one line per epoch, as Keras
-            print(f"epoch {epoch + 1}/{epochs} - " +
-                  " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         cbs.on_epoch_end(epoch, logs)
         epoch_logs = logs
         if model.stop_training:
@@ -590,8 +582,13 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     return history
 
 
-def _postfix(bar: Any, logs: dict[str, float]) -> None:
-    bar.set_postfix({k: f"{v:.4f}" for k, v in logs.items()}, refresh=False)
+def _with_progbar(callbacks: Any, verbose: Any, extra: list[Any]) -> list[Any]:
+    """The callbacks given, then ``extra`` (fit's History), then a ``ProgbarLogger`` when
+    ``verbose`` asks for one and none was given (Keras's order)."""
+    given = list(callbacks or [])
+    bar = [] if not verbose or any(isinstance(c, ProgbarLogger) for c in given) else \
+        [ProgbarLogger()]
+    return given + extra + bar
 
 
 def _validation_parts(data: Any) -> tuple[Any, Any, Any]:
@@ -633,11 +630,12 @@ def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
         x, y = x
     data = _batches(x, y, batch_size, False, sample_weight)
     cbs = callbacks if isinstance(callbacks, CallbackList) else \
-        CallbackList(callbacks, model, {"verbose": verbose})
+        CallbackList(_with_progbar(callbacks, verbose, []), model,
+                     {"verbose": verbose, "epochs": 1, "steps": _total(data, None)})
     _reset(model)
     cbs.on_test_begin({})
     logs: dict[str, float] = _logs(model)
-    for step, batch in enumerate(_bar(data, _total(data, None), verbose, "evaluate")):
+    for step, batch in enumerate(data):
         cbs.on_test_batch_begin(step, {})
         logs = _step(model, "test_step", batch)
         cbs.on_test_batch_end(step, dict(logs))
@@ -674,10 +672,11 @@ def predict_on_batch(model: Any, x: Any) -> Any:
 
 def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any) -> Any:
     data = _batches(x, None, batch_size)
-    cbs = CallbackList(callbacks, model, {"verbose": verbose})
+    cbs = CallbackList(_with_progbar(callbacks, verbose, []), model,
+                       {"verbose": verbose, "epochs": 1, "steps": _total(data, None)})
     cbs.on_predict_begin({})
     outs = []
-    for step, batch in enumerate(_bar(data, _total(data, None), verbose, "predict")):
+    for step, batch in enumerate(data):
         bx, _, _ = _unpack(batch)
         cbs.on_predict_batch_begin(step, {})
         outs.append(_predict_step(model)(bx))  # stays on the device, as in Keras 3

@@ -42,6 +42,7 @@ __all__ = [
     "BACKEND_TOL", "backend_tolerance",
     "DEFAULT_TOL", "OP_SPECS", "Case", "OpSpec", "Raw", "available_backends", "case_id",
     "check_case_forward", "check_spec_forward", "ember_args", "flatten", "get_spec",
-    "gpu_skip_reason", "install_present_gpu", "iter_cases", "make_case", "numpy_args", "present_gpu", "real_gpu_available",
+    "gpu_skip_reason", "install_present_gpu", "iter_cases", "make_case", "numpy_args",
+    "present_gpu", "real_gpu_available",
     "run_case", "run_torch", "sample", "simulated_gpus", "torch_args",
 ]

@@ -201,7 +201,7 @@ class DeviceMemory:
         (from ``allocator``, else the default pool) when ``a`` lives in no live one."""
         root = a if a.base is None else root_of(a)
         key = id(root)  # unique while the buffer lives: its arrays hold ``root``
-        entry = self._buffers.get(key)
+        entry: list[Any] | None = self._buffers.get(key)
         mem = entry[0]() if entry is not None else None
         if mem is None:
             if allocator is None:
@@ -213,6 +213,7 @@ class DeviceMemory:
             entry = self._buffers[key] = [ref, None]
             if tracemalloc.is_tracing() and root.flags.owndata:
                 _untrack(_NUMPY_TRACE_DOMAIN, root.ctypes.data)
+        assert entry is not None  # (made above when the buffer was new)
         if root is a:
             if entry[1] is None or entry[1]() is None:
                 entry[1] = weakref.ref(array)
@@ -229,10 +230,11 @@ class DeviceMemory:
             del self._buffers[ref.key]
 
 
-class _BufferRef(weakref.ref):
+class _BufferRef(weakref.ref):  # type: ignore[type-arg]
     """A weak reference to a buffer that knows its entry's key."""
 
     __slots__ = ("key",)
+    key: int
 
 
 def _allocated(allocator: Any, nbytes: int) -> Any:

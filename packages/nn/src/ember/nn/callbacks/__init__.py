@@ -1,8 +1,15 @@
 """Callbacks for ``Model.fit``/``evaluate``/``predict`` (Keras's ``keras.callbacks``).
 
-Other packages plug in by subclassing ``Callback`` (or with ``LambdaCallback``).
+Other packages plug in by subclassing ``Callback`` (or with ``LambdaCallback``). The
+built-in ones run between training steps: a traced step stays traced with them, and what
+they change (the learning rate, the weights) is read by its next call.
 """
 
+from ._backup_and_restore import BackupAndRestore
 from ._base import Callback, CallbackList, History, LambdaCallback
+from ._progbar import ProgbarLogger
 
-__all__ = ["Callback", "CallbackList", "History", "LambdaCallback"]
+__all__ = [
+    "BackupAndRestore", "Callback", "CallbackList", "History", "LambdaCallback",
+    "ProgbarLogger",
+]

@@ -35,8 +35,21 @@ def _noop(self: Any, *args: Any, **kwargs: Any) -> None:
     return None
 
 
-for _h in _HOOKS:
+for _h in _HOOKS + ("on_batch_begin", "on_batch_end"):
     setattr(Callback, _h, _noop)
+
+
+def _train_batch_begin(self: Any, batch: int, logs: Any = None) -> None:
+    self.on_batch_begin(batch, logs)
+
+
+def _train_batch_end(self: Any, batch: int, logs: Any = None) -> None:
+    self.on_batch_end(batch, logs)
+
+
+# Keras's older names: a callback overriding on_batch_begin/on_batch_end sees training batches
+Callback.on_train_batch_begin = _train_batch_begin  # type: ignore[attr-defined]
+Callback.on_train_batch_end = _train_batch_end  # type: ignore[attr-defined]
 
 
 class LambdaCallback(Callback):
@@ -45,7 +58,7 @@ class LambdaCallback(Callback):
     def __init__(self, **hooks: Any) -> None:
         super().__init__()
         for name, fn in hooks.items():
-            if name not in _HOOKS:
+            if name not in _HOOKS + ("on_batch_begin", "on_batch_end"):
                 raise ValueError(f"LambdaCallback: unknown hook {name!r}")
             setattr(self, name, fn)
 
