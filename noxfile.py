@@ -31,7 +31,7 @@ nox.options.error_on_missing_interpreters = CI
 PACKAGES = {
     "core": [],
     "tape": ["core"],
-    "nn": ["core", "tape", "graph"],
+    "nn": ["core", "tape", "graph", "checkpoint", "summary"],
     "checkpoint": [],
     "summary": [],
     "data": [],
