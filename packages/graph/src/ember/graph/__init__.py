@@ -39,12 +39,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ._function import Function, functions_run_eagerly, run_functions_eagerly
+from ._spec import TensorSpec, flat_specs
 
-__all__ = ["Function", "function", "functions_run_eagerly", "run_functions_eagerly"]
+__all__ = ["Function", "TensorSpec", "function", "functions_run_eagerly",
+           "run_functions_eagerly"]
 
 
-def function(fn: Callable[..., Any] | None = None, *, reduce_retracing: bool = False,
-             max_traces: int = 8, cuda_graphs: bool = True) -> Any:
+def function(fn: Callable[..., Any] | None = None, input_signature: Any = None, *,
+             reduce_retracing: bool = False, max_traces: int = 8,
+             cuda_graphs: bool = True) -> Any:
     """Trace ``fn`` once per input signature and replay it on later calls.
 
     Usable as ``@graph.function`` or ``@graph.function(max_traces=4)``, on functions and
@@ -54,10 +57,17 @@ def function(fn: Callable[..., Any] | None = None, *, reduce_retracing: bool = F
         fn: The function. Its arguments may be tensors, numpy arrays (taken as tensors),
             variables, hashable Python values, and lists, tuples and dicts of them. It
             returns tensors, Python values, or lists, tuples and dicts of them.
+        input_signature: A list or tuple of ``graph.TensorSpec`` (or of lists, tuples and
+            dicts of them), one per argument, as TensorFlow's: every call's arguments must
+            be tensors that fit (numpy arrays and Python numbers the spec's dtype holds
+            are converted), and anything else raises a TypeError or ValueError naming the
+            argument, its spec and what was given. A ``None`` size accepts any size; ember
+            traces once per size it meets, since a trace is made at one shape (see
+            ``TensorSpec``), and does not warn about those traces.
         reduce_retracing: If True, once a function has been traced for two shapes of
             otherwise equal arguments, calls with further shapes run eagerly instead of
             tracing again (for inputs whose shapes keep changing, such as sentence
-            lengths).
+            lengths). Not applied with an ``input_signature``.
         max_traces: How many traces to keep (the least recently used goes first).
         cuda_graphs: On a GPU, capture each replay as a CUDA Graph on its second replay
             and launch that graph afterwards: one launch per call instead of one per op.
@@ -69,7 +79,8 @@ def function(fn: Callable[..., Any] | None = None, *, reduce_retracing: bool = F
         A ``graph.Function`` (or, without ``fn``, a decorator that makes one).
 
     Raises:
-        TypeError: ``fn`` is not callable, or an argument has the wrong type.
+        TypeError: ``fn`` is not callable, an argument has the wrong type, or ``fn`` takes
+            ``**kwargs`` with an ``input_signature``.
         ValueError: ``max_traces`` is less than 1.
 
     Examples:
@@ -92,10 +103,16 @@ def function(fn: Callable[..., Any] | None = None, *, reduce_retracing: bool = F
                         f"got {type(cuda_graphs).__name__}")
     if max_traces < 1:
         raise ValueError(f"graph.function: max_traces must be at least 1, got {max_traces}")
+    if input_signature is not None:
+        if not isinstance(input_signature, (list, tuple)):
+            raise TypeError("graph.function: input_signature must be a list or tuple of "
+                            "graph.TensorSpec (one per argument), got "
+                            f"{type(input_signature).__name__}")
+        flat_specs(list(input_signature))
 
     def make(f: Callable[..., Any]) -> Function:
         if not callable(f):
             raise TypeError(f"graph.function: expected a callable, got {type(f).__name__}")
-        return Function(f, reduce_retracing, max_traces, cuda_graphs)
+        return Function(f, reduce_retracing, max_traces, cuda_graphs, input_signature)
 
     return make if fn is None else make(fn)

@@ -12,9 +12,11 @@ import ember.core as em
 from ember.core import recording
 from ember.core.extend import is_differentiable
 
+from ._host_calls import host_structure, run_host_calls
 from ._outputs import rebuild, structure
 from ._plan import Plan
 from ._signature import Signature, changed_argument, signature
+from ._spec import InputSignature
 from ._taped import TapedEntry, trace_taped
 from ._trace import GuardFailed, Tracer
 
@@ -47,11 +49,12 @@ def functions_run_eagerly() -> bool:
 
 
 class _Entry:
-    __slots__ = ("plan", "structure")
+    __slots__ = ("host", "plan", "structure")
 
-    def __init__(self, plan: Plan, structure: Any) -> None:
+    def __init__(self, plan: Plan, structure: Any, host: list[tuple[Any, Any]]) -> None:
         self.plan = plan
         self.structure = structure
+        self.host = host  # (fn, its arguments' structure) of each host call
 
     def plans(self) -> list[tuple[str, Plan]]:
         return [("call", self.plan)]
@@ -60,7 +63,10 @@ class _Entry:
         return True
 
     def call(self, sig: Signature, d: Any) -> Any:
-        return rebuild(self.structure, self.plan.run(sig.leaves))
+        outs = self.plan.run(sig.leaves)
+        if self.host:
+            run_host_calls(self.host, outs)
+        return rebuild(self.structure, outs)
 
 
 class _Key:
@@ -82,7 +88,7 @@ class Function:
     """
 
     def __init__(self, fn: Any, reduce_retracing: bool, max_traces: int,
-                 cuda_graphs: bool = True) -> None:
+                 cuda_graphs: bool = True, input_signature: Any = None) -> None:
         self._fn = fn
         self.cuda_graphs = cuda_graphs
         self._name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
@@ -93,6 +99,8 @@ class Function:
         self._last_parts: dict[str, Any] | None = None
         self._retrace_warned = False
         self._shapes_seen: dict[tuple[Any, ...], int] = {}
+        self._signature = None if input_signature is None else \
+            InputSignature(self._name, fn, input_signature)
         functools.update_wrapper(self, fn)
 
     @property
@@ -100,10 +108,20 @@ class Function:
         """The function as written (calling it runs eagerly)."""
         return self._fn
 
+    @property
+    def input_signature(self) -> tuple[Any, ...] | None:
+        """The specs every call's arguments must fit (``graph.TensorSpec``), or None."""
+        return None if self._signature is None else self._signature.specs
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
+        if self._signature is not None:  # the instance is not one of the described tensors
+            return types.MethodType(self._call_method, obj)
         return types.MethodType(self, obj)
+
+    def _call_method(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._call((obj, *args), kwargs, bound=True)
 
     def experimental_get_tracing_count(self) -> int:
         """How many times the function has been traced (as ``tf.function``'s)."""
@@ -124,6 +142,11 @@ class Function:
         return sum(len(k.entries) for k in self._cache.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(args, kwargs, bound=False)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any], bound: bool) -> Any:
+        if self._signature is not None:  # checked and converted, eagerly or not
+            args, kwargs = self._signature.bind(args, kwargs, bound), {}
         if _EAGERLY[0]:
             return self._fn(*args, **kwargs)
         d = None
@@ -168,7 +191,8 @@ class Function:
                                   "the host (float(), bool(), .numpy(), if on a tensor)",
                                   stacklevel=2)
                     return self._fn(*sig.args, **sig.kwargs)
-        elif self.reduce_retracing and self._shape_only_change(sig):
+        elif self.reduce_retracing and self._signature is None and \
+                self._shape_only_change(sig):
             return self._fn(*sig.args, **sig.kwargs)
         return self._trace(sig, ckey, key, failed, d, sources)
 
@@ -177,21 +201,24 @@ class Function:
                d: recording.Differentiator | None, sources: tuple[int, ...]) -> Any:
         if key is None:
             key = self._cache[ckey] = _Key()
+        tracer = Tracer(sig.leaves)
         if d is not None:
-            result, entry, untraceable, why = trace_taped(self._fn, sig, d, list(sources))
-            self._traces += 1
-            if why is not None:  # the gradient cannot be replayed: tapes record it eagerly
-                key.eager_reason = f"under a tape, {why}"
-                return result
+            result, entry, untraceable, why = trace_taped(self._fn, sig, d, list(sources),
+                                                          tracer)
         else:
-            tracer = Tracer(sig.leaves)
             token = recording.push(tracer)
             try:
                 result = self._fn(*sig.args, **sig.kwargs)
             finally:
                 recording.pop(token)
-            self._traces += 1
             untraceable = tracer.trace.untraceable
+        self._traces += 1
+        # this call ran eagerly: its host calls get the values it computed
+        run_host_calls(tracer.trace.host_calls)
+        if d is not None and why is not None:
+            # the gradient cannot be replayed: tapes record calls eagerly
+            key.eager_reason = f"under a tape, {why}"
+            return result
         if untraceable is not None:
             key.untraceable += 1
             if key.untraceable >= _UNTRACEABLE_LIMIT:
@@ -204,7 +231,8 @@ class Function:
         if d is None:
             slots: list[int] = []
             nest = structure(result, tracer, slots)
-            entry = _Entry(Plan(tracer.trace, slots), nest)
+            host = host_structure(tracer, slots)  # host calls' values: outputs after these
+            entry = _Entry(Plan(tracer.trace, slots), nest, host)
         if not self.cuda_graphs:
             for _, plan in entry.plans():
                 plan.disable_cuda_graph("graph.function(cuda_graphs=False)")
@@ -225,6 +253,10 @@ class Function:
         last, self._last_parts = self._last_parts, sig.parts
         if self._retrace_warned or last is None or self._traces < RETRACE_WARNING_AFTER:
             return
+        if guard is None and self._signature is not None and all(
+                _without_shapes(last.get(k)) == _without_shapes(p)
+                for k, p in sig.parts.items()):
+            return  # a new size of a dimension the signature leaves open: expected
         self._retrace_warned = True
         if guard is not None:
             why = (f"the value read on the host at {guard} differed from every traced "
