@@ -31,6 +31,7 @@ from typing import Any
 import ember.core as em
 from ember.core import extend, recording
 
+from ._host_calls import host_structure, run_host_calls
 from ._outputs import rebuild, structure, tensors_in
 from ._plan import Plan, live_steps
 from ._signature import Signature
@@ -40,13 +41,13 @@ from ._trace import Tracer
 class TapedEntry:
     """The forward and backward plans of one signature, called under a tape."""
 
-    __slots__ = ("bwd", "dy_used", "fn", "fwd", "g_idx", "n_results", "pure", "src_idx",
-                 "structure", "t_idx", "unlisted", "variables")
+    __slots__ = ("bwd", "dy_used", "fn", "fwd", "g_idx", "host", "n_outs", "n_results", "pure",
+                 "src_idx", "structure", "t_idx", "unlisted", "variables")
 
     def __init__(self, fn: Any, fwd: Plan, bwd: Plan | None, structure: Any, n_results: int,
                  src_idx: list[int], t_idx: list[int], variables: list[Any],
                  unlisted: list[Any], dy_used: list[int], g_idx: list[int],
-                 pure: bool) -> None:
+                 pure: bool, host: list[tuple[Any, Any]], n_outs: int) -> None:
         self.fn = fn
         self.fwd = fwd
         self.bwd = bwd
@@ -59,6 +60,8 @@ class TapedEntry:
         self.dy_used = dy_used  # targets whose output gradient the backward reads
         self.g_idx = g_idx  # sources and variables with a gradient (the backward's results)
         self.pure = pure  # no variable writes and no random draws
+        self.host = host  # host calls (_host_calls), their values outputs n_results..n_outs
+        self.n_outs = n_outs  # results and host values; the saved values follow
 
     def plans(self) -> list[tuple[str, Plan]]:
         return [("forward", self.fwd)] + ([("backward", self.bwd)] if self.bwd else [])
@@ -90,7 +93,9 @@ class TapedEntry:
         var_values = [v.value() for v in self.variables]  # the reads the tapes see
         outs = self.fwd.run(sig.leaves)
         n = self.n_results
-        results, saved = outs[:n], outs[n:]
+        results, saved = outs[:n], outs[self.n_outs:]
+        if self.host:
+            run_host_calls(self.host, outs)
         bwd = self.bwd
         if bwd is not None:
             inputs = [sig.leaves[i] for i in self.src_idx] + var_values
@@ -129,11 +134,11 @@ class TapedEntry:
         return grad([flat[r] for r in self.t_idx], dys)
 
 
-def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator, src_idx: list[int]
-                ) -> tuple[Any, Any, str | None, str | None]:
-    """Trace one call under a tape (the call is eager: the tapes around it record it),
-    differentiating with respect to the float arguments ``src_idx`` (those the tapes
-    watch) and the trainable variables the function reads.
+def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator, src_idx: list[int],
+                tracer: Tracer) -> tuple[Any, Any, str | None, str | None]:
+    """Trace one call under a tape into ``tracer`` (the call is eager: the tapes around it
+    record it), differentiating with respect to the float arguments ``src_idx`` (those the
+    tapes watch) and the trainable variables the function reads.
 
     Returns:
         The call's result; the ``TapedEntry`` to replay later calls with, or None; why
@@ -142,7 +147,6 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator, src_idx: l
         (its gradient cannot), or None.
     """
     leaves = sig.leaves
-    tracer = Tracer(leaves)
     token = recording.push(tracer)
     try:
         result, variables, grad = d.differentiate(
@@ -154,20 +158,22 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator, src_idx: l
         return result, None, trace.untraceable, None
     slots: list[int] = []
     nest = structure(result, tracer, slots)
+    n_results = len(slots)
+    host = host_structure(tracer, slots)  # host calls' values: outputs after the results
     fwd_tensors = tracer.tensors()
-    t_idx = [r for r, k in enumerate(slots)
+    t_idx = [r for r, k in enumerate(slots[:n_results])
              if extend.is_differentiable(fwd_tensors[k].dtype)]
     listed = {id(v) for v in variables}
     unlisted = list({id(v): v for v, _ in trace.var_reads if id(v) not in listed}.values())
     if not t_idx:  # no float result: nothing for a tape to differentiate
-        entry = TapedEntry(fn, Plan(trace, slots), None, nest, len(slots), src_idx, t_idx,
-                           [], [], [], [], True)
+        entry = TapedEntry(fn, Plan(trace, slots), None, nest, n_results, src_idx, t_idx,
+                           [], [], [], [], True, host, len(slots))
         return result, entry, None, None
 
     targets = [fwd_tensors[slots[r]] for r in t_idx]
     with extend.recording_to():
         dys = [em.ones_like(t) for t in targets]
-    btracer = Tracer(dys + fwd_tensors)
+    btracer = Tracer(dys + fwd_tensors, host_calls=False)  # a summary there reads now
     try:
         with extend.recording_to(btracer):
             grads = grad(targets, dys)
@@ -190,5 +196,5 @@ def trace_taped(fn: Any, sig: Signature, d: recording.Differentiator, src_idx: l
     fwd = Plan(trace, slots + saved)
     pure = not trace.var_writes and not any(
         st.attrs and "generator" in st.attrs for st in trace.steps)
-    return result, TapedEntry(fn, fwd, bwd, nest, len(slots), src_idx, t_idx, variables,
-                              unlisted, dy_used, g_idx, pure), None, None
+    return result, TapedEntry(fn, fwd, bwd, nest, n_results, src_idx, t_idx, variables,
+                              unlisted, dy_used, g_idx, pure, host, len(slots)), None, None

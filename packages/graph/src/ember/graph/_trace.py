@@ -9,13 +9,14 @@ guard on a slot's value); ``_plan`` turns that into a replay.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from typing import Any
 
 import numpy as np
 
 import ember.core as em
-from ember.core.extend import array_of, cuda_form, device_of, out_form
+from ember.core.extend import array_of, cuda_form, device_of, out_form, read_without_recording
 
 _Tensor = em.Tensor
 
@@ -69,6 +70,8 @@ class Trace:
         self.arrays: dict[int, Any] = {}  # slot -> its traced array (for buffer analysis)
         self.guards = 0
         self.untraceable: str | None = None  # why a replay would be wrong, if it would
+        # (fn, values) handed to the host after each call (Tracer.defer_to_host)
+        self.host_calls: list[tuple[Any, Any]] = []
 
 
 class Tracer:
@@ -76,8 +79,10 @@ class Tracer:
 
     traces_all = True
 
-    def __init__(self, leaves: list[Any]) -> None:
+    def __init__(self, leaves: list[Any], host_calls: bool = True) -> None:
         self.trace = Trace()
+        self.entry_context = contextvars.copy_context()  # the context the call began in
+        self._host_calls = host_calls
         self._slot: dict[int, int] = {}
         self._alive: list[Any] = []  # keeps traced tensors alive so their ids stay unique
         self._computed: set[int] = set()  # ids of the arrays of non-constant slots
@@ -184,6 +189,39 @@ class Tracer:
         tr.guards += 1
         tr.steps.append(Step("guard", _ValueGuard(value, _caller()), device_of(tensor).backend,
                              (k,), (), None, True, _caller()))
+
+    def defer_to_host(self, fn: Any, values: Any) -> bool:
+        """Hand ``fn(*values)`` to the host after the call, and after each replay of it,
+        with each Tensor in ``values`` (walking lists, tuples and dicts) replaced by the
+        Tensor that holds its value at this point of that call, and each Variable by a
+        Tensor of the value it holds here; other values are passed as they are.
+
+        This is how a library that needs values on the host (a summary writer) stays out
+        of the replay: its values become outputs of the replay instead of host reads,
+        which would be guards failing whenever the value changes. ``fn`` runs in the
+        caller's context after the function returns (``entry_context`` is the context the
+        call began in, to tell what the function set itself).
+
+        Returns:
+            False when this tracer takes no host calls (a gradient's): the caller must do
+            its work now.
+        """
+        if not self._host_calls:
+            return False
+        self.trace.host_calls.append((fn, self._read_variables(values)))
+        return True
+
+    def _read_variables(self, x: Any) -> Any:
+        if isinstance(x, em.Variable):
+            value = read_without_recording(x)
+            self.variable_read(x, value)  # the value at this point: a slot of the trace
+            return value
+        t = type(x)
+        if t is list or t is tuple:
+            return t(self._read_variables(v) for v in x)
+        if t is dict:
+            return {k: self._read_variables(v) for k, v in x.items()}
+        return x
 
     def untraced_tensor(self, tensor: Any) -> None:
         self._untraceable("a tensor was made from a backend array outside the op table "
