@@ -55,6 +55,18 @@ from .pooling import (
     MaxPooling1D,
     MaxPooling2D,
 )
+from .preprocessing_affine import RandomRotation, RandomTranslation, RandomZoom
+from .preprocessing_categorical import CategoryEncoding, Discretization, Hashing
+from .preprocessing_image import (
+    CenterCrop,
+    RandomContrast,
+    RandomCrop,
+    RandomFlip,
+    Resizing,
+)
+from .preprocessing_lookup import IntegerLookup, StringLookup
+from .preprocessing_numeric import Normalization, Rescaling
+from .preprocessing_text import TextVectorization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .reshaping import Cropping2D, UpSampling2D, ZeroPadding2D
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
@@ -77,3 +89,7 @@ __all__ += ["LeakyReLU", "Softmax", "Input", "SymbolicTensor", "RepeatVector"]
 __all__ += ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply",
             "Subtract", "add", "average", "concatenate", "dot", "maximum", "minimum",
             "multiply", "subtract", "Cropping2D", "UpSampling2D", "ZeroPadding2D"]
+__all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup",
+            "Normalization", "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation",
+            "RandomTranslation", "RandomZoom", "Rescaling", "Resizing", "StringLookup",
+            "TextVectorization"]
