@@ -192,6 +192,22 @@ def test_a_variable_value_returned_by_an_earlier_call_is_not_overwritten():
     assert_array_equal(second.numpy(), np.full(4, -2.0))
 
 
+def test_a_value_read_before_the_update_and_returned_keeps_the_old_value(device):
+    """The read's slot is a result: the update must not be written into its buffer (it
+    was, on a GPU, where the returned value was the new one)."""
+    v = em.Variable(np.zeros((3,), np.float32))
+
+    @graph.function
+    def step(g):
+        old = v.value()
+        v.assign_add(g)
+        return old
+
+    for k in range(4):
+        assert_array_equal(step(em.ones([3])).numpy(), np.full(3, float(k)))
+        assert_array_equal(v.numpy(), np.full(3, k + 1.0))
+
+
 def test_no_variable_is_updated_in_place_when_a_guard_could_fail():
     v = em.Variable(np.ones((4,), np.float32))
 

@@ -93,8 +93,11 @@ class Plan:
         first_read: dict[int, int] = {}
         for v, k in trace.var_reads:
             first_read.setdefault(id(v), k)
+        # an old value the call returns (or hands to the host) keeps its own buffer
+        results = set(output_slots)
+        old_values = {vid: k for vid, k in first_read.items() if k not in results}
         updates = {} if trace.guards or any(st.shapes for st in kept) else \
-            plan_variable_updates(kept, trace.arrays, trace.devices, first_read,
+            plan_variable_updates(kept, trace.arrays, trace.devices, old_values,
                                   {vid: k for vid, (_, k) in trace.var_writes.items()},
                                   pinned | set(output_slots))
         loaded = {id(v) for v, _ in self.var_loads}
