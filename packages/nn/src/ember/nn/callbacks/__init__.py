@@ -7,9 +7,11 @@ they change (the learning rate, the weights) is read by its next call.
 
 from ._backup_and_restore import BackupAndRestore
 from ._base import Callback, CallbackList, History, LambdaCallback
+from ._early_stopping import EarlyStopping
+from ._learning_rate import LearningRateScheduler, ReduceLROnPlateau
 from ._progbar import ProgbarLogger
 
 __all__ = [
-    "BackupAndRestore", "Callback", "CallbackList", "History", "LambdaCallback",
-    "ProgbarLogger",
+    "BackupAndRestore", "Callback", "CallbackList", "EarlyStopping", "History",
+    "LambdaCallback", "LearningRateScheduler", "ProgbarLogger", "ReduceLROnPlateau",
 ]
