@@ -117,8 +117,9 @@ def test_what_the_functional_api_refuses_says_why():
         nn.Input()
     with pytest.raises(ValueError, match="sparse"):
         nn.Input((3,), sparse=True)
-    with pytest.raises(NotImplementedError, match="config"):
-        nn.Model(inp, L.Dense(1)(inp)).get_config()
+    twice = L.Dense(1, name="same")
+    with pytest.raises(ValueError, match="named 'same'"):  # a config names each layer once
+        nn.Model(inp, L.Add()([twice(inp), L.Dense(1, name="same")(inp)])).get_config()
 
 
 def test_symbolic_tensors_in_keyword_arguments_are_replayed():

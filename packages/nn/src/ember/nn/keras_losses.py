@@ -257,7 +257,17 @@ class Loss:
         return reduce_weighted(per, sample_weight, self.reduction)
 
     def get_config(self) -> dict[str, Any]:
-        return {"reduction": self.reduction, "name": self.name}
+        """The constructor's arguments by name (each kept as an attribute of that
+        name), so that ``cls(**config)`` makes an equal loss (``nn.saving`` saves it)."""
+        import inspect
+
+        params = inspect.signature(type(self).__init__).parameters
+        return {"reduction": self.reduction, "name": self.name,
+                **{p: self.__dict__[p] for p in params if p in self.__dict__}}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        return cls(**config)
 
 
 def _snake(name: str) -> str:

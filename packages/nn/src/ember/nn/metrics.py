@@ -102,6 +102,21 @@ class Metric:
 
     reset_state = reset_states
 
+    def get_config(self) -> dict[str, Any]:
+        """``name``, ``dtype`` and the other constructor arguments (kept as attributes of
+        their names), so that ``cls(**config)`` makes an equal metric (``nn.saving``
+        saves a compiled model's metrics so)."""
+        import inspect
+
+        params = inspect.signature(type(self).__init__).parameters
+        return {"name": self.name, "dtype": str(self.dtype),
+                **{p: self.__dict__[p] for p in params
+                   if p not in ("name", "dtype") and p in self.__dict__}}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        return cls(**config)
+
     @property
     def variables(self) -> list[Any]:
         return [self.total, self.count]

@@ -53,7 +53,8 @@ class Model(Layer):
         super().__init__(*args, **kwargs)
 
     def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None,
-                loss_weights: Any = None, run_eagerly: bool | None = None) -> None:
+                loss_weights: Any = None, run_eagerly: bool | None = None,
+                auto_scale_loss: bool = True) -> None:
         """Choose the optimizer, the loss ``(labels, predictions)`` and the metrics.
 
         With no ``loss``, ``fit`` minimises what ``add_loss`` contributed (as Keras).
@@ -65,10 +66,17 @@ class Model(Layer):
         (ember-graph) and replay it, as Keras does with ``tf.function``;
         ``run_eagerly=True`` runs every step eagerly instead (for debugging, or for a
         step with Python side effects). None keeps the current setting (False at first).
+        ``auto_scale_loss``: with the model's dtype policy ``"mixed_float16"``, wrap the
+        optimizer in a ``LossScaleOptimizer`` (Keras 3's; float16 gradients underflow).
         """
-        _training.compile_model(self, optimizer, loss, metrics, loss_weights)
+        _training.compile_model(self, optimizer, loss, metrics, loss_weights,
+                                auto_scale_loss=auto_scale_loss)
         if run_eagerly is not None:
             self.run_eagerly = run_eagerly
+        # what get_compile_config saves (the optimizer made, with its hyperparameters)
+        self._ember.extra["compile_config"] = {
+            "optimizer": self.optimizer, "loss": loss, "metrics": metrics,
+            "loss_weights": loss_weights, "run_eagerly": run_eagerly}
 
     @property
     def run_eagerly(self) -> bool:
@@ -182,6 +190,125 @@ class Model(Layer):
     def _ember_compiled(self) -> None:
         if "loss_tracker" not in self._ember.extra:
             raise RuntimeError(f"{self.name}: call compile(optimizer, loss) first")
+
+    # --- saving (see ember.nn.saving) ------------------------------------------------
+    def save(self, filepath: Any, overwrite: bool = True, zipped: Any = None,
+             **kwargs: Any) -> None:
+        """Save the model as a Keras 3 ``.keras`` file: its config, weights, optimizer
+        state and ember's random state, written atomically (``nn.models.load_model``
+        reads it back, ready to train on exactly).
+
+        Examples:
+            >>> import os, tempfile
+            >>> import numpy as np
+            >>> from ember import nn
+            >>> model = nn.Sequential([nn.layers.Dense(2, input_shape=(3,))])
+            >>> path = os.path.join(tempfile.mkdtemp(), "m.keras")
+            >>> model.save(path)
+            >>> again = nn.models.load_model(path)
+            >>> x = np.ones((1, 3), np.float32)
+            >>> bool((again(x).numpy() == model(x).numpy()).all())
+            True
+        """
+        from . import saving
+
+        saving.save_model(self, filepath, overwrite, zipped, **kwargs)
+
+    def save_weights(self, filepath: Any, overwrite: bool = True,
+                     max_shard_size: Any = None) -> None:
+        """Save the weights (and a compiled model's optimizer variables) as Keras 3's
+        ``.weights.h5`` or as ``.safetensors``, atomically."""
+        from . import saving
+
+        saving.save_weights(self, filepath, overwrite, max_shard_size)
+
+    def load_weights(self, filepath: Any, skip_mismatch: bool = False, **kwargs: Any) -> None:
+        """Load weights from ``.weights.h5``, ``.safetensors`` or ``.keras`` (every value
+        is checked before any is assigned; see ``nn.saving.load_weights``)."""
+        from . import saving
+
+        saving.load_weights(self, filepath, skip_mismatch, **kwargs)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: Any = None) -> Any:
+        """A model from its config: a functional model's (``layers``, ``input_layers``,
+        ``output_layers``) rebuilds the graph, as Keras; otherwise ``cls(**config)``."""
+        from .saving import _registry
+
+        if isinstance(config, dict) and {"layers", "input_layers", "output_layers"} <= set(
+                config):
+            from . import _model_config
+
+            with _registry.scope(custom_objects):
+                return _model_config.functional_from_config(
+                    Functional if cls is Model else cls, config)
+        with _registry.scope(custom_objects):
+            return cls(**config)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The model's config as JSON (Keras's; ``json.dumps`` takes ``kwargs``):
+        ``nn.models.model_from_json`` makes the model again, with fresh weights."""
+        import json
+
+        from . import saving
+
+        return json.dumps(saving.serialize_keras_object(self), **kwargs)
+
+    def get_compile_config(self) -> dict[str, Any] | None:
+        """The arguments ``compile`` got (Keras's names), or None before ``compile``."""
+        given = self._ember.extra.get("compile_config")
+        if given is None:
+            return None
+        return {**given, "weighted_metrics": None, "steps_per_execution": 1,
+                "jit_compile": False}
+
+    def compile_from_config(self, config: dict[str, Any]) -> None:
+        """``compile`` with ``get_compile_config``'s arguments (Keras's; options ember has
+        no use for must keep their defaults)."""
+        config = dict(config)
+        for key, ok in (("weighted_metrics", (None, [], {})), ("steps_per_execution", (1,)),
+                        ("jit_compile", (False, None, "auto", True)),
+                        ("auto_scale_loss", (True, False, None))):
+            value = config.pop(key, ok[0])
+            if value not in ok:
+                raise ValueError(f"{self.name}: compile_config has {key}={value!r}, which "
+                                 f"ember does not support")
+        unknown = set(config) - {"optimizer", "loss", "metrics", "loss_weights", "run_eagerly"}
+        if unknown:
+            raise ValueError(f"{self.name}: compile_config has unknown keys {sorted(unknown)}")
+        self.compile(**config)
+
+    def get_build_config(self) -> dict[str, Any] | None:
+        """What ``build_from_config`` needs to make the variables again: the input
+        shape (and dtype) of the first call (Keras's ``{"input_shape": ...}``)."""
+        spec = self._ember.extra.get("build_input")
+        if not self.built or spec is None:
+            return None
+        shapes, dtypes = spec
+        config: dict[str, Any] = {"input_shape": shapes}
+        if any(d != "float32" for d in (dtypes if isinstance(dtypes, list) else [dtypes])):
+            config["input_dtype"] = dtypes
+        return config
+
+    def build_from_config(self, config: dict[str, Any]) -> None:
+        """Build as ``get_build_config`` recorded: one call on zeros of that shape."""
+        if self.built and self.variables:
+            return
+        from .saving import _serialization
+
+        _serialization.build_by_calling(self, config, f"{self.name}.build_from_config")
+
+    def _ember_maybe_build(self, inputs: Any) -> None:
+        def spec(x: Any) -> Any:
+            if isinstance(x, (list, tuple)):
+                parts = [spec(v) for v in x]
+                return [p[0] for p in parts], [p[1] for p in parts]
+            shape = [None, *[int(s) for s in x.shape[1:]]] if x.ndim else []
+            return shape, str(x.dtype)
+
+        if not isinstance(inputs, dict):
+            self._ember.extra["build_input"] = spec(inputs)
+        super()._ember_maybe_build(inputs)
 
     def summary(self, print_fn: Any = print, line_length: int = 72) -> None:
         """Print each layer's name, type, output shape and parameter count."""
@@ -341,9 +468,23 @@ class Functional(Model):
                 values[id(sym)] = value
         return _symbolic.map_structure(lambda t: values[id(t)], outputs)
 
+    _ember_raw_config = True  # from_config reads its layers' configs itself
+
     def get_config(self) -> dict[str, Any]:
-        raise NotImplementedError(f"{self.name}: a functional model has no config in ember "
-                                  f"(its graph is not serialised)")
+        """The graph in Keras 3's form: each layer's config with the calls the model
+        makes of it, and the inputs and outputs (see ``ember.nn._model_config``)."""
+        from . import _model_config
+
+        return _model_config.functional_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: Any = None) -> Any:
+        """A new functional model (fresh weights) from ``get_config()``'s dict."""
+        from . import _model_config
+        from .saving import _registry
+
+        with _registry.scope(custom_objects):
+            return _model_config.functional_from_config(cls, config)
 
 
 def _unique(given: list[Any], base: Any) -> list[str]:
@@ -509,22 +650,25 @@ class Sequential(Model):
             x = layer(x, training=training)
         return x
 
-    def get_config(self) -> dict[str, Any]:
-        """The model's name, trainable and dtype, and each layer's class and config."""
-        from .layers.recurrent import serialize_cell
+    _ember_raw_config = True  # from_config reads its layers' configs itself
 
-        config = super().get_config()
-        config["layers"] = [serialize_cell(layer) for layer in self.layers]
-        return config
+    def get_config(self) -> dict[str, Any]:
+        """The model's name, trainable and dtype, its input (Keras's ``InputLayer``) and
+        each layer's config, in Keras 3's form."""
+        from . import _model_config
+
+        base = {"name": self.name, "trainable": self.trainable,
+                "dtype": self._ember.policy.name}
+        return _model_config.sequential_config(self, base)
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> Any:
+    def from_config(cls, config: dict[str, Any], custom_objects: Any = None) -> Any:
         """A new Sequential of new layers (fresh weights) from ``get_config()``'s dict."""
-        from .layers.recurrent import deserialize_cell
+        from . import _model_config
+        from .saving import _registry
 
-        config = dict(config)
-        layers = [deserialize_cell(spec) for spec in config.pop("layers", [])]
-        return cls(layers, **config)
+        with _registry.scope(custom_objects):
+            return _model_config.sequential_from_config(cls, config)
 
 
 def _fmt_shape(shape: Any) -> str:

@@ -17,7 +17,6 @@ variable), so variable and checkpoint paths stay ``lstm/kernel`` as before cells
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import ember.core as em
@@ -36,19 +35,29 @@ from .rnn_cells import (
 
 
 def serialize_cell(cell: Any) -> dict[str, Any]:
-    """``{"module", "class_name", "config"}`` of a cell (for ``get_config``)."""
-    return {"module": type(cell).__module__, "class_name": type(cell).__qualname__,
-            "config": cell.get_config()}
+    """A cell's (or wrapped layer's) config in Keras 3's form, ``{"module", "class_name",
+    "config", "registered_name"}`` (for ``get_config``)."""
+    from ..saving import serialize_keras_object
+
+    return serialize_keras_object(cell)
 
 
 def deserialize_cell(spec: Any) -> Any:
-    """A fresh cell from ``serialize_cell``'s dict (with a new name)."""
+    """A fresh cell from ``serialize_cell``'s dict (with a new name); an object is
+    returned as it is.
+
+    The class is found as ``nn.saving.deserialize_keras_object`` finds one: ember's own
+    classes, registered ones and ``custom_objects`` in scope. The module a config names
+    is never imported (a cell class of your own must be registered).
+    """
     if not isinstance(spec, dict):
         return spec
-    cls = getattr(importlib.import_module(spec["module"]), spec["class_name"])
-    config = {k: v for k, v in spec["config"].items() if k != "name"}
-    from_config = getattr(cls, "from_config", None)
-    return from_config(config) if from_config is not None else cls(**config)
+    from ..saving import deserialize_keras_object
+
+    inner = spec.get("config")
+    if isinstance(inner, dict):
+        spec = {**spec, "config": {k: v for k, v in inner.items() if k != "name"}}
+    return deserialize_keras_object(spec)
 
 
 def _where(m: Any, new: Any, old: Any) -> Any:

@@ -20,6 +20,7 @@ silently ignored.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
@@ -367,10 +368,27 @@ class Optimizer(_Listened):
         return self._last_loss
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "learning_rate": self._host_hyper("learning_rate"),
-                "clipnorm": self._host_hyper("clipnorm"),
-                "clipvalue": self._host_hyper("clipvalue"),
-                "global_clipnorm": self._host_hyper("global_clipnorm")}
+        """The constructor's arguments by name (Keras's): each hyperparameter's current
+        value (a ``LearningRateSchedule`` or callable as itself), the other options as
+        set; ``from_config`` makes an equal optimizer (without its state)."""
+        config = {"name": self.name}
+        params = inspect.signature(type(self).__init__).parameters
+        for name in ["learning_rate", "clipnorm", "clipvalue", "global_clipnorm", *params]:
+            if name in config or name in ("self", "kwargs", "name"):
+                continue
+            if name in self._hypers:
+                src = self._hypers[name]
+                config[name] = src if isinstance(src, LearningRateSchedule) or (
+                    callable(src) and not isinstance(src, (em.Variable, em.Tensor))) \
+                    else self._host_hyper(name)
+            elif name in self.__dict__:
+                config[name] = self.__dict__[name]
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        """An optimizer from ``get_config()``'s dict: ``cls(**config)``."""
+        return cls(**config)
 
 
 _OWNED: set[int] = set()

@@ -14,6 +14,16 @@ class LearningRateSchedule:
     def __call__(self, step: int) -> float:
         raise NotImplementedError
 
+    def get_config(self) -> dict[str, Any]:
+        """The constructor's arguments by name (Keras's): ``from_config`` makes an equal
+        schedule, which ``nn.saving`` saves with its optimizer."""
+        raise NotImplementedError(f"{type(self).__name__}: give it get_config() (and a "
+                                  f"from_config, unless cls(**config) makes it) to save it")
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        return cls(**config)
+
 
 class ExponentialDecay(LearningRateSchedule):
     """``initial * decay_rate ** (step / decay_steps)`` (floored with ``staircase``).
@@ -29,6 +39,10 @@ class ExponentialDecay(LearningRateSchedule):
             raise ValueError(f"ExponentialDecay: decay_steps must be positive, got {decay_steps}")
         self.initial, self.decay_steps, self.decay_rate = initial_learning_rate, decay_steps, decay_rate
         self.staircase = staircase
+
+    def get_config(self) -> dict[str, Any]:
+        return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase}
 
     def __call__(self, step: int) -> float:
         p = step / self.decay_steps
@@ -51,6 +65,9 @@ class PiecewiseConstantDecay(LearningRateSchedule):
             raise ValueError("PiecewiseConstantDecay: need one more value than boundaries")
         self.boundaries, self.values = list(boundaries), list(values)
 
+    def get_config(self) -> dict[str, Any]:
+        return {"boundaries": list(self.boundaries), "values": list(self.values)}
+
     def __call__(self, step: int) -> float:
         for b, v in zip(self.boundaries, self.values):
             if step <= b:
@@ -71,6 +88,11 @@ class CosineDecay(LearningRateSchedule):
                  warmup_target: float | None = None, warmup_steps: int = 0) -> None:
         self.initial, self.decay_steps, self.alpha = initial_learning_rate, decay_steps, alpha
         self.warmup_target, self.warmup_steps = warmup_target, warmup_steps
+
+    def get_config(self) -> dict[str, Any]:
+        return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
+                "alpha": self.alpha, "warmup_target": self.warmup_target,
+                "warmup_steps": self.warmup_steps}
 
     def __call__(self, step: int) -> float:
         if self.warmup_target is not None and step < self.warmup_steps:

@@ -210,7 +210,8 @@ def _deserialize(config: Any, depth: int, where: str, module_objects: Any = None
     cls = resolve_class(class_name, module, registered, where, module_objects)
     if inspect.isfunction(cls):
         return cls
-    if not getattr(cls, "_ember_raw_config", False):
+    functional = {"layers", "input_layers", "output_layers"} <= inner.keys()
+    if not (getattr(cls, "_ember_raw_config", False) or functional):
         inner = {k: _deserialize(v, depth + 1, f"{where}.{class_name}.{k}", module_objects)
                  for k, v in inner.items()}
     from_config = getattr(cls, "from_config", None)
@@ -316,18 +317,22 @@ def _function(inner: Any, module: Any, registered: Any, where: str,
 
 
 def build_from_config(obj: Any, build_config: Any, where: str = "config") -> None:
-    """Build ``obj`` as its ``build_config`` says: its own ``build_from_config`` if it
-    has one, else (a layer or model) one call on zeros of ``input_shape`` (batch 1 where
-    it is None) in inference mode, which makes its variables."""
-    own = getattr(type(obj), "build_from_config", None)
-    if own is not None:
-        obj.build_from_config(build_config)
-        return
+    """Build ``obj`` as its ``build_config`` says: with its ``build_from_config`` when it
+    has one, else as ``build_by_calling`` does."""
+    own = getattr(obj, "build_from_config", None)
+    if callable(own):
+        own(build_config)
+    else:
+        build_by_calling(obj, build_config, where)
+
+
+def build_by_calling(obj: Any, build_config: Any, where: str = "config") -> None:
+    """Make a layer's or model's variables: one call on zeros of ``build_config``'s
+    ``input_shape`` (batch 1 where it is None; ``input_dtype`` where given), in
+    inference mode, recording nothing."""
     if not isinstance(build_config, dict) or "input_shape" not in build_config:
         return
-    shape = build_config["input_shape"]
-    dtype = build_config.get("input_dtype", None)
-    zeros = _zeros_of(shape, dtype, where)
+    zeros = _zeros_of(build_config["input_shape"], build_config.get("input_dtype"), where)
     with em.recording.paused():
         obj(zeros, training=False)
 
