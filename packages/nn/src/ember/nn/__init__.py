@@ -20,6 +20,7 @@ from . import (
     optimizers,
     regularizers,
     saving,
+    utils,
 )
 from .global_step import get_global_step, get_or_create_global_step, reset_global_step
 from .layers import Input, Layer
@@ -31,3 +32,4 @@ __all__ = [
     "reset_global_step",
 ]
 __all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]
+__all__ += ["utils"]

@@ -1,0 +1,57 @@
+"""ember.nn meets ember.data through public names only: nn.utils.split_dataset splits an
+ember.data Dataset into two Datasets, and fit's class_weight weighs a Dataset's batches
+(ember-nn does not depend on ember-data, so its own tests use stand-ins)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from ember import data, nn
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+
+def test_split_dataset_of_an_ember_dataset():
+    x, y = np.arange(20, dtype=np.float32).reshape(10, 2), np.arange(10)
+    ds = data.Dataset.from_tensor_slices((x, y))
+    left, right = nn.utils.split_dataset(ds, left_size=0.7, shuffle=True, seed=3)
+    assert isinstance(left, data.Dataset) and isinstance(right, data.Dataset)
+    assert left.cardinality() == 7 and right.cardinality() == 3
+    order = list(range(10))
+    random.Random(3).shuffle(order)
+    got = [(e[0], int(e[1])) for e in left] + [(e[0], int(e[1])) for e in right]
+    assert [i for _, i in got] == order
+    for features, i in got:
+        assert_array_equal(features, x[i])
+    named = data.Dataset.from_tensor_slices({"a": x, "b": y})
+    left, _ = nn.utils.split_dataset(named, right_size=2)
+    assert [int(e["b"]) for e in left] == list(range(8))
+
+
+def test_split_dataset_refuses_batched_and_infinite_datasets():
+    ds = data.Dataset.from_tensor_slices(np.arange(10))
+    with pytest.raises(ValueError, match="looks batched"):
+        nn.utils.split_dataset(ds.batch(4), left_size=0.5)
+    with pytest.raises(ValueError, match="infinite"):
+        nn.utils.split_dataset(ds.repeat(), left_size=0.5)
+
+
+def test_class_weight_weighs_the_batches_of_a_dataset():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((24, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 24)
+    model = nn.Sequential([nn.layers.Dense(3, input_shape=(4,))])
+    model.compile(nn.optimizers.SGD(0.0),
+                  nn.losses.SparseCategoricalCrossentropy(from_logits=True))
+    cw = {0: 1.0, 1: 3.0, 2: 0.25}
+    logits = model.predict(x)
+    z = logits - logits.max(-1, keepdims=True)
+    per = np.log(np.exp(z).sum(-1)) - z[np.arange(24), y]
+    want = float((per * np.array([cw[c] for c in y])).sum() / 24)
+    ds = data.Dataset.from_tensor_slices((x, y)).batch(8)
+    hist = model.fit(ds, epochs=2, verbose=0, class_weight=cw)
+    assert_allclose(hist.history["loss"], [want, want], rtol=1e-5)
