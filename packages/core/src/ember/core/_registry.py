@@ -8,6 +8,7 @@ numpy operands, runs the forward, wraps the result and tells active recorders
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,9 @@ def notify(recorders: tuple[Recorder, ...], op: OpDef, inputs: tuple[Any, ...],
 
 
 # --- dispatch --------------------------------------------------------------------------
+_array = operator.attrgetter("_data")  # a Tensor's backend array, read in C
+_new = object.__new__
+
 
 def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = None) -> Any:
     """Run ``op`` on ``inputs`` (tensors or convertible values) and return Tensor(s)."""
@@ -104,17 +108,22 @@ def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = N
             inputs, dev = _convert_inputs(op, inputs, dev)
     be = dev.backend
     try:
-        if attrs:
-            out = op.forward(be, *[a._data for a in inputs], **attrs)
+        if len(inputs) == 1:  # the common arity, without building an argument list
+            out = op.forward(be, inputs[0]._data, **attrs) if attrs else \
+                op.forward(be, inputs[0]._data)
+        elif attrs:
+            out = op.forward(be, *map(_array, inputs), **attrs)
         else:
-            out = op.forward(be, *[a._data for a in inputs])
+            out = op.forward(be, *map(_array, inputs))
     except (ValueError, TypeError, IndexError, OverflowError) as e:
         raise _op_error(op, inputs, attrs, e) from e
     if type(out) is tuple:
         outputs = tuple([wrap(o, dev) for o in out])
         result: Any = outputs
     else:
-        result = wrap(out, dev)
+        result = _new(Tensor)  # wrap(out, dev), inline: this runs for every op
+        result._data = out
+        result._device = dev
         outputs = (result,)
     recs = _active.get()
     if recs:

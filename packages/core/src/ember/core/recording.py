@@ -65,8 +65,14 @@ def pop(token: contextvars.Token[tuple[Recorder, ...]]) -> None:
 
 
 def exclude(recorder: Recorder) -> contextvars.Token[tuple[Recorder, ...]]:
-    """Stop ``recorder`` seeing ops until ``pop`` (``stop_recording``)."""
-    return _active.set(tuple(r for r in _active.get() if r is not recorder))
+    """Stop ``recorder`` seeing ops until ``pop`` (``stop_recording``, and a tape's
+    backward pass: once per gradient, so the common case of one tape is kept short)."""
+    recs = _active.get()
+    if recorder not in recs:  # e.g. a tape's gradient after its ``with`` block
+        return _active.set(recs)
+    if len(recs) == 1:
+        return _active.set(())
+    return _active.set(tuple([r for r in recs if r is not recorder]))
 
 
 def only(recorders: tuple[Recorder, ...]) -> contextvars.Token[tuple[Recorder, ...]]:

@@ -27,7 +27,9 @@ _reshape = register("reshape", lambda be, x, shape: x.reshape(shape), family=F)
 _transpose = register("transpose", lambda be, x, perm: be.xp.transpose(x, perm), family=F)
 def _broadcast_to(be: Any, x: Any, shape: tuple[int, ...]) -> Any:
     if x.ndim == 0:  # numpy's broadcast_to is slow Python; a scalar fills directly
-        return be.xp.full(shape, x, dtype=x.dtype)
+        out = be.xp.empty(shape, dtype=x.dtype)  # (xp.full is Python around this: 3x
+        out[...] = x  # the cost on small arrays; the same one copy kernel on a GPU)
+        return out
     return be.xp.broadcast_to(x, shape)
 
 

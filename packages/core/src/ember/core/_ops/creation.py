@@ -67,8 +67,14 @@ def _make(name: str, fn: Any) -> Any:
     return register(name, fn, family=F, differentiable=False)
 
 
+def _ones_forward(be: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    out = be.xp.empty(shape, dtype=dtype)  # xp.ones is Python around this: twice the cost
+    out.fill(1)  # on small arrays (a tape's seed gradient), the same fill kernel on a GPU
+    return out
+
+
 _zeros = _make("zeros", lambda be, shape, dtype: be.xp.zeros(shape, dtype=dtype))
-_ones = _make("ones", lambda be, shape, dtype: be.xp.ones(shape, dtype=dtype))
+_ones = _make("ones", _ones_forward)
 _fill = _make("fill", lambda be, shape, value, dtype: be.xp.full(shape, value, dtype=dtype))
 _range = _make("range", lambda be, start, limit, delta, dtype:
                be.xp.arange(start, limit, delta, dtype=dtype))
@@ -105,7 +111,7 @@ def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:
 
 
 _zeros_like = _make("zeros_like", lambda be, x, dtype: be.xp.zeros(x.shape, dtype=dtype))
-_ones_like = _make("ones_like", lambda be, x, dtype: be.xp.ones(x.shape, dtype=dtype))
+_ones_like = _make("ones_like", lambda be, x, dtype: _ones_forward(be, x.shape, dtype))
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Any:
