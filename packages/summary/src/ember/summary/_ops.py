@@ -4,6 +4,8 @@ Each op returns True when the summary was queued and False when nothing was writ
 (no default writer, or the recording condition is off). Values are captured at call
 time (so later changes to an array do not leak into the summary); turning them into
 protos happens on the writer thread. Input errors are raised here, in the caller.
+Inside a traced function (``ember.graph``) an op hands itself to the tracer, which writes
+it after each call with that call's values (``_deferred``), and returns True.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _audio, _context, _histogram, _image, _validate
+from . import _audio, _context, _deferred, _histogram, _image, _validate
 from ._metadata import Kind
 from ._policy import should_record_summaries
 from ._step import resolve_step
@@ -68,6 +70,10 @@ def scalar(name: str, data: Any, step: Any = None, description: str | None = Non
         >>> scalar("loss", 0.25, step=1)   # no default writer here: nothing recorded
         False
     """
+    tracer = _deferred.active_tracer()
+    if tracer is not None and _deferred.write_later(tracer, scalar, name, data, step,
+                                                    description):
+        return True
     writer = _writer(name, description)
     if writer is None:
         return False
@@ -96,6 +102,10 @@ def histogram(name: str, data: Any, step: Any = None, buckets: int | None = None
     Returns:
         True if the summary was queued, False if nothing was recorded.
     """
+    tracer = _deferred.active_tracer()
+    if tracer is not None and _deferred.write_later(tracer, histogram, name, data, step,
+                                                    description, buckets=buckets):
+        return True
     writer = _writer(name, description)
     if writer is None:
         return False
@@ -131,6 +141,10 @@ def image(name: str, data: Any, step: Any = None, max_outputs: int | None = None
         limit = _validate.count("max_images", max_images)
     else:
         limit = _validate.count("max_outputs", 3 if max_outputs is None else max_outputs)
+    tracer = _deferred.active_tracer()
+    if tracer is not None and _deferred.write_later(tracer, image, name, data, step,
+                                                    description, max_outputs=limit):
+        return True
     writer = _writer(name, description)
     if writer is None:
         return False
@@ -146,6 +160,10 @@ def text(name: str, data: Any, step: Any = None, description: str | None = None)
     Markdown in the text is rendered by TensorBoard. Strings are encoded as UTF-8 in
     the caller (a lone surrogate is an error there).
     """
+    tracer = _deferred.active_tracer()
+    if tracer is not None and _deferred.write_later(tracer, text, name, data, step,
+                                                    description):
+        return True
     writer = _writer(name, description)
     if writer is None:
         return False
@@ -173,6 +191,11 @@ def audio(name: str, data: Any, sample_rate: Any, step: Any = None, max_outputs:
     """
     if encoding not in (None, "wav"):
         raise ValueError(f"unsupported audio encoding {encoding!r}; only 'wav' is")
+    tracer = _deferred.active_tracer()
+    if tracer is not None and _deferred.write_later(
+            tracer, audio, name, data, step, description, sample_rate=sample_rate,
+            max_outputs=max_outputs, encoding=encoding):
+        return True
     writer = _writer(name, description)
     if writer is None:
         return False

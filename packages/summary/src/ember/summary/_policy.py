@@ -73,19 +73,34 @@ def record_summaries_every_n_global_steps(n: int, global_step: Any = None) -> _R
         True
         >>> set_step(None)
     """
-    n = count("n", n, low=1)
+    return _RecordingScope(EveryN(count("n", n, low=1), global_step))
 
-    def every_n() -> bool:
-        step = (as_int(global_step, "global_step") if global_step is not None
-                else default_step())
+
+class EveryN:
+    """``record_summaries_every_n_global_steps``'s condition: the step is a multiple of
+    ``n``. A class rather than a closure so that a summary written inside a traced
+    function can test it with the step's value at that point of the call (``_deferred``).
+    """
+
+    __slots__ = ("global_step", "n")
+
+    def __init__(self, n: int, global_step: Any) -> None:
+        self.n = n
+        self.global_step = global_step
+
+    def __call__(self) -> bool:
+        step = self.global_step if self.global_step is not None else default_step()
+        return self.holds(step)
+
+    def holds(self, step: Any) -> bool:
+        """Whether ``step`` (step-like, or None when there is none) is a multiple of n."""
         if step is None:
             raise ValueError(
                 "record_summaries_every_n_global_steps needs a step: pass global_step=..., "
                 "call ember.summary.set_step(...) or create a global step "
                 "(ember.nn.get_or_create_global_step())")
-        return step % n == 0
-
-    return _RecordingScope(every_n)
+        return as_int(step, "global_step" if self.global_step is not None else "step") \
+            % self.n == 0
 
 
 def should_record_summaries() -> bool:
