@@ -19,13 +19,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import ember.core as em
-from ember.core import Tensor, Variable, recording
+from ember.core import REGISTRY, Tensor, Variable, recording
 from ember.core.extend import (
     array_of,
     device_of,
     is_differentiable,
     read_without_recording,
-    recording_to,
+    run_op,
 )
 
 from ._nest import flatten, pack_as
@@ -36,6 +36,8 @@ from ._rules import RULES as _RULES
 from ._rules import OpContext
 
 _ZERO = "zero"
+_ONES_LIKE = REGISTRY["ones_like"]  # the seed gradient
+_ZEROS_LIKE = REGISTRY["zeros_like"]  # an output's gradient where none reached it
 FREE_MIN_BYTES = 1 << 16  # results at least this large may be freed before the backward
 _NONE = "none"
 # False inside no_auto_watch(): variables read there are not watched automatically.
@@ -71,9 +73,10 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = persistent
         self._watch_accessed = watch_accessed_variables
-        # (op, input keys, attrs, output keys, inputs or None, outputs or None) per recorded
-        # op: a key is the tensor itself or its _Freed stand-in (the walk goes by keys); the
-        # last two are what the rule reads (None: it reads the keys' shapes only). The walk
+        # (op, input keys, attrs, output keys, inputs or None, outputs or None, keys of the
+        # outputs that carry gradients) per recorded op: a key is the tensor itself or its
+        # _Freed stand-in (the walk goes by keys); the 5th and 6th are what the rule reads
+        # (None: the keys themselves; a stand-in only has the shape and dtype). The walk
         # makes the OpContext a rule sees only for ops a gradient reaches.
         self._records: list[tuple[Any, ...]] = []
         # id -> key: the tensor itself (the ref keeps its id unique) or its _Freed stand-in
@@ -82,6 +85,8 @@ class GradientTape:
         self._variables: dict[int, Variable] = {}  # watched variables, in first-read order
         self._var_values: dict[int, dict[int, Tensor]] = {}  # var id -> value tensors read
         self._tokens: list[Any] = []
+        self._stand_ins = False  # whether any tracked tensor has had a stand-in
+        self._roots: set[int] = set()  # ids of the watched tensors and variable values
         self._used = False
         self._exited = False  # True once the tape has left its last ``with`` block
 
@@ -108,6 +113,7 @@ class GradientTape:
         """Forget everything recorded so far (the tape stays active)."""
         self._records.clear()
         self._tracked.clear()
+        self._roots.clear()
         self._variables.clear()
         self._var_values.clear()
         self._used = False
@@ -115,6 +121,10 @@ class GradientTape:
     # --- the recorder protocol (called by ember-core) -----------------------------------
     def record_op(self, op: Any, inputs: tuple[Any, ...], attrs: Any,
                   outputs: tuple[Any, ...]) -> None:
+        # Called for every op run under the tape: the per-op overhead of eager training on
+        # small tensors (tests/test_tape_overhead.py caps the work). The common case, one
+        # output and no stand-in on this tape (so that each input is its own key), is kept
+        # short; _record_with_stand_ins does the rest.
         if not op.differentiable:
             return
         tracked = self._tracked
@@ -123,33 +133,46 @@ class GradientTape:
                 break
         else:
             return
-        get = tracked.get
-        if len(inputs) == 1:
-            x = inputs[0]
-            keys: tuple[Any, ...] = (get(id(x), x),)
-        elif len(inputs) == 2:
-            x, y = inputs
-            keys = (get(id(x), x), get(id(y), y))
+        if self._stand_ins or len(outputs) != 1:
+            return self._record_with_stand_ins(op, inputs, attrs, outputs)
+        a = array_of(outputs[0])
+        if a.nbytes >= FREE_MIN_BYTES and op.name in _DROPS_OUTPUTS:
+            return self._record_with_stand_ins(op, inputs, attrs, outputs)
+        dt = a.dtype
+        if dt.kind in "fc" or is_differentiable(dt):
+            tracked[id(outputs[0])] = outputs[0]
+            self._records.append((op, inputs, attrs, outputs, None, None, outputs))
         else:
-            keys = tuple([get(id(x), x) for x in inputs])
+            self._records.append((op, inputs, attrs, outputs, None, None, ()))
+
+    def _record_with_stand_ins(self, op: Any, inputs: tuple[Any, ...], attrs: Any,
+                               outputs: tuple[Any, ...]) -> None:
+        """``record_op`` where an input may have a stand-in, or the output gets one (a
+        result no rule reads is kept as a stand-in, so that it can die with the forward's
+        last reference; small ones are kept as they are: a stand-in costs about as much as
+        the op itself, and frees next to nothing), or the op has several outputs."""
+        tracked = self._tracked
+        get = tracked.get
+        keys = tuple([get(id(x), x) for x in inputs])
         name = op.name
-        # a result no rule reads is kept as a stand-in, so that it can die with the
-        # forward's last reference; small ones are kept as they are (a stand-in costs
-        # about as much as the op itself, and frees next to nothing)
         freed = len(outputs) == 1 and name in _DROPS_OUTPUTS and \
             array_of(outputs[0]).nbytes >= FREE_MIN_BYTES
-        out_keys = []
+        out_keys, grads_to = [], []
         for o in outputs:
             dt = array_of(o).dtype
             if dt.kind in "fc" or is_differentiable(dt):
-                k = _Freed(o, tracked) if freed else o
+                k = o
+                if freed:
+                    k = _Freed(o, tracked)
+                    self._stand_ins = True
                 tracked[id(o)] = k
                 out_keys.append(k)
+                grads_to.append(k)
             else:
                 out_keys.append(o)
-        outs = tuple(out_keys)
-        self._records.append((op, keys, attrs, outs, None if name in _DROPS_INPUTS else inputs,
-                              None if freed else outputs))
+        self._records.append((op, keys, attrs, tuple(out_keys),
+                              None if name in _DROPS_INPUTS else inputs,
+                              None if freed else outputs, grads_to))
 
     def variable_read(self, variable: Variable, value: Tensor) -> None:
         vid = id(variable)
@@ -163,6 +186,7 @@ class GradientTape:
 
     def _track_value(self, vid: int, value: Tensor) -> None:
         self._tracked[id(value)] = value
+        self._roots.add(id(value))
         self._var_values.setdefault(vid, {})[id(value)] = value
 
     # --- watching ----------------------------------------------------------------------
@@ -178,7 +202,9 @@ class GradientTape:
                 "GradientTape.watch: the tape has exited its `with` block, so ops on the "
                 "watched tensor would not be recorded; call watch() inside the block")
         for i, t in enumerate([tensor] if type(tensor) is Tensor else flatten(tensor)):
-            if isinstance(t, (Variable, Tensor)) and not is_differentiable(t.dtype):
+            dt = array_of(t).dtype if type(t) is Tensor else t.dtype \
+                if isinstance(t, (Variable, Tensor)) else None
+            if dt is not None and dt.kind not in "fc" and not is_differentiable(dt):
                 warnings.warn(
                     f"GradientTape.watch: tensor {i} has dtype {t.dtype}, not floating or "
                     "complex; it is not watched and gets no gradient", stacklevel=2)
@@ -187,7 +213,8 @@ class GradientTape:
                 self._variables.setdefault(id(t), t)
                 self._track_value(id(t), read_without_recording(t))
             elif isinstance(t, Tensor):
-                self._tracked.setdefault(id(t), t)  # a stand-in already there stays
+                # a stand-in already there stays
+                self._roots.add(id(self._tracked.setdefault(id(t), t)))
             else:
                 raise TypeError(f"GradientTape.watch: expected tensors or variables, "
                                 f"got {type(t).__name__}")
@@ -227,68 +254,77 @@ class GradientTape:
     def _release(self) -> None:
         self._records = []
         self._tracked = {}
+        self._roots = set()
         self._var_values = {}
 
     def _gradient(self, target: Any, sources: Any, output_gradients: Any,
                   unconnected: str, consume: bool = False) -> Any:
         """The gradient walk; ``consume``: this is the tape's last use, so the walk drops
         each record (and the activations only it kept) as soon as its rule has run."""
-        single = isinstance(sources, (Tensor, Variable))
-        flat_src = [sources] if single else flatten(sources)
-        src_ids: list[list[int]] = []
-        src_values: list[Tensor | None] = []  # each differentiable source's value, read once
-        for k, s in enumerate(flat_src):
-            sv = s if type(s) is Tensor else _read(s) if isinstance(s, Variable) else None
-            src_values.append(sv if sv is not None and is_differentiable(array_of(sv).dtype)
-                              else None)
-            if sv is not None and src_values[-1] is None:
+        single = type(sources) is Tensor or isinstance(sources, (Tensor, Variable))
+        key = self._tracked.get
+        if type(target) is Tensor:
+            targets = [target]
+            keys = [key(id(target), target)]  # the walk's places of the targets
+            target_ids: Any = (id(target),)
+        else:
+            targets = [_read(target)] if isinstance(target, Variable) else \
+                [_read(t) for t in flatten(target)]
+            keys = [key(id(t), t) for t in targets]
+            target_ids = {id(t) for t in targets}
+        # A target that is itself a source (t.gradient(v, v)) has gradient ones through
+        # the identity, watched or not, as in TensorFlow: such a source wants its target's
+        # seed even when the tape never tracked it (but no gradient through recorded ops).
+        direct: set[int] = set()
+        wanted: set[int] = set()
+        found: list[tuple[Tensor | None, list[int]]] = []  # per source: its value, its ids
+        for k, s in enumerate([sources] if single else flatten(sources)):
+            if isinstance(s, Variable):
+                sv = read_without_recording(s)
+            elif isinstance(s, Tensor):
+                sv = s
+            else:
+                raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
+                                f"got {type(s).__name__}")
+            dt = array_of(sv).dtype
+            if dt.kind not in "fc" and not is_differentiable(dt):
                 warnings.warn(
                     f"GradientTape.gradient: source {k} has dtype {s.dtype}; gradients are "
                     "only computed for floating or complex sources, so it gets None",
                     stacklevel=3)
-                src_ids.append([])
-            elif isinstance(s, Variable):
-                src_ids.append(list(self._var_values.get(id(s), {})))
-            elif isinstance(s, Tensor):
-                place = self._tracked.get(id(s))
-                src_ids.append([] if place is None else [id(place)])  # unwatched: None
+                found.append((None, []))
+                continue
+            if type(s) is Tensor or not isinstance(s, Variable):
+                place = key(id(s))
+                ids = [] if place is None else [id(place)]  # unwatched: None
             else:
-                raise TypeError(f"GradientTape.gradient: sources must be tensors or variables, "
-                                f"got {type(s).__name__}")
-        targets = [target] if type(target) is Tensor else [_read(target)] \
-            if isinstance(target, Variable) else [_read(t) for t in flatten(target)]
-        key = self._tracked.get
-        keys = [key(id(t), t) for t in targets]  # the walk's places of the targets
-        # A target that is itself a source (t.gradient(v, v)) has gradient ones through
-        # the identity, watched or not, as in TensorFlow: such a source wants its target's
-        # seed even when the tape never tracked it (but no gradient through recorded ops).
-        seeded = {id(t) for t in keys}
-        direct: set[int] = set()
-        for sv, ids in zip(src_values, src_ids):
-            if sv is not None:
-                k = id(key(id(sv), sv))
-                if k in seeded and k not in ids:
-                    ids.append(k)
-                    direct.add(k)
+                ids = list(self._var_values.get(id(s), ()))
+            if id(sv) in target_ids:
+                i = id(key(id(sv), sv))
+                if i not in ids:
+                    ids.append(i)
+                    direct.add(i)
+            wanted.update(ids)
+            found.append((sv, ids))
         del key  # a bound method of the tracked dict, which the walk may let go of
         if output_gradients is None:
             ogs: list[Any] = [None] * len(targets)
-        elif isinstance(target, (list, tuple, dict)):
-            ogs = flatten(output_gradients)
         else:
-            ogs = [output_gradients]
-        if len(ogs) != len(targets):
-            raise ValueError(f"output_gradients has {len(ogs)} entries for {len(targets)} targets")
-        ogs = [None if og is None else _output_gradient(og, t, k if len(ogs) > 1 else None)
-               for k, (og, t) in enumerate(zip(ogs, targets))]
+            ogs = flatten(output_gradients) if isinstance(target, (list, tuple, dict)) \
+                else [output_gradients]
+            if len(ogs) != len(targets):
+                raise ValueError(f"output_gradients has {len(ogs)} entries for "
+                                 f"{len(targets)} targets")
+            ogs = [None if og is None else _output_gradient(og, t, k if len(ogs) > 1 else None)
+                   for k, (og, t) in enumerate(zip(ogs, targets))]
         token = recording.exclude(self)  # the backward pass is not recorded on this tape
         try:
-            grads = self._backward(targets, ogs, {i for ids in src_ids for i in ids} - direct,
+            grads = self._backward(targets, ogs, wanted - direct if direct else wanted,
                                    direct, consume, keys)
         finally:
             recording.pop(token)
         out = []
-        for sv, ids in zip(src_values, src_ids):
+        for sv, ids in found:
             g = None
             for i in ids:
                 gi = grads.get(i)
@@ -310,50 +346,70 @@ class GradientTape:
         # it (every consumer came later), so it is dropped there unless it is a source's;
         # with ``consume`` the walk also owns the records and drops each one after its
         # rule, so activations die as the walk passes them, as in PyTorch.
-        reach, needed = _reachable(self._records, wanted)
+        # Speed: this loop runs once per op of every eager training step, so the common
+        # case (a gradient of its input's shape and dtype) is handled inline and ``_fit``
+        # is called only for the others; tests/test_tape_overhead.py caps its calls.
+        if not self._stand_ins and self._roots <= wanted:
+            # Every watched tensor is wanted (the common case), so every record leads to
+            # one and everything tracked is reached: no pass over the records. (With no
+            # stand-ins each key is its tensor, so the tracked table's keys are their ids;
+            # a set of them, since the table holds the tensors, which the walk lets go.)
+            reach, needed = set(self._tracked), self._records
+        else:
+            reach, needed = _reachable(self._records, wanted)
         if consume:  # the tape's own references go; the walk holds the records now
             self._records, self._tracked = [], {}
         grads: dict[int, Any] = {}
-        for t, k, og in zip(targets, targets if keys is None else keys, ogs):
-            if id(k) not in reach and id(k) not in direct:
-                continue
-            if og is None:  # the seed gradient: ones, recorded by no tape
-                with recording_to():
-                    g = em.ones_like(t)
-            else:
-                g = og
-            _accumulate(grads, k, g)
         get, pop = grads.get, grads.pop
-        for k in range(len(needed) - 1, -1, -1):
-            op, inputs, attrs, outputs, saved_in, saved_out = needed[k]
-            if consume:
-                needed[k] = None
+        freed = self._stand_ins  # whether a key may be a stand-in
+        for t, k, og in zip(targets, targets if keys is None else keys, ogs):
+            i = id(k)
+            if i not in reach and i not in direct:
+                continue
+            # the seed: ones, an op (graph mode's tracer replays it) that no tape records
+            g = run_op(_ONES_LIKE, (t,), {"dtype": array_of(t).dtype}) if og is None else og
+            prev = get(i)
+            grads[i] = g if prev is None else em.add(prev, g)
+        # Last record first. Consuming, the walk pops each record (so that it, and the
+        # activations only it kept, go once its rule has run): iter(pop, None) pops until
+        # the None put first, without a Python frame per step.
+        if consume:
+            needed.insert(0, None)
+        for rec in iter(needed.pop, None) if consume else reversed(needed):
+            op, inputs, attrs, outputs, saved_in, saved_out, _ = rec
             if len(outputs) == 1:
-                o = id(outputs[0])
-                dy: Any = get(o) if o in wanted else pop(o, None)
+                i = id(outputs[0])
+                dy: Any = get(i) if i in wanted else pop(i, None)
                 if dy is None:
                     continue
             else:
                 dys = [get(id(o)) if id(o) in wanted else pop(id(o), None) for o in outputs]
-                if all(d is None for d in dys):
+                if dys.count(None) == len(dys):
                     continue
                 dy = dys if op.name in _MISSING_AS_NONE else \
                     [_zeros(o) if d is None else d for o, d in zip(outputs, dys)]
-            name = op.name
-            rule = _RULES.get(name)
-            if rule is None:
-                raise LookupError(f"no gradient rule is registered for op {name!r}")
-            ctx = OpContext(op, inputs if saved_in is None else saved_in, attrs,
-                            outputs if saved_out is None else saved_out)
-            ctx._reach = reach
-            ctx._keys = inputs
-            gin = rule(ctx, dy)
+            try:
+                rule = _RULES[op.name]
+            except KeyError:
+                raise LookupError(f"no gradient rule is registered for op {op.name!r}") from None
+            gin = rule(OpContext(op, inputs if saved_in is None else saved_in, attrs,
+                                 outputs if saved_out is None else saved_out, reach, inputs),
+                       dy)
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
-            for i, (x, g) in enumerate(zip(inputs, gin)):
-                if g is not None and id(x) in reach:
-                    _accumulate(grads, x, g, name, i)
-            del ctx, gin, dy, saved_in, saved_out  # the next rule may need the memory
+            for x, g in zip(inputs, gin):
+                if g is None or (i := id(x)) not in reach:
+                    continue
+                if type(g) is not Tensor:
+                    g = _fit(g, x, op.name, inputs, gin)
+                else:
+                    ga = array_of(g)
+                    xa = array_of(x) if not freed or type(x) is not _Freed else x
+                    if ga.shape != xa.shape or ga.dtype is not xa.dtype:
+                        g = _fit(g, x, op.name, inputs, gin)
+                prev = get(i)
+                grads[i] = g if prev is None else em.add(prev, g)
+            del rec, gin, dy, saved_in, saved_out  # the next rule may need the memory
         return grads
 
     # --- jacobians ---------------------------------------------------------------------
@@ -411,16 +467,15 @@ class GradientTape:
 
 
 def _reachable(records: list[Any], wanted: set[int]) -> tuple[set[int], list[Any]]:
-    """The ids of tensors downstream of ``wanted`` and the records that lead there."""
+    """The ids of tensors downstream of ``wanted`` and the records that lead there (only
+    when some watched tensor is not wanted: see ``_backward``)."""
     reach = set(wanted)
     needed = []
     for rec in records:
         for x in rec[1]:
             if id(x) in reach:
-                for o in rec[3]:
-                    dt = _meta(o)[1]
-                    if dt.kind in "fc" or is_differentiable(dt):
-                        reach.add(id(o))
+                for o in rec[6]:  # the outputs that carry gradients
+                    reach.add(id(o))
                 needed.append(rec)
                 break
     return reach, needed
@@ -466,14 +521,16 @@ def _read(x: Any) -> Tensor:
 
 
 def _output_gradient(og: Any, target: Tensor, k: int | None) -> Tensor:
-    """``og`` as a tensor on the target's device, checked to have the target's shape."""
+    """``og`` as a tensor on the target's device, checked to have the target's shape, in
+    the target's dtype (the walk adds it into the target's gradient as it is)."""
     g = em.convert_to_tensor(og, device=device_of(target))
     if g.shape != target.shape:
         which = "output_gradients" if k is None else f"output_gradients[{k}]"
         raise ValueError(f"GradientTape.gradient: {which} has shape {g.shape} "
                          f"but its target has shape {target.shape}; "
                          "they must be equal")
-    return g
+    dt = array_of(target).dtype
+    return g if array_of(g).dtype == dt else em.cast(g, dt)
 
 
 def _check_rule_gradient(name: str, i: int, x: Tensor, g: Any) -> None:
@@ -492,26 +549,22 @@ def _check_rule_gradient(name: str, i: int, x: Tensor, g: Any) -> None:
         "outputs")
 
 
-def _accumulate(grads: dict[int, Any], x: Tensor, g: Any, rule: str | None = None,
-                i: int = 0) -> None:
-    """Add ``g`` into the gradient of ``x``, undoing broadcasting and promotion first.
-
-    ``rule`` and ``i``: the op whose rule gave ``g`` for its input ``i`` (checked to have a
-    shape ``x`` broadcasts to); None for a seed gradient, checked by the caller.
-    """
+def _fit(g: Any, x: Any, rule: str, inputs: tuple[Any, ...], gin: Any) -> Tensor:
+    """Rule ``rule``'s gradient ``g`` for its input ``x`` (of ``inputs``; ``gin``: all the
+    gradients it gave), made a Tensor of ``x``'s shape and dtype: broadcasting undone once
+    here rather than in every rule, and checked to be a shape ``x`` broadcasts to (the walk
+    calls this only when ``g`` does not already fit)."""
+    i = next(j for j, (xj, gj) in enumerate(zip(inputs, gin)) if xj is x and gj is g)
     if type(g) is not Tensor:
         g = em.convert_to_tensor(g)
     ga = array_of(g)
     xshape, xdtype = _meta(x)
     if ga.shape != xshape:
-        if rule is not None:
-            _check_rule_gradient(rule, i, x, g)
+        _check_rule_gradient(rule, i, x, g)
         g = _unbroadcast(g, xshape)
     if ga.dtype != xdtype:
         g = em.cast(g, xdtype)
-    k = id(x)
-    prev = grads.get(k)
-    grads[k] = g if prev is None else em.add(prev, g)
+    return g
 
 
 def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -523,9 +576,8 @@ def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return em.reshape(g, shape) if g.shape != shape else g
 
 
-def _zeros(t: Tensor) -> Tensor:
-    """Zeros for an output that got no gradient, recorded by no tape, as the seed is (an op
-    still: graph mode's tracer replays it; the fused recurrent cells skip it altogether,
-    see ``MISSING_AS_NONE``)."""
-    with recording_to():
-        return em.zeros_like(t)
+def _zeros(t: Any) -> Tensor:
+    """Zeros for an output that got no gradient: an op still (graph mode's tracer replays
+    it), recorded by no tape since ``zeros_like`` is not differentiable, as the seed's
+    ``ones_like`` is not (the fused recurrent cells skip it, see ``MISSING_AS_NONE``)."""
+    return run_op(_ZEROS_LIKE, (t,), {"dtype": array_of(t).dtype})

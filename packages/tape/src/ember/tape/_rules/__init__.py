@@ -65,14 +65,14 @@ class OpContext:
     __slots__ = ("_keys", "_reach", "attrs", "inputs", "op", "output", "outputs")
 
     def __init__(self, op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
-                 outputs: tuple[Any, ...]) -> None:
+                 outputs: tuple[Any, ...], reach: Any = None, keys: Any = None) -> None:
         self.op = op
         self.inputs = inputs
         self.attrs = attrs if attrs is not None else _EMPTY
         self.outputs = outputs
         self.output: Any = outputs[0] if outputs else None
-        self._reach: Any = None  # set by the tape's walk
-        self._keys: Any = inputs  # the inputs' places in the walk (set by the tape's walk)
+        self._reach = reach  # the ids the tape's walk reaches (None: every input is needed)
+        self._keys = inputs if keys is None else keys  # the inputs' places in the walk
 
     @property
     def needs(self) -> tuple[bool, ...]:
