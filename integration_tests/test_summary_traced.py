@@ -230,3 +230,27 @@ def test_the_writer_and_step_set_outside_are_those_of_each_call(tmp_path):
     assert step.experimental_get_tracing_count() == 1
     assert _events(writers[0].path) == [("x", 100 + k, float(k)) for k in (0, 2, 4)]
     assert _events(writers[1].path) == [("x", 100 + k, float(k)) for k in (1, 3, 5)]
+
+
+def test_images_audio_and_text_in_a_traced_step_are_written_as_eagerly(tmp_path):
+    def run(traced, logdir):
+        def step(x):
+            pictures = em.sigmoid(x)  # [k, h, w, 1] in [0, 1]
+            summary.image("pictures", pictures, step=0, max_outputs=2)
+            summary.audio("sound", em.tanh(em.reshape(x, [2, 8, 1])), 8000, step=0)
+            summary.text("note", "traced", step=0)
+            return pictures
+
+        f = graph.function(step) if traced else step
+        writer = summary.create_file_writer(str(logdir))
+        with writer.as_default():
+            for k in range(3):
+                f(em.constant(np.linspace(-k, k, 16, dtype=np.float32).reshape(2, 2, 4, 1)))
+        writer.close()
+        return _events(writer.path), f
+
+    eager, _ = run(False, tmp_path / "eager")
+    traced, f = run(True, tmp_path / "traced")
+    assert traced == eager and len(traced) == 9
+    assert len({v for tag, _, v in traced if tag == "pictures"}) == 3  # each call's own
+    assert f.experimental_get_tracing_count() == 1
