@@ -64,12 +64,18 @@ class L1(L1L2):
     def __init__(self, l1: float = 0.01) -> None:
         super().__init__(l1=l1)
 
+    def get_config(self) -> dict[str, Any]:
+        return {"l1": self.l1}  # Keras's: L1(**config) takes no l2
+
 
 class L2(L1L2):
     """``l2 * sum(x^2)`` (Keras's default factor 0.01)."""
 
     def __init__(self, l2: float = 0.01) -> None:
         super().__init__(l2=l2)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"l2": self.l2}  # Keras's: L2(**config) takes no l1
 
 
 class OrthogonalRegularizer(Regularizer):
