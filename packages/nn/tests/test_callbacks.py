@@ -87,3 +87,89 @@ def test_evaluate_and_predict_hooks():
                                         ("on_predict_batch_end", b, ["outputs"]))],
         ("on_predict_end", [])]
     assert log.ends["on_test_end"] == [result]
+
+
+def test_on_batch_begin_and_end_are_kerass_older_names_for_training_batches():
+    seen = []
+
+    class Old(nn.callbacks.Callback):
+        def on_batch_begin(self, batch, logs=None):
+            seen.append(("begin", batch))
+
+        def on_batch_end(self, batch, logs=None):
+            seen.append(("end", batch, sorted(logs)))
+
+    x, y = _data(8)
+    _model().fit(x, y, batch_size=4, epochs=1, verbose=0, validation_data=(x, y),
+                 callbacks=[Old(), nn.callbacks.LambdaCallback(
+                     on_batch_end=lambda batch, logs: seen.append(("lambda", batch)))])
+    assert seen == [("begin", 0), ("end", 0, ["loss", "mae"]), ("lambda", 0),
+                    ("begin", 1), ("end", 1, ["loss", "mae"]), ("lambda", 1)]
+
+
+# Every argument of every built-in callback, and the test that shows it honoured (or refused
+# by name): a new argument fails test_every_callback_argument_has_a_probe until it has one.
+PROBES = {
+    "BackupAndRestore": {
+        "backup_dir": "backup::test_a_resumed_fit_ends_as_if_never_interrupted",
+        "save_freq": "backup::test_a_resumed_fit_ends_as_if_never_interrupted",
+        "double_checkpoint": "backup::test_double_checkpoint_falls_back_to_the_backup_before_a_"
+                             "damaged_one",
+        "delete_checkpoint": "backup::test_delete_checkpoint_false_keeps_the_backup_and_a_"
+                             "finished_fit_runs_no_epoch"},
+    "CSVLogger": {"filename": "loggers::test_csv_logger_writes_each_epochs_logs",
+                  "separator": "loggers::test_csv_logger_without_validation_has_keras_na_"
+                               "columns_and_a_separator",
+                  "append": "loggers::test_csv_logger_append"},
+    "EarlyStopping": {
+        **dict.fromkeys(["min_delta", "patience", "mode", "baseline", "start_from_epoch"],
+                        "early_stopping::test_each_argument_changes_when_training_stops"),
+        "monitor": "early_stopping::test_mode_auto_reads_the_quantity",
+        "verbose": "early_stopping::test_restore_best_weights_when_stopped_and_verbose",
+        "restore_best_weights": "early_stopping::test_restore_best_weights_puts_back_the_best_"
+                                "epochs_weights"},
+    "LearningRateScheduler": {
+        "schedule": "learning_rate::test_scheduler_sets_each_epochs_rate_and_a_traced_step_"
+                    "uses_it",
+        "verbose": "learning_rate::test_scheduler_takes_keras_older_one_argument_form_and_"
+                   "prints"},
+    "ReduceLROnPlateau": {
+        **dict.fromkeys(["monitor", "factor", "patience", "mode", "min_delta", "cooldown",
+                         "min_lr"], "learning_rate::test_plateau_reduces_as_keras"),
+        "verbose": "learning_rate::test_plateau_verbose_and_the_model_keeps_the_last_rate"},
+    "RemoteMonitor": {
+        "root": "loggers::test_remote_monitor_posts_each_epochs_logs_as_a_form",
+        **dict.fromkeys(["path", "field", "headers", "send_as_json"],
+                        "loggers::test_remote_monitor_path_field_headers_and_json")},
+    "TensorBoard": {
+        "log_dir": "tensorboard::test_epoch_scalars_under_train_and_validation_as_keras",
+        "histogram_freq": "tensorboard::test_histograms_and_images_every_histogram_freq_epochs",
+        "write_images": "tensorboard::test_histograms_and_images_every_histogram_freq_epochs",
+        "write_graph": "tensorboard::test_write_graph_false_writes_no_model_summary",
+        "write_steps_per_second": "tensorboard::test_steps_per_second",
+        "update_freq": "tensorboard::test_update_freq_writes_running_batch_logs",
+        **dict.fromkeys(["profile_batch", "embeddings_freq", "embeddings_metadata"],
+                        "tensorboard::test_what_ember_cannot_do_is_refused_by_name")},
+    "TerminateOnNaN": {"raise_error": "loggers::test_terminate_on_nan_raise_error_skips_on_"
+                                      "train_end"},
+    "LambdaCallback": {},  # takes the hooks by name: tested above
+    "ProgbarLogger": {}, "History": {}, "Callback": {},
+}
+
+
+def test_every_callback_argument_has_a_probe():
+    import importlib
+    import inspect
+
+    for name in nn.callbacks.__all__:
+        cls = getattr(nn.callbacks, name)
+        if name == "CallbackList":
+            continue
+        params = [p for p in list(inspect.signature(cls.__init__).parameters)[1:]
+                  if p not in ("hooks",)]
+        assert name in PROBES, f"{name}: add its arguments' probes to PROBES"
+        assert sorted(PROBES[name]) == sorted(params), name
+        for arg, probe in PROBES[name].items():
+            module, test = probe.split("::")
+            assert hasattr(importlib.import_module(f"test_callbacks_{module}"), test), (
+                f"{name}.{arg}: no test {probe}")

@@ -7,11 +7,16 @@ they change (the learning rate, the weights) is read by its next call.
 
 from ._backup_and_restore import BackupAndRestore
 from ._base import Callback, CallbackList, History, LambdaCallback
+from ._csv_logger import CSVLogger
 from ._early_stopping import EarlyStopping
 from ._learning_rate import LearningRateScheduler, ReduceLROnPlateau
 from ._progbar import ProgbarLogger
+from ._remote_monitor import RemoteMonitor
+from ._tensorboard import TensorBoard
+from ._terminate_on_nan import TerminateOnNaN
 
 __all__ = [
-    "BackupAndRestore", "Callback", "CallbackList", "EarlyStopping", "History",
+    "BackupAndRestore", "CSVLogger", "Callback", "CallbackList", "EarlyStopping", "History",
     "LambdaCallback", "LearningRateScheduler", "ProgbarLogger", "ReduceLROnPlateau",
+    "RemoteMonitor", "TensorBoard", "TerminateOnNaN",
 ]
