@@ -12,10 +12,12 @@ from . import (
     activations,
     callbacks,
     constraints,
+    dtype_policies,
     initializers,
     layers,
     losses,
     metrics,
+    mixed_precision,
     models,
     optimizers,
     regularizers,
@@ -32,4 +34,5 @@ __all__ = [
     "reset_global_step",
 ]
 __all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]
+__all__ += ["dtype_policies", "mixed_precision"]
 __all__ += ["utils"]

@@ -30,10 +30,15 @@ from .layers._masks import get_mask
 
 
 def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
-                  loss_weights: Any = None) -> None:
+                  loss_weights: Any = None, auto_scale_loss: bool = True) -> None:
     extra = model._ember.extra
     outputs = training_outputs.resolve(model, loss, loss_weights, metrics)
-    object.__setattr__(model, "optimizer", _optimizers.get(optimizer))
+    opt = _optimizers.get(optimizer)
+    if (auto_scale_loss and model.dtype_policy.name == "mixed_float16"
+            and not isinstance(opt, _optimizers.LossScaleOptimizer)):
+        # float16 gradients underflow without loss scaling (Keras 3 wraps it too)
+        opt = _optimizers.LossScaleOptimizer(opt, name="loss_scale_optimizer")
+    object.__setattr__(model, "optimizer", opt)
     extra["outputs"] = outputs  # per-output losses and metrics, or None (one output)
     extra["loss_fn"] = None if loss is None or outputs else _losses.get(loss)
     extra["loss_tracker"] = _metrics.Mean("loss")
@@ -416,9 +421,10 @@ def train_step(model: Any, x: Any, y: Any, sample_weight: Any = None) -> dict[st
         pred = model(x, training=True)
         # regularizers and add_loss join the compiled loss, as Keras adds them
         loss = model.compiled_loss(y, pred, sample_weight, regularization_losses=model.losses)
+        scaled = model.optimizer.scale_loss(loss)  # a LossScaleOptimizer's loss scale
     variables = model.trainable_variables
     if variables:  # a model with nothing to train still runs (and tracks its loss)
-        grads = t.gradient(loss, variables)
+        grads = t.gradient(scaled, variables)
         model.optimizer.apply_gradients(zip(grads, variables))
     model.compiled_metrics.update_state(y, pred, sample_weight)
     return _logs(model)

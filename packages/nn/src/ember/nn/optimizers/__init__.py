@@ -1,14 +1,17 @@
-"""ember.nn.optimizers: SGD, Adam, AdamW, RMSProp, Adagrad and learning-rate schedules."""
+"""ember.nn.optimizers: SGD, Adam, AdamW, RMSProp, Adagrad, LossScaleOptimizer and
+learning-rate schedules."""
 
 from . import schedules
 from .adam import Adam, AdamOptimizer, AdamW
 from .base import Optimizer
+from .loss_scale import LossScaleOptimizer
 from .rmsprop import Adagrad, RMSProp, RMSprop
 from .schedules import CosineDecay, ExponentialDecay, LearningRateSchedule, PiecewiseConstantDecay
 from .sgd import SGD, GradientDescentOptimizer
 
 __all__ = ["SGD", "Adagrad", "Adam", "AdamOptimizer", "AdamW", "CosineDecay",
-           "ExponentialDecay", "GradientDescentOptimizer", "LearningRateSchedule", "Optimizer",
+           "ExponentialDecay", "GradientDescentOptimizer", "LearningRateSchedule",
+           "LossScaleOptimizer", "Optimizer",
            "PiecewiseConstantDecay", "RMSProp", "RMSprop", "get", "schedules"]
 
 

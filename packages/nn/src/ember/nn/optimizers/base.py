@@ -342,6 +342,11 @@ class Optimizer(_Listened):
             if constraint is not None:  # after the update, as Keras
                 v.assign(constraint(v.value()))
 
+    def scale_loss(self, loss: Any) -> Any:
+        """The loss to differentiate: ``loss`` itself here; a ``LossScaleOptimizer``
+        multiplies it by its loss scale (Keras 3's hook, which ``fit``'s step calls)."""
+        return loss
+
     def compute_gradients(self, loss: Any, var_list: Any = None) -> list[tuple[Any, Any]]:
         """``[(gradient, variable), ...]`` of ``loss()`` (a callable)."""
         from ember import tape
