@@ -182,8 +182,7 @@ class WeightsH5:
                 if isinstance(obj, h5py.Group):
                     if key == "vars":
                         out[prefix.rstrip("/")] = sorted(obj.keys())
-                    else:
-                        stack.append((path + "/", obj))
+                    stack.append((path + "/", obj))
         return out
 
     def close(self) -> None:

@@ -294,6 +294,10 @@ def resolve_class(class_name: str, module: Any, registered: Any, where: str,
             found = _registry.get_registered_object(key, None, module_objects)
             if found is not None:
                 return found
+    if isinstance(registered, str) and registered != class_name:
+        # a registered name that names nothing registered: never fall back to a
+        # built-in class of the same class_name (Keras refuses this too)
+        raise _unknown("class", class_name, module, registered, where)
     found = _registry.builtin_class(module, class_name)
     if found is None:
         raise _unknown("class", class_name, module, registered, where)

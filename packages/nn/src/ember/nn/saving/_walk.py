@@ -173,7 +173,7 @@ def optimizer_variables(opt: Any, var_list: list[Any]) -> list[Any]:
         return out
     template = next(s for s in slots if s)
     for group in _slot_groups(template):
-        for v, own in zip(var_list, slots):
+        for own in slots:
             for name in group:
                 if name in own:
                     out.append(own[name])
