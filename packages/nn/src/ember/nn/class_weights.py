@@ -52,7 +52,7 @@ def table(class_weight: Any) -> np.ndarray:
 def _class_id(key: Any) -> int:
     if isinstance(key, str) and key.strip().lstrip("+").isdigit():
         return int(key)
-    if isinstance(key, numbers.Integral) and not isinstance(key, bool) and key >= 0:
+    if isinstance(key, numbers.Integral) and not isinstance(key, bool) and int(key) >= 0:
         return int(key)
     raise ValueError(f"class_weight's keys are class indices (integers >= 0); got {key!r}")
 

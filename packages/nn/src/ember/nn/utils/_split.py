@@ -105,19 +105,17 @@ def _order(total: int, shuffle: bool, seed: Any) -> np.ndarray:
 def _sizes(left: Any, right: Any, total: int) -> tuple[int, int]:
     """Keras's rules: an int is a count in (0, total), a float a fraction in (0, 1); the
     part not given is the rest; fractions round half to even (Python's ``round``)."""
-    sizes = [_size(name, v, total) for name, v in (("left_size", left), ("right_size", right))]
-    if sizes[0] is None:
-        sizes[0] = total - sizes[1]
-    elif sizes[1] is None:
-        sizes[1] = total - sizes[0]
-    if sizes[0] + sizes[1] > total:
-        raise ValueError(f"split_dataset: left_size and right_size give {sizes[0]} + "
-                         f"{sizes[1]} examples, more than the {total} there are")
-    for name, n in zip(("left", "right"), sizes):
+    given_left, given_right = _size("left_size", left, total), _size("right_size", right, total)
+    n_right = total - (given_left or 0) if given_right is None else given_right
+    n_left = total - n_right if given_left is None else given_left
+    if n_left + n_right > total:
+        raise ValueError(f"split_dataset: left_size and right_size give {n_left} + "
+                         f"{n_right} examples, more than the {total} there are")
+    for name, n in (("left", n_left), ("right", n_right)):
         if n <= 0:
             raise ValueError(f"split_dataset: with {total} examples, left_size={left!r} and "
                              f"right_size={right!r} leave the {name} part empty")
-    return sizes[0], sizes[1]
+    return n_left, n_right
 
 
 def _size(name: str, value: Any, total: int) -> int | None:
@@ -127,12 +125,12 @@ def _size(name: str, value: Any, total: int) -> int | None:
         raise TypeError(f"split_dataset: {name} must be an int, a float or None, got "
                         f"{type(value).__name__}")
     if isinstance(value, numbers.Integral):
-        if not 0 < value < total:
+        if not 0 < int(value) < total:
             raise ValueError(f"split_dataset: {name}={value} must be a count in (0, {total})")
         return int(value)
-    if not 0.0 < value < 1.0:
+    if not 0.0 < float(value) < 1.0:
         raise ValueError(f"split_dataset: {name}={value} must be a fraction in (0, 1)")
-    return round(value * total)
+    return round(float(value) * total)
 
 
 # --- ember.data datasets, through their public surface -----------------------------------
