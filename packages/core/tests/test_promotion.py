@@ -238,3 +238,12 @@ def test_products_keep_bf16_operands_dtype():
         assert got.dtype == em.bfloat16
         assert_allclose(got.numpy().astype(np.float32), want[..., :got.shape[-1]]
                         if got.ndim == 2 else want[:, 0], rtol=1e-2)
+
+
+def test_max_pool_of_bf16_pads_with_minus_infinity():
+    # bfloat16's numpy kind is "V": max_pool2d took it for an integer dtype (iinfo raised)
+    x = np.arange(50, dtype=np.float32).reshape(1, 5, 5, 2) / 64 - 0.5
+    got = em.nn_ops.max_pool2d(em.constant(x.astype(em.bfloat16)), 2, 2, "SAME")
+    want = em.nn_ops.max_pool2d(em.constant(x), 2, 2, "SAME")
+    assert got.dtype == em.bfloat16
+    assert_allclose(got.numpy().astype(np.float32), want.numpy(), rtol=1e-2)

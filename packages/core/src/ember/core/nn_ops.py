@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import random
+from . import _dtypes, random
 from ._errors import InvalidArgumentError
 from ._ops import _args
 from ._ops import conv_select as _conv
@@ -282,7 +282,7 @@ def max_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
     pads = padding_amounts("max_pool2d", padding, x.shape[1:3], k, s, (1, 1))
     if _tiles_exactly(x, k, s, pads):
         return max_pool_tiled(x, k)
-    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    low = -np.inf if _dtypes.is_floating(x.dtype) else np.iinfo(x.dtype).min  # bfloat16 too
     p = extract_patches(x, k, s, 1, padding, pad_value=low)
     return r.reduce_max(p, axis=(3, 4))
 
