@@ -133,6 +133,70 @@ for _name in ("MaxPooling1D", "AveragePooling1D", "GlobalAveragePooling1D",
               "GlobalMaxPooling1D"):
     LAYER_SPECS[_name] = dict(x=[X3])
 
+# Preprocessing layers. Text goes in as lists (ember tensors hold no strings); the random
+# image layers get 8 images, so a different seed changes what they draw.
+XI = _r(8, 5, 6, 3, lo=0.0)
+TEXT = [[b"a", "\u00e9".encode(), b"q", b"zz", b"m", b"yy"]]  # bytes: encoding= decodes them
+VOCAB3 = ["a", "b", "\u00e9"]
+LAYER_SPECS.update({
+    "Normalization": dict(x=[X2], kw={"mean": [1., 2., 3., 4.], "variance": [1., 4., 9., 16.]},
+                          keep_in_base=("mean", "variance"),  # given together or not at all
+                          alt={"axis": 0, "mean": [0.] * 4, "variance": [1.] * 4,
+                               "invert": True}),
+    "Rescaling": dict(args=(2.0,), x=[X2], alt={"scale": 0.5, "offset": 1.0}),
+    "Resizing": dict(args=(4, 3), x=[XI], kw={"pad_to_aspect_ratio": True},
+                     alt={"height": 2, "width": 5, "interpolation": "nearest",
+                          "crop_to_aspect_ratio": True, "pad_to_aspect_ratio": True,
+                          "fill_mode": "reflect", "fill_value": 0.5, "antialias": True}),
+    "CenterCrop": dict(args=(3, 4), x=[XI], alt={"height": 2, "width": 5}),
+    "RandomFlip": dict(x=[XI], alt={"mode": "horizontal"}),
+    "RandomRotation": dict(args=(0.2,), x=[XI], kw={"fill_mode": "constant"},
+                           alt={"factor": 0.4, "fill_mode": "wrap",
+                                "interpolation": "nearest", "fill_value": 0.5}),
+    "RandomZoom": dict(args=(0.3,), x=[XI], kw={"fill_mode": "constant"},
+                       alt={"height_factor": 0.5, "width_factor": 0.2, "fill_mode": "wrap",
+                            "interpolation": "nearest", "fill_value": 0.5}),
+    "RandomTranslation": dict(args=(0.3, 0.3), x=[XI], kw={"fill_mode": "constant"},
+                              alt={"height_factor": 0.1, "width_factor": 0.5,
+                                   "fill_mode": "nearest", "interpolation": "nearest",
+                                   "fill_value": 0.5}),
+    "RandomContrast": dict(args=(0.5,), x=[XI], alt={"factor": 0.9, "value_range": (0, 0.9)}),
+    "RandomCrop": dict(args=(3, 4), x=[XI], alt={"height": 2, "width": 5}),
+    "Discretization": dict(args=([0.0, 0.5],), x=[X2],
+                           alt={"bin_boundaries": [0.2], "num_bins": 3, "epsilon": 0.1,
+                                "output_mode": "one_hot", "sparse": True}),
+    "CategoryEncoding": dict(args=(3,), x=[np.array([[0, 1], [2, 2]])],
+                             alt={"num_tokens": 4, "output_mode": "count", "sparse": True},
+                             call_alt={"count_weights": lambda: np.ones((2, 2), np.float32)}),
+    "Hashing": dict(args=(3,), x=[TEXT], alt={"num_bins": 5, "mask_value": "q", "salt": 7,
+                                              "input_shape": (6,),
+                                              "output_mode": "one_hot", "sparse": True,
+                                              "dtype": "int32"}),
+    "StringLookup": dict(x=[TEXT], kw={"vocabulary": VOCAB3},
+                         alt={"max_tokens": 3, "num_oov_indices": 3, "mask_token": "q",
+                              "input_shape": (6,),
+                              "oov_token": "a", "vocabulary": ["b", "a"],
+                              "idf_weights": [1.0] * 3, "invert": True, "output_mode": "count",
+                              "pad_to_max_tokens": True, "sparse": True, "encoding": "latin-1",
+                              "salt": 7, "dtype": "int32"}),
+    "IntegerLookup": dict(x=[np.array([[3, 5, 8, 13, 21, 34]])],
+                          kw={"vocabulary": [3, 5]},
+                          alt={"max_tokens": 2, "num_oov_indices": 3, "mask_token": 8,
+                               "oov_token": 3, "vocabulary": [5, 3], "vocabulary_dtype": "int32",
+                               "idf_weights": [1.0, 1.0], "invert": True,
+                               "output_mode": "multi_hot", "sparse": True,
+                               "pad_to_max_tokens": True, "oov_method": "farmhash", "salt": 7,
+                               "dtype": "int32"}),
+    "TextVectorization": dict(x=[["The cat sat!", "\u00e9 cat".encode()]],
+                              kw={"vocabulary": ["the", "cat", "sat", "\u00e9"]},
+                              alt={"max_tokens": 3, "standardize": None, "split": "character",
+                                   "ngrams": 2, "output_mode": "count",
+                                   "output_sequence_length": 2, "pad_to_max_tokens": True,
+                                   "vocabulary": ["cat"], "idf_weights": [1.0] * 4,
+                                   "sparse": True, "ragged": True, "encoding": "latin-1",
+                                   "dtype": "int32", "input_shape": (2,)}),
+})
+
 # Keras's arguments of the recurrent layers (they take **kwargs and forward them).
 RNN_LAYER_ARGS = ["activation", "recurrent_activation", "use_bias", "kernel_initializer",
                   "recurrent_initializer", "bias_initializer", "unit_forget_bias",
@@ -353,7 +417,8 @@ def _apply_alt(n: str, spec: dict, where: str, p: str, alt: Any) -> tuple[dict, 
     if where == "init":
         if p in ("dropout", "recurrent_dropout", "noise_shape", "seed") and n != "Dropout":
             pass
-        if p == "seed" and n != "Dropout":
+        if p == "seed" and n != "Dropout" and "dropout" in (
+                [q.name for q in _params(getattr(LAY, n).__init__)] + EXTRA_PARAMS.get(n, [])):
             kw.setdefault("dropout", 0.5)
         if p == "zero_output_for_mask":
             kw["return_sequences"] = True
@@ -399,6 +464,8 @@ def test_layer_argument_is_honoured_or_rejected(case):
         alt = spec.get("call_alt", {}).get(p, CALL_GENERIC.get(p))
     kw, xs, call = _apply_alt(n, spec, where, p, alt)
     base_kw = {k: v for k, v in kw.items() if k != p}
+    if p in spec.get("keep_in_base", ()):  # arguments given together: the base keeps its own
+        base_kw[p] = spec["kw"][p]
     base_call = {k: v for k, v in call.items() if k != p}
     if where == "call" and isinstance(alt, str) and alt == "__flip__":
         base_call[p] = True
@@ -450,7 +517,7 @@ def test_unknown_keyword_arguments_are_rejected_by_name(n):
     with pytest.raises(TypeError, match="not_an_argument"):
         cls(*args, not_an_argument=1)
     layer = cls(*args, **{k: _value(v) for k, v in spec.get("kw", {}).items()})
-    xs = [em.constant(x) for x in spec.get("x", [X2])]
+    xs = [em.constant(x) if isinstance(x, np.ndarray) else x for x in spec.get("x", [X2])]
     with pytest.raises(TypeError, match="not_an_argument"):
         layer(*xs, **_call_kwargs(cls, spec.get("call", {})), not_an_argument=1)
 

@@ -47,6 +47,21 @@ SPECS = [
     ("gru", lambda: L.GRU(5), (2, 4, 3), "f", (2, 5), 3),
     ("gru_seq", lambda: L.GRU(5, return_sequences=True), (2, 4, 3), "f", (2, 4, 5), 3),
     ("mha", lambda: L.MultiHeadAttention(num_heads=2, key_dim=3), (2, 4, 6), "f", (2, 4, 6), 8),
+    # preprocessing layers: no trainable weights, gradients reach their inputs
+    ("normalization", lambda: L.Normalization(axis=(1, 2)), (3, 4, 2), "f", (3, 4, 2), 0),
+    ("normalization_given", lambda: L.Normalization(mean=[0., 1.], variance=[1., 4.]), (3, 2),
+     "f", (3, 2), 0),
+    ("rescaling", lambda: L.Rescaling(1 / 255.0, offset=-0.5), (2, 3), "f", (2, 3), 0),
+    ("resizing", lambda: L.Resizing(3, 5), (2, 4, 4, 2), "f", (2, 3, 5, 2), 0),
+    ("center_crop", lambda: L.CenterCrop(2, 3), (2, 4, 4, 2), "f", (2, 2, 3, 2), 0),
+    ("random_flip", lambda: L.RandomFlip(), (4, 4, 4, 2), "f", (4, 4, 4, 2), 0),
+    ("random_rotation", lambda: L.RandomRotation(0.2), (2, 5, 5, 1), "f", (2, 5, 5, 1), 0),
+    ("random_zoom", lambda: L.RandomZoom(0.2), (2, 5, 5, 1), "f", (2, 5, 5, 1), 0),
+    ("random_translation", lambda: L.RandomTranslation(0.2, 0.2, fill_mode="constant"),
+     (2, 5, 5, 1), "f", (2, 5, 5, 1), 0),
+    ("random_contrast", lambda: L.RandomContrast(0.3, value_range=(-5, 5)), (2, 4, 4, 3), "f",
+     (2, 4, 4, 3), 0),
+    ("random_crop", lambda: L.RandomCrop(3, 2), (2, 5, 5, 1), "f", (2, 3, 2, 1), 0),
 ]
 
 

@@ -72,6 +72,14 @@ def rank_of_elements(data: Any) -> int | None:
     return None if shape is None else len(shape)
 
 
+def reject_activity_regularizer(layer: str, kwargs: dict[str, Any]) -> None:
+    """The host layers are outside the trained computation, so a penalty on their output
+    could never act: refused by name."""
+    if kwargs.get("activity_regularizer") is not None:
+        raise ValueError(f"{layer}: activity_regularizer is not supported: the layer runs on "
+                         f"the host on data, outside what a model trains")
+
+
 def to_numpy(x: Any) -> np.ndarray:
     """A host array of ``x`` (an ember Tensor is read with ``.numpy()``: one transfer)."""
     if isinstance(x, em.Tensor):

@@ -86,6 +86,13 @@ class Discretization(Layer):
             raise ValueError("Discretization: give num_bins (then adapt) or bin_boundaries")
         if not 0 < float(epsilon) <= 1:
             raise ValueError(f"Discretization: epsilon must be in (0, 1], got {epsilon}")
+        if bin_boundaries is not None and float(epsilon) != 0.01:
+            raise ValueError(f"Discretization: epsilon sets the precision of adapt(), which "
+                             f"needs num_bins; with bin_boundaries it cannot act (got "
+                             f"epsilon={epsilon})")
+        if output_mode == "int" and dtype is not None and np.dtype(em.as_dtype(dtype)) != np.float32:
+            raise ValueError(f"Discretization: output_mode='int' returns int32 bin indices; "
+                             f"dtype sets the dtype of encoded outputs only (got dtype={dtype!r})")
         self.bin_boundaries = None if bin_boundaries is None else [
             float(b) for b in np.asarray(bin_boundaries, np.float64).reshape(-1)]
         self.num_bins = num_bins
@@ -277,6 +284,7 @@ class Hashing(Layer):
     def __init__(self, num_bins: int, mask_value: Any = None, salt: Any = None,
                  output_mode: str = "int", sparse: bool = False, **kwargs: Any) -> None:
         _encoding.check_mode("Hashing", output_mode)
+        _host_data.reject_activity_regularizer("Hashing", kwargs)
         if kwargs.get("dtype") is None:
             kwargs["dtype"] = "int64" if output_mode == "int" else "float32"
         super().__init__(**kwargs)
@@ -306,8 +314,7 @@ class Hashing(Layer):
         out = hash_values(values, bins, self.salt)
         if mask is not None:
             out = np.where(mask, 0, out + 1)
-        dtype = self.dtype if self.output_mode == "int" else self.dtype
-        return _encoding.encode(em.constant(out), self.output_mode, self.num_bins, dtype)
+        return _encoding.encode(em.constant(out), self.output_mode, self.num_bins, self.dtype)
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "num_bins": self.num_bins, "salt": self.salt,

@@ -41,7 +41,10 @@ class IndexLookup(Layer):
                  salt: Any = None, vocabulary_size: int | None = None,
                  has_input_vocabulary: bool | None = None, **kwargs: Any) -> None:
         k = self._KIND
+        dtype = kwargs.pop("dtype", None)
+        _host_data.reject_activity_regularizer(k, kwargs)
         super().__init__(**kwargs)
+        self._out_dtype = None if dtype is None else np.dtype(em.as_dtype(dtype))
         if max_tokens is not None and max_tokens <= 1:
             raise ValueError(f"{k}: max_tokens must be greater than 1 if set, got {max_tokens}")
         if pad_to_max_tokens and max_tokens is None:
@@ -55,8 +58,21 @@ class IndexLookup(Layer):
         if self.salt is not None and self._integer_keys and oov_method != "farmhash":
             raise ValueError(f"{k}: salt applies only with oov_method='farmhash', got "
                              f"oov_method={oov_method!r}")
+        # both choose among several OOV buckets, so with fewer they could not act
+        if self.salt is not None and num_oov_indices < 2:
+            raise ValueError(f"{k}: salt spreads out-of-vocabulary inputs over "
+                             f"num_oov_indices > 1 buckets; got num_oov_indices="
+                             f"{num_oov_indices}")
+        if oov_method == "farmhash" and num_oov_indices < 2:
+            raise ValueError(f"{k}: oov_method='farmhash' spreads out-of-vocabulary inputs "
+                             f"over num_oov_indices > 1 buckets; got num_oov_indices="
+                             f"{num_oov_indices}")
         output_mode = {"binary": "multi_hot", "tf-idf": "tf_idf"}.get(output_mode, output_mode)
         _encoding.check_mode(k, output_mode, OUTPUT_MODES)
+        if (self._out_dtype is not None and output_mode == "int"
+                and self._out_dtype.kind not in "iu"):
+            raise ValueError(f"{k}: output_mode='int' returns integer ids, so dtype must be an "
+                             f"integer dtype, got dtype={dtype!r}")
         if invert and output_mode != "int":
             raise ValueError(f"{k}: invert=True needs output_mode='int', got "
                              f"output_mode={output_mode!r}")
@@ -301,19 +317,21 @@ class IndexLookup(Layer):
                                f"{self.output_mode!r} set the vocabulary (vocabulary= or "
                                f"adapt()) before calling the layer")
         ids = em.constant(self._lookup(inputs))
+        dtype = self._out_dtype or (em.float32 if self.output_mode == "tf_idf" else em.int64)
         if self.output_mode == "int":
-            return ids
+            return ids if dtype == np.int64 else em.cast(ids, dtype)
         depth = self.max_tokens if self.pad_to_max_tokens else self._frozen_vocab_size
         if self.output_mode != "tf_idf":
-            return _encoding.encode(ids, self.output_mode, depth, em.int64)
+            return _encoding.encode(ids, self.output_mode, depth, dtype)
         counts = _encoding.encode(ids, "count", depth, em.float32)
-        return counts * em.constant(self.idf_weights)
+        return em.cast(counts * em.constant(self.idf_weights), dtype)
 
     def _inverted_output(self, tokens: np.ndarray) -> Any:
         return tokens
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "invert": self.invert, "max_tokens": self.max_tokens,
+        return {**super().get_config(), "dtype": None if self._out_dtype is None else
+                str(self._out_dtype), "invert": self.invert, "max_tokens": self.max_tokens,
                 "num_oov_indices": self.num_oov_indices, "oov_token": self.oov_token,
                 "mask_token": self.mask_token, "output_mode": self.output_mode,
                 "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens,

@@ -118,7 +118,8 @@ class Normalization(Layer):
             v = np.broadcast_to(v.reshape(expanded), self._bshape)
         except ValueError:
             raise ValueError(f"layer {self.name!r} (Normalization): {what} of shape "
-                             f"{np.shape(value)} does not broadcast to the kept axes "
+                             f"{np.shape(value)} does not broadcast to the kept axes (axis="
+                             f"{self.axis}) "
                              f"{tuple(self._build_shape[d] for d in self._keep)} of inputs "
                              f"shaped {self._build_shape}") from None
         return np.ascontiguousarray(v, dtype=self.dtype)

@@ -112,6 +112,8 @@ class TextVectorization(Layer):
                              f"output_mode='int', got output_mode={output_mode!r}")
         vocabulary_size = kwargs.pop("vocabulary_size", None)
         has_vocab = kwargs.pop("has_input_vocabulary", vocabulary is not None)
+        dtype = kwargs.pop("dtype", None)
+        _host_data.reject_activity_regularizer("TextVectorization", kwargs)
         super().__init__(name=name, **kwargs)
         self._standardize = standardize
         self._split = split
@@ -124,7 +126,7 @@ class TextVectorization(Layer):
             max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
             pad_to_max_tokens=pad_to_max_tokens, mask_token="", output_mode=output_mode,
             encoding=encoding, vocabulary_size=vocabulary_size,
-            has_input_vocabulary=has_vocab)
+            has_input_vocabulary=has_vocab, dtype=dtype)
         self.built = True
 
     # --- text to tokens ------------------------------------------------------------------
@@ -240,7 +242,8 @@ class TextVectorization(Layer):
 
     def get_config(self) -> dict[str, Any]:
         lk = self._lookup_layer
-        return {**super().get_config(), "max_tokens": lk.max_tokens,
+        return {**super().get_config(), "dtype": lk.get_config()["dtype"],
+                "max_tokens": lk.max_tokens,
                 "standardize": self._standardize, "split": self._split,
                 "ngrams": self._ngrams_arg, "output_mode": self._output_mode,
                 "output_sequence_length": self._output_sequence_length,
