@@ -137,6 +137,17 @@ PROBES = {
         **dict.fromkeys(["monitor", "factor", "patience", "mode", "min_delta", "cooldown",
                          "min_lr"], "learning_rate::test_plateau_reduces_as_keras"),
         "verbose": "learning_rate::test_plateau_verbose_and_the_model_keeps_the_last_rate"},
+    "ModelCheckpoint": {
+        "filepath": "model_checkpoint::test_every_epoch_to_epoch_named_files",
+        "monitor": "model_checkpoint::test_mode_and_monitor_choose_what_is_best",
+        "mode": "model_checkpoint::test_mode_and_monitor_choose_what_is_best",
+        "verbose": "model_checkpoint::test_save_best_only_keeps_the_best_epoch",
+        "save_best_only": "model_checkpoint::test_save_best_only_keeps_the_best_epoch",
+        "save_weights_only": "model_checkpoint::test_save_weights_only_and_a_logged_value_"
+                             "in_the_name",
+        "save_freq": "model_checkpoint::test_save_freq_in_batches",
+        "initial_value_threshold": "model_checkpoint::test_initial_value_threshold_must_be_"
+                                   "beaten"},
     "RemoteMonitor": {
         "root": "loggers::test_remote_monitor_posts_each_epochs_logs_as_a_form",
         **dict.fromkeys(["path", "field", "headers", "send_as_json"],

@@ -59,6 +59,7 @@ def _all_callbacks(tmp, root):
         nn.callbacks.TensorBoard(tmp / "tb", histogram_freq=1, write_images=True,
                                  update_freq=2, write_steps_per_second=True),
         nn.callbacks.BackupAndRestore(tmp / "backup", save_freq=3),
+        nn.callbacks.ModelCheckpoint(tmp / "m-{epoch}-{batch}.keras", save_freq=3),
         nn.callbacks.RemoteMonitor(root=root),
         nn.callbacks.ProgbarLogger(),
     ]

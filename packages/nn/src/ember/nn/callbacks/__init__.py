@@ -10,6 +10,7 @@ from ._base import Callback, CallbackList, History, LambdaCallback
 from ._csv_logger import CSVLogger
 from ._early_stopping import EarlyStopping
 from ._learning_rate import LearningRateScheduler, ReduceLROnPlateau
+from ._model_checkpoint import ModelCheckpoint
 from ._progbar import ProgbarLogger
 from ._remote_monitor import RemoteMonitor
 from ._tensorboard import TensorBoard
@@ -17,6 +18,7 @@ from ._terminate_on_nan import TerminateOnNaN
 
 __all__ = [
     "BackupAndRestore", "CSVLogger", "Callback", "CallbackList", "EarlyStopping", "History",
-    "LambdaCallback", "LearningRateScheduler", "ProgbarLogger", "ReduceLROnPlateau",
+    "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger",
+    "ReduceLROnPlateau",
     "RemoteMonitor", "TensorBoard", "TerminateOnNaN",
 ]
