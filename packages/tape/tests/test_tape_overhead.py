@@ -148,3 +148,18 @@ def test_gradients_do_not_depend_on_which_watched_tensors_are_sources(sources, m
     for n, g in zip(names, got):
         np.testing.assert_allclose(g.numpy(), want[n], rtol=1e-6)
     assert len(passes) == (0 if sources == "every" else 1)
+
+
+def test_a_gradient_inside_the_with_block_is_not_recorded_on_its_tape():
+    """The walk leaves the recorders alone when its tape is not among them (a gradient
+    after the ``with`` block, as usual) and takes the tape out while it runs otherwise."""
+    x = em.constant([1.0, 2.0])
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = em.reduce_sum(x * x)
+        inside = t.gradient(y, x)
+        recorded = len(t._records)
+    after = t.gradient(y, x)
+    assert recorded == len(t._records) == 2  # multiply and reduce_sum, nothing of a walk
+    np.testing.assert_allclose(inside.numpy(), [2.0, 4.0])
+    np.testing.assert_allclose(after.numpy(), [2.0, 4.0])

@@ -252,8 +252,11 @@ class GradientTape:
         self._used = True
 
     def _release(self) -> None:
-        self._records = []
-        self._tracked = {}
+        """Drop what a non-persistent tape kept, once used (the walk may have already)."""
+        if self._records:
+            self._records = []
+        if self._tracked:
+            self._tracked = {}
         self._roots = set()
         self._var_values = {}
 
@@ -317,12 +320,15 @@ class GradientTape:
                                  f"{len(targets)} targets")
             ogs = [None if og is None else _output_gradient(og, t, k if len(ogs) > 1 else None)
                    for k, (og, t) in enumerate(zip(ogs, targets))]
-        token = recording.exclude(self)  # the backward pass is not recorded on this tape
-        try:
-            grads = self._backward(targets, ogs, wanted - direct if direct else wanted,
-                                   direct, consume, keys)
-        finally:
-            recording.pop(token)
+        wanted = wanted - direct if direct else wanted
+        if self not in recording.active_recorders():  # after its ``with`` block, as usual
+            grads = self._backward(targets, ogs, wanted, direct, consume, keys)
+        else:
+            token = recording.exclude(self)  # the backward pass is not recorded on this tape
+            try:
+                grads = self._backward(targets, ogs, wanted, direct, consume, keys)
+            finally:
+                recording.pop(token)
         out = []
         for sv, ids in found:
             g = None
