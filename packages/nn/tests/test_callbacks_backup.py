@@ -25,10 +25,10 @@ def _data():
     return x, (x.sum(1) > 0).astype(np.int64)
 
 
-def _model(optimizer="adam"):
+def _model(optimizer="adam", seed=None):
     em.random.set_seed(0)  # each run as a new process would start
     model = nn.Sequential([nn.layers.Dense(8, activation="relu", input_shape=(3,)),
-                           nn.layers.Dropout(0.3), nn.layers.Dense(2)])
+                           nn.layers.Dropout(0.3, seed=seed), nn.layers.Dense(2)])
     opt = nn.optimizers.Adam(0.01) if optimizer == "adam" else nn.optimizers.SGD(0.1, 0.9)
     model.compile(opt, nn.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
@@ -70,10 +70,10 @@ def uninterrupted():
     per backend name)."""
     cache = {}
 
-    def get(backend, optimizer="adam"):
-        key = (backend, optimizer)
+    def get(backend, optimizer="adam", seed=None):
+        key = (backend, optimizer, seed)
         if key not in cache:
-            model = _model(optimizer)
+            model = _model(optimizer, seed)
             history = _fit(model, [])
             cache[key] = (_state(model), history.history, history.epoch)
         return cache[key]
@@ -101,6 +101,18 @@ def test_a_resumed_fit_ends_as_if_never_interrupted(tmp_path, backend, uninterru
     for k, values in history.history.items():
         assert values == want_history[k][first:], k
     assert not (tmp_path / "backup").exists(), "delete_checkpoint=True left the backups"
+
+
+@pytest.mark.parametrize("save_freq", ["epoch", 3])
+def test_a_seeded_dropouts_stream_resumes_too(tmp_path, backend, uninterrupted, save_freq):
+    want_state, want_history, _ = uninterrupted(backend, seed=11)
+    backup = nn.callbacks.BackupAndRestore(tmp_path / "backup", save_freq=save_freq)
+    with pytest.raises(KeyboardInterrupt):
+        _fit(_model(seed=11), [backup, Interrupt(2, 3)])
+    model = _model(seed=11)
+    history = _fit(model, [backup])
+    _assert_same(_state(model), want_state)
+    assert history.history["loss"] == want_history["loss"][2:]
 
 
 def test_a_killed_child_process_resumes_bit_for_bit(tmp_path, backend, uninterrupted, request):

@@ -19,8 +19,9 @@ class BackupAndRestore(Callback):
     The backup is an ember checkpoint (``ember.checkpoint.CheckpointManager``: atomic
     and checksummed, so a process killed while saving leaves the previous backup whole)
     of the model's variables, the optimizer (its iterations, learning rate and slots), the
-    metrics' running state, the global random generator (``em.random``: the shuffling of
-    array data, unseeded dropout) and where training was. Run the same program again and
+    metrics' running state, the random streams (``em.random``'s global generator: the
+    shuffling of array data, unseeded dropout; the streams of the ``seed=`` its layers
+    were given) and where training was. Run the same program again and
     ``fit`` starts at the epoch, and batch, after the last backup: with the same data, the
     rest of training is the one the interrupted run would have done, bit for bit.
 
@@ -35,9 +36,9 @@ class BackupAndRestore(Callback):
         delete_checkpoint: delete the backups when ``fit`` ends (not when it is
             interrupted by an error); False keeps them.
 
-    What it cannot restore: random streams of ops given their own ``seed=`` (a
-    ``Dropout(seed=...)`` layer draws from one); an ``ember.data`` pipeline's own
-    position and shuffle state (pass arrays, or a dataset that starts each epoch afresh).
+    What it cannot restore: an ``ember.data`` pipeline's own position and shuffle state
+    (pass arrays, or a dataset that starts each epoch afresh); random draws of your own
+    code with a ``seed=`` no layer of the model holds.
 
     Examples:
         >>> import numpy as np, tempfile
@@ -93,7 +94,7 @@ class BackupAndRestore(Callback):
         self._progress = _Progress()
         ckpt = checkpoint.Checkpoint(model=model, optimizer=model.optimizer, metrics=metrics,
                                      rng=em.random.get_global_generator(),
-                                     progress=self._progress)
+                                     seeded=_seeded_streams(model), progress=self._progress)
         self._manager = checkpoint.CheckpointManager(
             ckpt, self.backup_dir, max_to_keep=2 if self.double_checkpoint else 1,
             checkpoint_name=_NAME)
@@ -131,8 +132,8 @@ class BackupAndRestore(Callback):
     def _save(self) -> None:
         self._since_save = 0
         generator, ckpt = em.random.get_global_generator(), self._manager.checkpoint
-        if ckpt.rng is not generator:  # em.random.set_seed made a new one
-            ckpt.rng = generator
+        if ckpt.rng is not generator:  # em.random.set_seed made new ones
+            ckpt.rng, ckpt.seeded = generator, _seeded_streams(self.model)
         self._manager.save()
 
     def _restore(self, ckpt: Any, metrics: dict[str, Any]) -> None:
@@ -167,6 +168,14 @@ class BackupAndRestore(Callback):
                     variable.assign(value)
 
         self.model._ember.extra["resume"] = (progress.epoch, progress.batches, resumed)
+
+
+def _seeded_streams(model: Any) -> dict[str, Any]:
+    """The random stream of each ``seed=`` the model's layers hold (``Dropout(seed=7)``
+    draws from em.random's stream of seed 7, whose place moves with every draw)."""
+    seeds = {layer.__dict__.get("seed") for layer in [model, *model.submodules]}
+    return {str(s): em.random._gen(s) for s in sorted(
+        s for s in seeds if isinstance(s, int) and not isinstance(s, bool))}
 
 
 class _Progress:
