@@ -175,9 +175,11 @@ RANDOM = {
 def test_random_layer_is_identity_unless_training(name):
     x = _imgs(8)  # a flip leaves all of 8 images alone with probability 1/256
     layer = RANDOM[name]()
-    for training in (None, False):
-        np.testing.assert_array_equal(layer(x, training=training).numpy(), x)
-    assert not np.allclose(layer(x, training=True).numpy()[:, :4, :5], x[:, :4, :5])
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), x)
+    model = nn.Sequential([layer])  # predict runs its layers with training=False
+    np.testing.assert_array_equal(model.predict(x, verbose=0), x)
+    for training in (True, None):  # None: Keras 3's default for these layers is True
+        assert not np.allclose(layer(x, training=training).numpy()[:, :4, :5], x[:, :4, :5])
 
 
 @pytest.mark.parametrize("name", sorted(RANDOM))

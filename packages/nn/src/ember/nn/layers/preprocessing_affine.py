@@ -3,7 +3,7 @@ names, arguments, defaults and transforms).
 
 Each draws one transform per image from ember's random state (``seed=`` for a stream of the
 layer's own) and resamples with ember ops on the images' device (``_image_ops``), only when
-called with ``training=True``.
+called in training (``training=True``, or not given: see ``preprocessing_image``).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _zeros(n: int) -> Any:
 
 
 class RandomRotation(AffineLayer):
-    """Rotate each image by a random angle about its centre when ``training=True``.
+    """Rotate each image by a random angle about its centre in training.
 
     Args:
         factor: a fraction of a full turn: f draws angles in ``[-f, f] * 360`` degrees,
@@ -98,7 +98,7 @@ def _zoom_or_shift_factor(layer: str, arg: str, factor: Any) -> tuple[float, flo
 
 class RandomZoom(AffineLayer):
     """Zoom each image in or out about its centre by a random factor when
-    ``training=True``.
+    in training.
 
     Args:
         height_factor: a fraction f draws the vertical zoom from ``[1 - f, 1 + f]``
@@ -137,7 +137,7 @@ class RandomZoom(AffineLayer):
 
 
 class RandomTranslation(AffineLayer):
-    """Shift each image by a random fraction of its size when ``training=True``.
+    """Shift each image by a random fraction of its size in training.
 
     Args:
         height_factor: a fraction f shifts vertically by up to ``f * height`` either way

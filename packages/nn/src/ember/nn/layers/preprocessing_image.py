@@ -4,8 +4,11 @@ RandomTranslation are in ``preprocessing_affine``.
 
 Every layer takes a batch ``(N, H, W, C)`` or one image ``(H, W, C)`` (``(..., C, H, W)``
 with ``data_format="channels_first"``) and computes with ember ops on the images' device.
-The random layers change their inputs only when called with ``training=True`` (``fit``
-does); otherwise they return them (as floats). Their draws come from ember's random state:
+The random layers change their inputs in training: with ``training=True`` (``fit`` passes
+it), or called directly without ``training`` (Keras 3's default for them is True, so
+``dataset.map(lambda x, y: (augment(x), y))`` augments, as in Keras); with
+``training=False`` (``evaluate``, ``predict``, a model called with ``training=False``) they
+return the images (as floats). Their draws come from ember's random state:
 ``em.random.set_seed`` makes them repeatable, and ``seed=`` gives a layer a stream of its
 own, as Keras's ``seed`` does.
 """
@@ -175,7 +178,8 @@ class CenterCrop(ImageLayer):
 
 class RandomLayer(ImageLayer):
     """Shared by the random image layers: ``seed`` and the training switch. ``_augment``
-    transforms a channels-last float batch when ``training`` is true."""
+    transforms a channels-last float batch unless ``training`` is False (its default is
+    True, as Keras 3's: a direct call augments, an enclosing call's flag wins)."""
 
     def __init__(self, seed: int | None = None, data_format: Any = None,
                  **kwargs: Any) -> None:
@@ -191,7 +195,7 @@ class RandomLayer(ImageLayer):
     def _augment(self, x: Any) -> Any:
         raise NotImplementedError
 
-    def call(self, inputs: Any, training: Any = None) -> Any:
+    def call(self, inputs: Any, training: Any = True) -> Any:
         x = self._as_float(inputs)
         if not training:
             return x
@@ -223,7 +227,7 @@ def symmetric_factor(layer: str, arg: str, factor: Any, lo: float, hi: float,
 
 
 class RandomFlip(RandomLayer):
-    """Flip each image of a batch, with probability 1/2, when ``training=True``.
+    """Flip each image of a batch, with probability 1/2, in training.
 
     ``mode="horizontal_and_vertical"`` (the default) flips an image both ways or not at
     all (one draw per image, as Keras does).
@@ -257,7 +261,7 @@ class RandomFlip(RandomLayer):
 
 class RandomContrast(RandomLayer):
     """Scale each image's deviation from its per-channel mean by a random factor, then
-    clip to ``value_range``, when ``training=True``.
+    clip to ``value_range``, in training.
 
     As Keras 3 computes it, a number ``factor=f`` draws from ``[1, 1 + f]`` (the lower
     bound of ``(-f, f)`` is floored at 0); ``factor=(lower, upper)`` draws from
@@ -293,10 +297,10 @@ class RandomContrast(RandomLayer):
 
 
 class RandomCrop(RandomLayer):
-    """Crop a random ``(height, width)`` window, one offset for the whole batch, when
-    ``training=True``; otherwise return the images unchanged, as Keras 3 does. An image
-    not larger than the window in both sides is cropped from its centre (to the target's
-    aspect ratio) and resized.
+    """Crop a random ``(height, width)`` window, one offset for the whole batch, in
+    training; with ``training=False`` return the images unchanged, as Keras 3 does. An
+    image not larger than the window in both sides is cropped from its centre (to the
+    target's aspect ratio) and resized.
 
     The offsets are drawn and applied on the images' device (gathers), with no read to
     the host.
@@ -315,7 +319,7 @@ class RandomCrop(RandomLayer):
         self.height = check_size("RandomCrop", "height", height)
         self.width = check_size("RandomCrop", "width", width)
 
-    def call(self, inputs: Any, training: Any = None) -> Any:
+    def call(self, inputs: Any, training: Any = True) -> Any:
         if not training:
             return inputs
         return self._images(self._as_float(inputs), self._augment)
