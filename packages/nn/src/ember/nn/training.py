@@ -558,14 +558,16 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             if step < skip:  # trained before the interruption: drawn (as shuffled), not run
                 continue
             if resumed is not None:
-                resumed, _ = None, resumed()
+                hook, resumed = resumed, None
+                hook()
             cbs.on_train_batch_begin(step, {})
             logs = _step(model, "train_step", batch)
             cbs.on_train_batch_end(step, dict(logs))
             if model.stop_training:
                 break
         if resumed is not None:  # the interruption came after the epoch's last step
-            resumed, _ = None, resumed()
+            hook, resumed = resumed, None
+            hook()
             logs = _logs(model)
         skip = 0
         val: dict[str, Any] = {}
