@@ -359,13 +359,13 @@ class NestedDenseLayer(nn.layers.Layer):
 
 nested_model = nn.Sequential([nn.Input((784,)), NestedDenseLayer(10, "nested")])
 variable_names = [v.name for v in nested_model.weights]
-print("variables: {}".format(variable_names))
+print(f"variables: {variable_names}")
 
 print("\nChanging trainable status of one of the nested layers...")
 nested_model.get_layer("nested").dense_1.trainable = False
 
 variable_names_2 = [v.name for v in nested_model.weights]
-print("\nvariables: {}".format(variable_names_2))
+print(f"\nvariables: {variable_names_2}")
 # (Keras prints True: its weights list trainable ones first; ember keeps attribute order,
 # so the ordering does not change here)
 print("variable ordering changed:", variable_names != variable_names_2)
