@@ -128,3 +128,21 @@ def test_one_warning_per_trainable_variable_not_per_step():
             opt.apply_gradients([(em.constant(1.0), a), (None, b), (None, c)])
     messages = [str(w.message) for w in caught]
     assert len(messages) == 2 and "'b:0'" in messages[0] and "'c:0'" in messages[1]
+
+
+def test_a_number_set_as_the_learning_rate_goes_into_the_users_variable_a_trace_reads():
+    """``opt.learning_rate = 0.0`` with the user's own Variable as the learning rate assigns
+    into it, as Keras does: a new variable would be silently ignored by a traced step."""
+    from ember import graph
+
+    lr = em.Variable(0.1)
+    w = em.Variable([1.0, 2.0])
+    opt = nn.optimizers.SGD(learning_rate=lr)
+    step = graph.function(lambda: opt.apply_gradients([(em.ones([2]), w)]))
+    step()
+    step()  # traced and replayed
+    opt.learning_rate = 0.0
+    assert opt.learning_rate is lr and float(lr) == 0.0
+    before = w.numpy().copy()
+    step()
+    np.testing.assert_array_equal(w.numpy(), before)

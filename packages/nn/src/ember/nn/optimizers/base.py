@@ -102,8 +102,9 @@ class Optimizer(_Listened):
             return
         if name == "learning_rate" and not _is_dynamic(value):
             old = self._hypers.get(name)
-            if isinstance(old, em.Variable) and old.uid in _OWNED:  # keep the saved variable
-                old.assign(np.float32(_number(self, name, value)))
+            if isinstance(old, em.Variable):  # the variable a traced step reads (as Keras
+                # assigns into it): a new one would be silently ignored by the replays
+                old.assign(np.asarray(_number(self, name, value), dtype=old.dtype))
                 return
             var = em.Variable(np.float32(_number(self, name, value)),
                               name=f"{self.name}/learning_rate", trainable=False)
@@ -376,7 +377,7 @@ class Optimizer(_Listened):
         """The constructor's arguments by name (Keras's): each hyperparameter's current
         value (a ``LearningRateSchedule`` or callable as itself), the other options as
         set; ``from_config`` makes an equal optimizer (without its state)."""
-        config = {"name": self.name}
+        config: dict[str, Any] = {"name": self.name}
         params = inspect.signature(type(self).__init__).parameters
         for name in ["learning_rate", "clipnorm", "clipvalue", "global_clipnorm", *params]:
             if name in config or name in ("self", "kwargs", "name"):
