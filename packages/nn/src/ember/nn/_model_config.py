@@ -49,7 +49,7 @@ def input_from_config(data: dict[str, Any], where: str) -> Any:
     name = config.get("name", data.get("name"))
     if name is not None and not isinstance(name, str):
         raise _serialization.ConfigError(f"{where}: an InputLayer's name must be a string")
-    return _symbolic.Input(batch_shape=tuple(shape), dtype=dtype, name=name)
+    return _symbolic.Input(batch_shape=tuple(shape or ()), dtype=dtype, name=name)
 
 
 # --- functional models -----------------------------------------------------------------

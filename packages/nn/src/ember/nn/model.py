@@ -75,7 +75,7 @@ class Model(Layer):
             self.run_eagerly = run_eagerly
         # what get_compile_config saves (the optimizer made, with its hyperparameters)
         self._ember.extra["compile_config"] = {
-            "optimizer": self.optimizer, "loss": loss, "metrics": metrics,
+            "optimizer": self.__dict__["optimizer"], "loss": loss, "metrics": metrics,
             "loss_weights": loss_weights, "run_eagerly": run_eagerly}
 
     @property

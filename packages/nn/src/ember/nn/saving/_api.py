@@ -355,7 +355,10 @@ def save_weights(model: Any, filepath: Any, overwrite: bool = True,
                    for p, _, arrays in groups for i, a in enumerate(arrays)}
         data = _safetensors.write(tensors, {"format": "keras-weights",
                                             "ember_version": _ember_version()})
-    _atomic.write_atomically(path, lambda f: f.write(data), "save_weights")
+    def fill(f: Any) -> None:
+        f.write(data)
+
+    _atomic.write_atomically(path, fill, "save_weights")
 
 
 def load_weights(model: Any, filepath: Any, skip_mismatch: bool = False,
