@@ -518,3 +518,45 @@ def test_metrics_losses_and_schedules_survive_compile_config(tmp_path):
     loss = loaded._ember.extra["loss_fn"]
     assert loss.from_logits and loss.label_smoothing == 0.1
     assert [m.name for m in loaded.compiled_metrics] == ["acc", "mae"]
+
+
+LAYERS = {
+    "Dense": (lambda: L.Dense(3, activation="tanh", kernel_regularizer="l2",
+                              kernel_constraint=nn.constraints.MaxNorm(2.0)), (4,)),
+    "Conv2D": (lambda: L.Conv2D(2, 3, padding="same", activation="relu"), (6, 6, 2)),
+    "Conv1D": (lambda: L.Conv1D(2, 3), (7, 2)),
+    "Conv2DTranspose": (lambda: L.Conv2DTranspose(2, 3, strides=2), (4, 4, 2)),
+    "BatchNormalization": (lambda: L.BatchNormalization(momentum=0.5), (4,)),
+    "LayerNormalization": (lambda: L.LayerNormalization(), (5, 4)),
+    "Embedding": (lambda: L.Embedding(10, 3, mask_zero=True), (5,)),
+    "LSTM": (lambda: L.LSTM(3, return_sequences=True), (5, 2)),
+    "GRU": (lambda: L.GRU(3, reset_after=False), (5, 2)),
+    "SimpleRNN": (lambda: L.SimpleRNN(3), (5, 2)),
+    "StackedRNNCells": (lambda: L.RNN([L.LSTMCell(2), L.GRUCell(3)]), (5, 2)),
+    "Bidirectional": (lambda: L.Bidirectional(L.LSTM(2, return_sequences=True)), (5, 2)),
+    "TimeDistributed": (lambda: L.TimeDistributed(L.Dense(2)), (5, 3)),
+    "MaxPooling2D": (lambda: L.MaxPooling2D(2), (4, 4, 1)),
+    "UpSampling2D": (lambda: L.UpSampling2D(2), (2, 2, 1)),
+    "Masking": (lambda: L.Masking(0.0), (3, 2)),
+    "LeakyReLU": (lambda: L.LeakyReLU(0.2), (3,)),
+    "Activation": (lambda: L.Activation("gelu"), (3,)),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_built_in_layers_round_trip_through_a_keras_file(name, tmp_path):
+    """Each layer's config and weights (BatchNormalization's moving statistics, an LSTM's
+    cell, both directions of a Bidirectional) come back: equal predictions and weights."""
+    make, shape = LAYERS[name]
+    ids = name == "Embedding"
+    model = nn.Sequential([nn.Input(shape, dtype="int32" if ids else "float32"), make()])
+    model.compile("adam", "mse")
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 9, (2, *shape)) if ids else \
+        rng.standard_normal((2, *shape)).astype(np.float32)
+    model.fit(x, np.zeros_like(model.predict(x, verbose=0)), verbose=0)  # moves the stats
+    model.save(tmp_path / "m.keras")
+    loaded = nn.models.load_model(tmp_path / "m.keras")
+    assert type(loaded.layers[0]) is type(model.layers[0])
+    _same_weights(loaded, model)
+    assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
