@@ -16,17 +16,15 @@ name. Register each class of your own that a saved model holds, or pass it in
 
 Examples:
     >>> from ember import nn
-    >>> @nn.saving.register_keras_serializable(package="Doc")
-    ... class Twice(nn.layers.Layer):
+    >>> @nn.saving.register_keras_serializable(package="DocSaving")
+    ... class Thrice(nn.layers.Layer):
     ...     def call(self, x):
-    ...         return x * 2
-    >>> nn.saving.get_registered_name(Twice)
-    'Doc>Twice'
-    >>> config = nn.saving.serialize_keras_object(Twice(name="twice"))
+    ...         return x * 3
+    >>> config = nn.saving.serialize_keras_object(Thrice(name="thrice"))
     >>> config["registered_name"], config["config"]["name"]
-    ('Doc>Twice', 'twice')
+    ('DocSaving>Thrice', 'thrice')
     >>> type(nn.saving.deserialize_keras_object(config)).__name__
-    'Twice'
+    'Thrice'
 """
 
 from __future__ import annotations
