@@ -36,6 +36,26 @@ def test_parallel_map_uses_threads():
     assert len(seen) > 1
 
 
+def test_parallel_map_and_prefetch_run_in_the_callers_context():
+    """A device scope is a context variable: a map's calls on worker threads, and a
+    prefetch thread, see the one the iterating code set."""
+    import contextvars
+
+    scope = contextvars.ContextVar("scope", default="none")
+
+    def f(x):
+        return scope.get()
+
+    token = scope.set("outer")
+    try:
+        for ds in (Dataset.range(6).map(f, num_parallel_calls=3),
+                   Dataset.range(6).map(f, num_parallel_calls=3).prefetch(2),
+                   Dataset.range(6).map(f).prefetch(2)):
+            assert as_list(ds) == ["outer"] * 6
+    finally:
+        scope.reset(token)
+
+
 def test_parallel_map_nondeterministic_is_a_permutation():
     ds = Dataset.range(30).map(lambda x: x + 1, num_parallel_calls=3, deterministic=False)
     assert sorted(as_list(ds)) == list(range(1, 31))

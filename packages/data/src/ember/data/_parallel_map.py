@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import contextvars
 import os
 import weakref
 
@@ -42,7 +43,8 @@ class ParallelMapIterator(_It):
             except StopIteration:
                 self._exhausted = True
                 break
-            fut = pool.submit(call_unpacked, self._fn, x)
+            # each call runs in a copy of the puller's context (its device scope, ...)
+            fut = pool.submit(contextvars.copy_context().run, call_unpacked, self._fn, x)
             self._pending.append((fut, self._it.get_state() if self._det else None))
 
     def __next__(self):

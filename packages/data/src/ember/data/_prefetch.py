@@ -6,6 +6,7 @@ is the position after the last element handed out: the buffered elements are not
 
 from __future__ import annotations
 
+import contextvars
 import os
 import queue
 import threading
@@ -60,7 +61,10 @@ class PrefetchIterator(_It):
     def _start(self) -> queue.Queue:
         q: queue.Queue = queue.Queue(self._size)
         self._q = q
-        t = threading.Thread(target=_produce, args=(self._it, self._q, self._stop, self._convert),
+        # the producer runs in a copy of the consumer's context: its device scope (where
+        # a map's ember ops put their tensors) and other context variables go with it
+        t = threading.Thread(target=contextvars.copy_context().run,
+                             args=(_produce, self._it, self._q, self._stop, self._convert),
                              name="ember-data-prefetch", daemon=True)
         weakref.finalize(self, self._stop.set)
         t.start()
