@@ -560,3 +560,37 @@ def test_built_in_layers_round_trip_through_a_keras_file(name, tmp_path):
     assert type(loaded.layers[0]) is type(model.layers[0])
     _same_weights(loaded, model)
     assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_subclasses_that_build_a_functional_graph_save_as_keras_does(tmp_path):
+    """A subclass whose __init__ builds its own graph is saved by its arguments; one that
+    takes (inputs, outputs) by its graph; both under the subclass's registered name."""
+
+    @nn.saving.register_keras_serializable(package="TestSaving")
+    class Builder(nn.Model):
+        def __init__(self, units=3, **kwargs):
+            inp = nn.Input((4,))
+            super().__init__(inp, L.Dense(units)(L.Dense(5, activation="relu")(inp)),
+                             **kwargs)
+            self.units = units
+
+    model = Builder(units=2, name="builder")
+    assert model.get_config() == {"units": 2, "name": "builder", "trainable": True,
+                                  "dtype": "float32"}
+    model.save(tmp_path / "b.keras")
+    loaded = nn.models.load_model(tmp_path / "b.keras")
+    assert isinstance(loaded, Builder) and loaded.units == 2
+    assert_array_equal(loaded(X).numpy(), model(X).numpy())
+
+    @nn.saving.register_keras_serializable(package="TestSaving")
+    class Graph(nn.Model):
+        def __init__(self, inputs, outputs, **kwargs):
+            super().__init__(inputs, outputs, **kwargs)
+
+    inp = nn.Input((4,))
+    graph = Graph(inp, L.Dense(2)(inp))
+    assert "layers" in graph.get_config()
+    graph.save(tmp_path / "g.keras")
+    again = nn.models.load_model(tmp_path / "g.keras")
+    assert isinstance(again, Graph) and isinstance(again, nn.Functional)
+    assert_array_equal(again(X).numpy(), graph(X).numpy())

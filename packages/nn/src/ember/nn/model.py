@@ -345,13 +345,27 @@ def _functional_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 _FUNCTIONAL_CLASSES: dict[type, type] = {}
 
 
+def _functional_like(cls: type) -> bool:
+    """Whether ``cls(inputs, outputs, name=..., trainable=...)`` makes one (Keras's
+    ``functional_like_constructor``): its ``__init__`` takes those, or ``*args, **kw``."""
+    import inspect
+
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if names[:2] == ["inputs", "outputs"]:
+        return True
+    kinds = {p.kind for p in params}
+    return inspect.Parameter.VAR_POSITIONAL in kinds and inspect.Parameter.VAR_KEYWORD in kinds
+
+
 def _functional_class(cls: type) -> type:
     if cls is Model:
         return Functional
     if cls not in _FUNCTIONAL_CLASSES:
         _FUNCTIONAL_CLASSES[cls] = type(cls.__name__, (cls, Functional),
                                         {"__module__": cls.__module__,
-                                         "__qualname__": cls.__qualname__})
+                                         "__qualname__": cls.__qualname__,
+                                         "_ember_functional_of": cls})
     return _FUNCTIONAL_CLASSES[cls]
 
 
@@ -472,9 +486,14 @@ class Functional(Model):
 
     def get_config(self) -> dict[str, Any]:
         """The graph in Keras 3's form: each layer's config with the calls the model
-        makes of it, and the inputs and outputs (see ``ember.nn._model_config``)."""
+        makes of it, and the inputs and outputs (see ``ember.nn._model_config``). A
+        subclass whose ``__init__`` builds its own graph (and so takes other arguments
+        than ``inputs, outputs``) gives those arguments instead, as Keras."""
         from . import _model_config
 
+        user = type(self).__dict__.get("_ember_functional_of")
+        if user is not None and not _functional_like(user):
+            return Layer.get_config(self)
         return _model_config.functional_config(self)
 
     @classmethod

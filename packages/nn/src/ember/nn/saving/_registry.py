@@ -78,8 +78,11 @@ def _same_definition(a: Any, b: Any) -> bool:
 
 def get_registered_name(obj: Any) -> str:
     """The name ``obj`` was registered under, else its plain name (as Keras)."""
-    own = obj.__dict__.get("_ember_registered_name") if isinstance(obj, type) else getattr(
-        obj, "_ember_registered_name", None)
+    if isinstance(obj, type):
+        obj = obj.__dict__.get("_ember_functional_of", obj)  # (see model._functional_class)
+        own = obj.__dict__.get("_ember_registered_name")
+    else:
+        own = getattr(obj, "_ember_registered_name", None)
     return str(own or obj.__name__)
 
 
