@@ -456,3 +456,16 @@ def test_crc_checks_are_real(tmp_path):
     model.load_weights(tmp_path / "w.weights.h5")
     assert model.layers[0].kernel.numpy()[0, 0] == before[0, 0] + 1.0
     assert zlib.crc32(b"") == 0
+
+
+@pytest.mark.parametrize("units", [-1, 0.5, 1e308, 10 ** 400, "three", None, [3], {"a": 1},
+                                   True])
+def test_hostile_argument_values_are_refused_by_name(good, tmp_path, units):
+    """Whatever a class raises for a value a file gives it (a TypeError, an overflow, a
+    shape error while building) comes back as a ValueError naming the file and where in
+    the config."""
+    config = json.loads(good[1]["config.json"])
+    config["config"]["layers"][1]["config"]["units"] = units
+    path = _zip(tmp_path / "u.keras", _members(good[1], **{
+        "config.json": json.dumps(config).encode()}))
+    _refused(path, r"config\.json.*(could not build|larger than)|model\.weights\.h5")

@@ -180,7 +180,8 @@ def functional_from_config(cls: Any, config: Any, where: str = "config") -> Any:
                 break
             data = queue.popleft()
             args, kwargs = _node_arguments(data, made, at)
-            out = created[name](*args, **kwargs)
+            with _serialization._reported(at, f"could not call layer {name!r}"):
+                out = created[name](*args, **kwargs)
             made[name].append(out)
             todo.extend(waiting.pop((name, len(made[name]) - 1), []))
     stuck = [n for n in order if queues[n]]
@@ -196,11 +197,14 @@ def functional_from_config(cls: Any, config: Any, where: str = "config") -> Any:
                                              f"triples; got {ref!r:.80}")
         return _lookup(ref, made, where)
 
-    def structure(value: Any) -> Any:
+    def structure(value: Any, depth: int = 0) -> Any:
+        if depth > _serialization.MAX_DEPTH:
+            raise _serialization.ConfigError(f"{where}: input_layers/output_layers nested "
+                                             f"too deeply")
         if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str):
             return tensor_of(value)
         if isinstance(value, list):
-            return [structure(v) for v in value]
+            return [structure(v, depth + 1) for v in value]
         raise _serialization.ConfigError(f"{where}: malformed input_layers/output_layers "
                                          f"{value!r:.80}")
 

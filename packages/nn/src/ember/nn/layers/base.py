@@ -25,6 +25,7 @@ import contextvars
 import functools
 import inspect
 import itertools
+import math
 import re
 from collections import defaultdict
 from typing import Any
@@ -605,11 +606,12 @@ def _charge_weight_budget(layer: Layer, name: str, shape: tuple[int, ...], dt: A
     budget = WEIGHT_BUDGET.get()
     if budget is None:
         return
-    budget[0] -= float(np.prod(shape, dtype=np.float64)) * dt.itemsize
-    if budget[0] < 0:
+    cost = math.prod(shape) * dt.itemsize  # exact: a hostile size may not fit a float
+    if cost > budget[0]:
         raise ValueError(f"layer {layer.name!r}: the variable {name!r} of shape {shape} "
                          f"makes the model's variables larger than the weights file being "
                          f"loaded holds: the config is damaged or hostile")
+    budget[0] -= cost
 
 
 # (layer, its __init__ arguments) while the outermost __init__ of that layer runs;

@@ -9,8 +9,10 @@ so a config names what to build but cannot make anything else run.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -215,21 +217,31 @@ def _deserialize(config: Any, depth: int, where: str, module_objects: Any = None
         inner = {k: _deserialize(v, depth + 1, f"{where}.{class_name}.{k}", module_objects)
                  for k, v in inner.items()}
     from_config = getattr(cls, "from_config", None)
-    try:
+    with _reported(where, f"could not build {class_name} from its config"):
         obj = from_config(dict(inner)) if from_config is not None else cls(**inner)
-    except ConfigError:
-        raise
-    except (TypeError, ValueError, KeyError) as e:
-        raise ConfigError(f"{where}: could not build {class_name} from its config: "
-                          f"{type(e).__name__}: {e}") from e
     build_config = config.get("build_config")
     if build_config and hasattr(obj, "build") and not getattr(obj, "built", True):
-        build_from_config(obj, build_config, where)
+        with _reported(where, f"could not build {class_name} as its build_config says"):
+            build_from_config(obj, build_config, where)
     compile_config = config.get("compile_config")
     if compile_config and callable(getattr(obj, "compile_from_config", None)):
-        obj.compile_from_config(_deserialize(compile_config, depth + 1,
-                                             f"{where}.compile_config", module_objects))
+        compile_args = _deserialize(compile_config, depth + 1, f"{where}.compile_config",
+                                    module_objects)
+        with _reported(where, f"could not compile {class_name} as its compile_config says"):
+            obj.compile_from_config(compile_args)
     return obj
+
+
+@contextlib.contextmanager
+def _reported(where: str, what: str) -> Iterator[None]:
+    """Whatever a class raises while a config is turned into objects, as a ConfigError
+    that says where in the config (a hostile value may make any exception)."""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except (Exception, RecursionError) as e:  # reported, with its type
+        raise ConfigError(f"{where}: {what}: {type(e).__name__}: {e}") from e
 
 
 _NOT_SPECIAL = object()
