@@ -230,3 +230,25 @@ def test_text_vectorization_config_and_dataset():
     assert layer.get_vocabulary() == ["", "[UNK]", "b", "c", "a"]
     mapped = ds.map(lambda t: layer(t).numpy())
     np.testing.assert_array_equal(next(iter(mapped)), [[2, 4, 0], [2, 3, 0]])
+
+
+@pytest.mark.parametrize("factory,adapt_data,probe", [
+    (lambda: L.StringLookup(mask_token="", num_oov_indices=2), [["a", "b", "b"], ["c", "", "a"]],
+     [["a", "q", ""]]),
+    (lambda: L.StringLookup(output_mode="tf_idf", max_tokens=8, pad_to_max_tokens=True),
+     [["a", "b", "b"], ["c", "a", "a"]], [["a", "b", "z"]]),
+    (lambda: L.IntegerLookup(output_mode="count"), np.array([[4, 4, 7], [9, 7, 7]]),
+     np.array([[7, 9, 1]])),
+    (lambda: L.TextVectorization(output_mode="tf_idf", ngrams=2),
+     ["the cat sat", "the dog", "a cat"], ["the cat ran"]),
+    (lambda: L.TextVectorization(output_sequence_length=5), ["the cat sat", "the dog"],
+     ["the dog sat on it"]),
+])
+def test_an_adapted_vocabulary_survives_get_config(factory, adapt_data, probe):
+    layer = factory()
+    layer.adapt(adapt_data)
+    again = type(layer).from_config(layer.get_config())
+    assert again.get_vocabulary() == layer.get_vocabulary()
+    np.testing.assert_allclose(again(probe).numpy(), layer(probe).numpy(), rtol=1e-6)
+    again.adapt(adapt_data)  # still adaptable, as the original
+    assert again.get_vocabulary() == layer.get_vocabulary()

@@ -335,9 +335,21 @@ class IndexLookup(Layer):
                 "num_oov_indices": self.num_oov_indices, "oov_token": self.oov_token,
                 "mask_token": self.mask_token, "output_mode": self.output_mode,
                 "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens,
-                "idf_weights": self.input_idf_weights, "vocabulary": self.input_vocabulary,
+                **self.vocabulary_config(),
                 "vocabulary_size": self._frozen_vocab_size, "oov_method": self.oov_method,
                 "salt": self.salt}
+
+    def vocabulary_config(self) -> dict[str, Any]:
+        """The vocabulary (and IDF weights) for ``get_config``: as given, or, after
+        ``adapt``, the learned ones (Keras keeps those in the ``.keras`` file's assets; here
+        the config carries them, so ``from_config`` and ``load_model`` restore them and the
+        restored layer can still be adapted)."""
+        if self.input_vocabulary is not None or not self._tokens:
+            return {"idf_weights": self.input_idf_weights, "vocabulary": self.input_vocabulary}
+        vocab = self.get_vocabulary()
+        idf = (None if self.idf_weights is None
+               else [float(w) for w in self.idf_weights[:len(vocab)]])
+        return {"idf_weights": idf, "vocabulary": vocab, "has_input_vocabulary": False}
 
 
 def _listed(v: Any) -> list[Any]:

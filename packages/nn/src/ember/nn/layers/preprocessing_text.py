@@ -248,5 +248,5 @@ class TextVectorization(Layer):
                 "ngrams": self._ngrams_arg, "output_mode": self._output_mode,
                 "output_sequence_length": self._output_sequence_length,
                 "pad_to_max_tokens": lk.pad_to_max_tokens, "sparse": False, "ragged": False,
-                "vocabulary": lk.input_vocabulary, "idf_weights": lk.input_idf_weights,
+                **lk.vocabulary_config(),
                 "encoding": self._encoding, "vocabulary_size": self.vocabulary_size()}
