@@ -136,7 +136,7 @@ class GradientTape:
         if self._stand_ins or len(outputs) != 1:
             return self._record_with_stand_ins(op, inputs, attrs, outputs)
         a = array_of(outputs[0])
-        if a.nbytes >= FREE_MIN_BYTES and op.name in _DROPS_OUTPUTS:
+        if op.name in _DROPS_OUTPUTS and a.nbytes >= FREE_MIN_BYTES:
             return self._record_with_stand_ins(op, inputs, attrs, outputs)
         dt = a.dtype
         if dt.kind in "fc" or is_differentiable(dt):

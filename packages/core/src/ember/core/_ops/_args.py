@@ -61,6 +61,8 @@ def one_spelling(op: str, new: str, new_value: Any, old: str, old_value: Any) ->
 def tf1_spellings(op: str, axis: Any, reduction_indices: Any, keepdims: Any,
                   keep_dims: Any) -> tuple[Any, bool]:
     """``axis`` and ``keepdims`` of a reduction, from either TensorFlow spelling."""
+    if reduction_indices is None and keep_dims is None:  # TF 2's spelling: every loss
+        return axis, bool(keepdims)
     axis = one_spelling(op, "axis", axis, "reduction_indices", reduction_indices)
     keepdims = one_spelling(op, "keepdims", keepdims, "keep_dims", keep_dims)
     return axis, bool(keepdims)
