@@ -1,0 +1,95 @@
+"""assign_add and assign_sub write into the variable's own array where nobody could see
+the write (nothing but the variable holds its tensor or its array, on the host, no tape
+or tracer recording), and make a new array everywhere else, with the same bits."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import ember.core as em
+from ember import tape
+
+
+def _address(v):
+    return v.numpy().__array_interface__["data"][0]
+
+
+def _updated(v, method, delta):
+    """Whether ``method`` of ``v`` kept its array (a new one is made while the old one is
+    alive, so it cannot land at the same address)."""
+    before = _address(v)
+    getattr(v, method)(delta)
+    return _address(v) == before
+
+
+@pytest.mark.parametrize("method", ["assign_add", "assign_sub"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_update_nobody_sees_runs_in_place_with_the_same_bits(device, method, dtype):
+    rng = np.random.default_rng(0)
+    start = rng.standard_normal((3, 5)).astype(dtype)
+    delta = rng.standard_normal((3, 5)).astype(dtype)
+    v = em.Variable(start)
+    in_place = _updated(v, method, em.constant(delta))
+    assert in_place == (device == "/cpu:0")  # device memory: a new array, as before
+    want = start + delta if method == "assign_add" else start - delta
+    assert_array_equal(v.numpy(), want)
+    assert v.dtype == dtype
+
+
+def test_a_read_kept_keeps_its_value():
+    v = em.Variable(np.ones(4, np.float32))
+    kept = v.value()
+    assert not _updated(v, "assign_sub", np.ones(4, np.float32))
+    assert_array_equal(kept.numpy(), np.ones(4))
+    assert_array_equal(v.numpy(), np.zeros(4))
+    del kept
+    view = v.numpy()[1:]
+    assert not _updated(v, "assign_add", np.full(4, 2.0, np.float32))
+    assert_array_equal(view, np.zeros(3)), "a numpy view changed"
+    del view
+    assert _updated(v, "assign_add", np.full(4, 2.0, np.float32))
+    assert_array_equal(v.numpy(), np.full(4, 4.0))
+
+
+def test_a_tape_sees_the_update_as_an_op():
+    v = em.Variable(np.full(3, 2.0, np.float32))
+    with tape.GradientTape() as t:
+        assert not _updated(v, "assign_sub", em.constant(np.ones(3, np.float32)))
+        y = em.reduce_sum(v * v)
+    assert_array_equal(t.gradient(y, v).numpy(), np.full(3, 2.0))
+
+
+def test_a_variable_sharing_a_constant_leaves_the_constant_alone():
+    x = em.constant(np.zeros(4, np.float32))
+    v = em.Variable(np.ones(4, np.float32))
+    v.assign(x)  # the variable now holds the constant's tensor
+    assert not _updated(v, "assign_add", np.ones(4, np.float32))
+    assert_array_equal(x.numpy(), np.zeros(4))
+    assert_array_equal(v.numpy(), np.ones(4))
+
+
+def test_its_own_value_as_the_delta():
+    v = em.Variable(np.full(2, 3.0, np.float32))
+    v.assign_sub(v)
+    assert_array_equal(v.numpy(), np.zeros(2))
+    v.assign_add(v.value() + 1.0)
+    assert_array_equal(v.numpy(), np.ones(2))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float16])
+def test_other_dtypes_make_a_new_array(dtype):
+    v = em.Variable(np.full(3, 5, dtype))
+    assert not _updated(v, "assign_sub", em.constant(np.full(3, 2, dtype)))
+    assert_array_equal(v.numpy(), np.full(3, 3, dtype))
+    assert v.dtype == dtype
+
+
+def test_a_read_only_array_is_not_written():
+    a = np.ones(3, np.float32)
+    a.flags.writeable = False
+    v = em.Variable(np.zeros(3, np.float32))
+    v.__checkpoint_assign__(a)  # kept without a copy, as a restore from a mapped file
+    assert np.shares_memory(v.numpy(), a)
+    del a  # the variable alone holds it
+    assert not _updated(v, "assign_add", np.ones(3, np.float32))
+    assert_array_equal(v.numpy(), np.full(3, 2.0))
