@@ -594,3 +594,39 @@ def test_subclasses_that_build_a_functional_graph_save_as_keras_does(tmp_path):
     again = nn.models.load_model(tmp_path / "g.keras")
     assert isinstance(again, Graph) and isinstance(again, nn.Functional)
     assert_array_equal(again(X).numpy(), graph(X).numpy())
+
+
+def test_a_loss_scale_optimizer_resumes_with_its_scale(tmp_path):
+    """A wrapper's own variables (the loss scale, its step counter) under optimizer/vars,
+    the wrapped optimizer's under optimizer/inner_optimizer/vars, as Keras lays them out."""
+    em.random.set_seed(0)
+    model = _sequential(nn.optimizers.LossScaleOptimizer(
+        nn.optimizers.Adam(nn.optimizers.ExponentialDecay(0.01, 3, 0.5)), initial_scale=64.0,
+        dynamic_growth_steps=2))
+    _fit(model)
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as zf:
+        import io
+
+        import h5py
+
+        with h5py.File(io.BytesIO(zf.read("model.weights.h5")), "r") as f:
+            assert len(f["optimizer/vars"]) == 2
+            assert len(f["optimizer/inner_optimizer/vars"]) == 1 + 2 * len(
+                model.trainable_variables)  # iterations and (m, v) each: a schedule's rate
+    _fit(model)
+    loaded = nn.models.load_model(tmp_path / "m.keras")
+    assert type(loaded.optimizer) is nn.optimizers.LossScaleOptimizer
+    _fit(loaded)
+    _same_weights(loaded, model)
+    assert float(loaded.optimizer.dynamic_scale.numpy()) == \
+        float(model.optimizer.dynamic_scale.numpy()) > 64.0
+
+
+def test_a_config_without_module_names_a_built_in_class_only_when_unambiguous():
+    he = nn.saving.deserialize_keras_object({"class_name": "HeNormal", "config": {"seed": 1}})
+    assert type(he) is nn.initializers.HeNormal and he.seed == 1  # Keras 2's form
+    with pytest.raises(ValueError, match="without a module names ember's"):
+        nn.saving.deserialize_keras_object({"class_name": "MeanSquaredError", "config": {}})
+    with pytest.raises(ValueError, match="unknown class 'system'"):
+        nn.saving.deserialize_keras_object({"class_name": "system", "config": {}})

@@ -50,11 +50,11 @@ def _ember_version() -> str:
 def _groups(model: Any, include_optimizer: bool) -> list[tuple[str, str, list[np.ndarray]]]:
     out = []
     opt = getattr(model, "optimizer", None) if include_optimizer else None
-    if opt is not None and _walk.optimizer_built(opt):
-        _walk.build_optimizer(opt, model.trainable_variables)
+    if opt is not None and _walk.optimizer_built(_walk.slot_owner(opt)):
+        _walk.build_optimizer(_walk.slot_owner(opt), model.trainable_variables)
     for path, obj in _walk.saveables(model, include_optimizer):
-        if obj is opt:
-            variables = _walk.optimizer_variables(opt, model.trainable_variables)
+        if _walk._is_optimizer(obj):
+            variables = _walk.optimizer_variables(obj, model.trainable_variables)
         else:
             variables = _walk.own_variables(obj)
         out.append((path, str(obj.name), [_walk.value_of(v) for v in variables]))
@@ -111,12 +111,13 @@ def _load_into(model: Any, store: Any, where: str, skip_mismatch: bool) -> None:
     for path, obj in _walk.saveables(model, include_optimizer=True):
         consumed.add(path)
         label = path or "the model itself"
-        if obj is opt:
+        if _walk._is_optimizer(obj):
             n = store.count(path)
-            variables = _walk.optimizer_variables(opt, trainable)
-            if n > len(variables) and not _walk.optimizer_built(opt):
-                _walk.build_optimizer(opt, trainable)
-                variables = _walk.optimizer_variables(opt, trainable)
+            variables = _walk.optimizer_variables(obj, trainable)
+            if n > len(variables) and "_slots" in obj.__dict__ and \
+                    not _walk.optimizer_built(obj):
+                _walk.build_optimizer(obj, trainable)
+                variables = _walk.optimizer_variables(obj, trainable)
         else:
             variables = _walk.own_variables(obj)
         n = store.count(path)
@@ -138,7 +139,7 @@ def _load_into(model: Any, store: Any, where: str, skip_mismatch: bool) -> None:
         pending += values
     extra = sorted(p for p, keys in store.groups.items()
                    if keys and p not in consumed and not p.endswith("seed_generator")
-                   and not (p == "optimizer" and opt is None))
+                   and not (p.split("/")[0] == "optimizer" and opt is None))
     if extra:
         msg = (f"{where}: the file holds weights for {extra[:8]}, which the model has no "
                f"layer for (a different architecture?)")

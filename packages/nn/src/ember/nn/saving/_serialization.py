@@ -209,7 +209,11 @@ def _deserialize(config: Any, depth: int, where: str, module_objects: Any = None
         if not isinstance(name, str):
             raise ConfigError(f"{where}: a {class_name} config needs a string name")
         return name
-    cls = resolve_class(class_name, module, registered, where, module_objects)
+    if "module" not in config and registered is None:  # Keras 2's form (and ember's
+        # initializers.serialize): a built-in class by its name alone, when unambiguous
+        cls = _by_name_alone(class_name, where, module_objects)
+    else:
+        cls = resolve_class(class_name, module, registered, where, module_objects)
     if inspect.isfunction(cls):
         return cls
     functional = {"layers", "input_layers", "output_layers"} <= inner.keys()
@@ -314,6 +318,23 @@ def resolve_class(class_name: str, module: Any, registered: Any, where: str,
     if found is None:
         raise _unknown("class", class_name, module, registered, where)
     return found
+
+
+def _by_name_alone(class_name: str, where: str, module_objects: Any) -> Any:
+    found = _registry.get_registered_object(class_name, None, module_objects)
+    if found is not None:
+        return found
+    kinds = {}
+    for module in _registry.SAVED_MODULE.values():
+        cls = _registry.builtin_class(module, class_name)
+        if cls is not None:
+            kinds[module] = cls
+    if len(set(kinds.values())) == 1:
+        return next(iter(kinds.values()))
+    if kinds:
+        raise ConfigError(f"{where}: {class_name!r} without a module names ember's "
+                          f"{sorted(kinds)} alike; give its module (\"keras.losses\", ...)")
+    raise _unknown("class", class_name, None, None, where)
 
 
 def _function(inner: Any, module: Any, registered: Any, where: str,

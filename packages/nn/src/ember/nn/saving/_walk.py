@@ -59,8 +59,9 @@ def _children(obj: Any, root: bool, include_optimizer: bool) -> list[tuple[str, 
     """A saveable's attributes in Keras's order: ``(name, child)``."""
     from ..model import Model
 
-    if _is_optimizer(obj):
-        return []
+    if _is_optimizer(obj):  # a wrapper (LossScaleOptimizer) holds the inner optimizer
+        inner = obj.__dict__.get("inner_optimizer")
+        return [("inner_optimizer", inner)] if _is_optimizer(inner) else []
     kids = dict(_tracking.children_of(obj))
     first: list[tuple[str, Any]] = []
     if _graph_model(obj):
@@ -161,9 +162,22 @@ def build_optimizer(opt: Any, var_list: list[Any]) -> None:
             opt.init_slots(v)
 
 
+def slot_owner(opt: Any) -> Any:
+    """The optimizer that holds the slots: ``opt``, or the one a wrapper (a
+    ``LossScaleOptimizer``) wraps."""
+    while "_slots" not in opt.__dict__ and _is_optimizer(opt.__dict__.get("inner_optimizer")):
+        opt = opt.__dict__["inner_optimizer"]
+    return opt
+
+
 def optimizer_variables(opt: Any, var_list: list[Any]) -> list[Any]:
     """The optimizer's variables in Keras's order: ``iterations``, the learning rate when
-    it is a variable, then the slots of ``var_list`` by slot group."""
+    it is a variable, then the slots of ``var_list`` by slot group. A wrapper's are its
+    own (a loss scale and its step counter); the wrapped optimizer's are its own group
+    (``optimizer/inner_optimizer``)."""
+    if "_slots" not in opt.__dict__:
+        inner = {id(v) for v in slot_owner(opt).variables}
+        return [v for v in opt.variables if id(v) not in inner]
     out = [opt.iterations]
     lr = opt._hypers.get("learning_rate")
     if isinstance(lr, em.Variable):
