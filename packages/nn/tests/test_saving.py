@@ -630,3 +630,14 @@ def test_a_config_without_module_names_a_built_in_class_only_when_unambiguous():
         nn.saving.deserialize_keras_object({"class_name": "MeanSquaredError", "config": {}})
     with pytest.raises(ValueError, match="unknown class 'system'"):
         nn.saving.deserialize_keras_object({"class_name": "system", "config": {}})
+
+
+def test_a_sequential_built_by_a_call_keeps_its_input_dtype(tmp_path):
+    model = nn.Sequential([L.Embedding(10, 3), L.GlobalAveragePooling1D()])
+    ids = np.array([[1, 2, 3], [4, 5, 9]], np.int32)
+    model(ids)
+    config = model.get_config()
+    assert config["layers"][0]["config"]["dtype"] == "int32"
+    model.save(tmp_path / "e.keras")
+    assert_array_equal(nn.models.load_model(tmp_path / "e.keras")(ids).numpy(),
+                       model(ids).numpy())

@@ -291,7 +291,9 @@ def sequential_config(model: Any, base: dict[str, Any]) -> dict[str, Any]:
     if shape is not None:
         tensor = model._input_tensor
         name = getattr(tensor, "name", None) or "input_layer"
-        dtype = model.dtype if model._input is None else model._input[1]
+        recorded = model._ember.extra.get("build_input")  # a first call's (ids: ints)
+        dtype = model._input[1] if model._input is not None else (
+            recorded[1] if recorded and isinstance(recorded[1], str) else model.dtype)
         layers.append(input_layer_config(_symbolic.SymbolicTensor(shape, dtype), name))
     layers += [_serialization.serialize_keras_object(layer) for layer in model.layers]
     config = {**base, "layers": layers}
