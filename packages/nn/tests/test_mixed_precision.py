@@ -101,6 +101,22 @@ def test_symbolic_outputs_carry_the_compute_dtype():
     assert (x.dtype.name, out.dtype.name) == ("float16", "float32")
 
 
+@pytest.mark.parametrize("kind", ["functional", "sequential"])
+def test_a_mixed_model_leaves_casting_to_its_layers(kind):
+    """As Keras 3's Functional: a float32 first layer sees its inputs unrounded."""
+    MP.set_global_policy("mixed_float16")
+    seen = []
+    first = nn.layers.Lambda(lambda t: (seen.append(t.numpy()), t)[1], dtype="float32")
+    if kind == "functional":
+        inputs = nn.Input(shape=(3,))
+        model = nn.Model(inputs, nn.layers.Dense(2)(first(inputs)))
+    else:
+        model = nn.Sequential([first, nn.layers.Dense(2)])
+    x = np.array([[1.0001, 2.0, 3.0]], np.float32)
+    assert model(x).dtype == em.float16
+    np.testing.assert_array_equal(seen[-1], x)  # float16 would have made 1.0001 into 1.0
+
+
 def test_a_mixed_layer_computes_in_float16_on_cast_variables():
     MP.set_global_policy("mixed_float16")
     dense = nn.layers.Dense(3, activation="relu")

@@ -397,6 +397,10 @@ class Functional(Model):
         (0.0, 2)
     """
 
+    # each layer casts its own inputs (Keras 3's Functional converts none): a float32 first
+    # layer of a mixed_float16 model gets its inputs unrounded
+    _autocast = False
+
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None,
                  trainable: bool = True, **kwargs: Any) -> None:
         super().__init__(name=name, trainable=trainable, **kwargs)
@@ -554,6 +558,8 @@ class Sequential(Model):
     With ``input_shape`` on the first layer, or an ``nn.Input`` before it, it builds at
     once; otherwise on the first call.
     """
+
+    _autocast = False  # each layer casts its own inputs, as in a functional model
 
     def __init__(self, layers: Any = None, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
