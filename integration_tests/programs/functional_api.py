@@ -9,10 +9,9 @@ functional model).
 Upstream: https://github.com/keras-team/keras-io/blob/14a2af7ef8d0558837cb98378504421e55f0d980/guides/functional_api.py
 Changed: names only (keras -> nn, layers -> nn.layers, tf.matmul/tf.zeros/tf.stack ->
 em.*); keras.datasets.mnist.load_data() -> ember.data.datasets.mnist(data_dir=...). Not
-run: keras.utils.plot_model (no plotting), model.save/load_model and Model.from_config of
-a functional model (ember does not serialise a functional graph: get_config raises by
-name), VGG19 with ImageNet weights (not available offline). keras.datasets.cifar10 is not
-available offline either: the toy ResNet trains on random images of CIFAR10's shape.
+run: keras.utils.plot_model (no plotting), VGG19 with ImageNet weights (not available
+offline). keras.datasets.cifar10 is not available offline either: the toy ResNet trains on
+random images of CIFAR10's shape.
 Reduced (EMBER_PROGRAMS_FULL=1 restores it): 6,000 MNIST training and 1,000 test images
 (upstream 60,000 and 10,000) and 1,280 tickets of 10 title and 30 body words (upstream
 100 body words); EMBER_PROGRAMS_SHORT=1: 1,200 and 200 images, 1 epoch, 320 tickets, no
@@ -91,6 +90,17 @@ print("Test loss:", test_scores[0])
 print("Test accuracy:", test_scores[1])
 if not SHORT:
     assert test_scores[1] > 0.85, test_scores
+
+"""
+## Save and serialize
+"""
+
+model.save("my_model.keras")
+saved_predictions = model.predict(x_test[:8], verbose=0)  # (added)
+del model
+# Recreate the exact same model purely from the file:
+model = keras.models.load_model("my_model.keras")
+np.testing.assert_array_equal(model.predict(x_test[:8], verbose=0), saved_predictions)
 
 """
 ## Use the same graph of layers to define multiple models
@@ -351,6 +361,11 @@ outputs = CustomDense(10)(inputs)
 model = keras.Model(inputs, outputs)
 assert model(np.ones((2, 4), "float32")).shape == (2, 10)
 assert CustomDense.from_config(model.layers[0].get_config()).units == 10
+
+config = model.get_config()
+
+new_model = keras.Model.from_config(config, custom_objects={"CustomDense": CustomDense})
+assert type(new_model.layers[0]) is CustomDense and new_model.layers[0].units == 10
 
 """
 ## Mix-and-match API styles
