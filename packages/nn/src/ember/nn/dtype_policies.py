@@ -49,7 +49,8 @@ class DTypePolicy:
         ValueError: ``name`` is neither a mixed policy nor a dtype.
     """
 
-    __slots__ = ("_compute", "_compute_dtype", "_name", "_variable", "_variable_dtype")
+    __slots__ = ("_bf16", "_compute", "_compute_dtype", "_name", "_plain", "_variable",
+                 "_variable_dtype")
 
     def __init__(self, name: str | None = None) -> None:
         if name is None:
@@ -72,6 +73,8 @@ class DTypePolicy:
         # numpy dtypes, for the per-call checks in Layer.__call__
         self._compute = np.dtype(em.as_dtype(compute))
         self._variable = np.dtype(em.as_dtype(variable))
+        self._plain = self._compute == self._variable  # nothing to autocast
+        self._bf16 = self._compute == _BFLOAT16
 
     @property
     def name(self) -> str:

@@ -451,13 +451,14 @@ class Layer(_tracking._Listened):
         if type(x) is not em.Tensor:
             x = em.convert_to_tensor(x)
         dt = x.dtype
-        if (dt.kind == "f" or dt == _BFLOAT16) and self._ember.autocast and \
-                getattr(type(self), "_autocast", True):
-            target = self._ember.policy._compute
-            if dt != target:
-                if target == _BFLOAT16:
-                    _refuse_gpu_bfloat16(self, x)
-                x = em.cast(x, target)
+        st = self.__dict__[_tracking.STATE]
+        policy = st.policy
+        if dt is policy._compute or not (dt.kind == "f" or dt == _BFLOAT16):
+            return x  # the common case first: numpy's builtin dtypes are singletons
+        if dt != policy._compute and st.autocast and getattr(type(self), "_autocast", True):
+            if policy._bf16:
+                _refuse_gpu_bfloat16(self, x)
+            x = em.cast(x, policy._compute)
         return x
 
     _convert = _ember_convert  # the name layer files used before
@@ -486,7 +487,8 @@ class Layer(_tracking._Listened):
                 layer._ember.call_losses.clear()
         mask = _masks.mask_for_call(self, inputs, kwargs)  # explicit, or on the inputs
         inputs = self._ember_convert(inputs)
-        if st.policy._compute == _BFLOAT16:  # an integer input (ids) on a GPU
+        policy = st.policy
+        if policy._bf16:  # an integer input (ids) on a GPU
             _refuse_gpu_bfloat16(self, inputs)
         if not self.built:
             self._ember_maybe_build(inputs)
@@ -498,11 +500,13 @@ class Layer(_tracking._Listened):
         call_token = _IN_CALL.set(True)
         # A frozen layer's variables are not watched by tapes (so minimize() without a
         # var_list leaves them alone); gradients still flow through them to the inputs.
-        frozen = tape.no_auto_watch() if not self.trainable else contextlib.nullcontext()
-        scope = _autocast.scope_for(st.policy, st.autocast and getattr(
-            type(self), "_autocast", True))
-        cast = contextlib.nullcontext() if scope is _autocast.KEEP else \
-            _autocast.casting(scope)
+        frozen = tape.no_auto_watch() if not self.trainable else _NULL
+        cast = _NULL
+        if not policy._plain or _autocast.current() is not None:  # Keras's autocast scope
+            scope = _autocast.scope_for(policy, st.autocast and getattr(
+                type(self), "_autocast", True))
+            if scope is not _autocast.KEEP:
+                cast = _autocast.casting(scope)
         try:
             with frozen, cast:
                 if training is not None and accepts_kwarg(type(self), "call", "training"):
@@ -569,6 +573,7 @@ class Layer(_tracking._Listened):
 
 
 _BFLOAT16 = np.dtype(em.bfloat16)
+_NULL = contextlib.nullcontext()  # reusable: entering it does nothing
 
 
 def _refuse_gpu_bfloat16(layer: Layer, inputs: Any) -> None:
