@@ -59,6 +59,11 @@ def test_policy_names_give_keras_dtypes():
         MP.Policy("mixed_float32")
     with pytest.raises(TypeError, match="name must be a string"):
         MP.Policy(16)
+    policy = MP.Policy("mixed_float16")
+    assert policy.convert_input(np.ones(2, np.float32), True, "float16").dtype == em.float16
+    assert policy.convert_input(np.ones(2, np.int32), True, "float16").dtype == em.int32
+    assert policy.convert_input(np.ones(2, np.float32), False, "float16").dtype == em.float32
+    assert MP.DTypePolicy.from_config(policy.get_config()) == policy
 
 
 def test_the_global_policy_is_float32_until_set_and_takes_names_or_policies():
