@@ -15,6 +15,17 @@ from ember import tape
 from ember.core import InvalidArgumentError
 
 
+@pytest.fixture(autouse=True)
+def _on_the_host(request):
+    """Tests about host memory that take no ``device`` fixture run on /cpu:0: with a GPU
+    present (``present-gpu``, or a real one) their variables would be in device memory."""
+    if "device" in request.fixturenames:
+        yield
+        return
+    with em.device("/cpu:0"):
+        yield
+
+
 def test_the_restored_array_becomes_the_value_and_the_rollback_puts_the_old_one_back(device):
     v = em.Variable(np.zeros((2, 3), np.float32))
     before = v.value()

@@ -10,6 +10,17 @@ import ember.core as em
 from ember import tape
 
 
+@pytest.fixture(autouse=True)
+def _on_the_host(request):
+    """Tests about host memory that take no ``device`` fixture run on /cpu:0: with a GPU
+    present (``present-gpu``, or a real one) their variables would be in device memory."""
+    if "device" in request.fixturenames:
+        yield
+        return
+    with em.device("/cpu:0"):
+        yield
+
+
 def _address(v):
     return v.numpy().__array_interface__["data"][0]
 

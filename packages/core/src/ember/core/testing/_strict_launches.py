@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from ._strict_cuda import _arrays
+
 MEMSET = "Memset (Device)"
 DTOD = "Memcpy DtoD"
 DTOH = "Memcpy DtoH"  # a read-back cupy makes inside the call (it synchronizes)
@@ -113,16 +115,6 @@ def _device(x: Any, creation: bool) -> Any:
     if creation and isinstance(x, np.ndarray):
         return _Host(x)
     return x
-
-
-def _arrays(x: Any) -> list[np.ndarray]:
-    if isinstance(x, np.ndarray):
-        return [x]
-    if isinstance(x, (tuple, list)):
-        return [a for v in x for a in _arrays(v)]
-    if isinstance(x, dict):
-        return [a for v in x.values() for a in _arrays(v)]
-    return []
 
 
 def _shares(a: np.ndarray, others: list[np.ndarray]) -> bool:
