@@ -221,6 +221,10 @@ GENERIC: dict[str, Any] = {
     "dilation_rate": 2, "pool_size": 3, "data_format": "channels_first", "keepdims": True,
     "momentum": 0.5, "epsilon": 0.5, "center": False, "scale": False, "mask_zero": True,
     "merge_mode": "sum", "seed": 7, "weights": "__weights__", "units": 2,
+    # Keras 3's arguments that its files always name, taken at their defaults only
+    "quantization_config": {"mode": "int8"}, "groups": 2, "synchronized": True,
+    "renorm": True, "renorm_clipping": {"rmax": 3.0}, "renorm_momentum": 0.5,
+    "rms_scaling": True,
 }
 CALL_GENERIC: dict[str, Any] = {
     "training": "__flip__", "mask": lambda: MASK3,
@@ -538,6 +542,8 @@ OPT_ALTS: dict[str, Any] = {
     "beta_2": 0.5, "epsilon": 0.5, "amsgrad": True, "weight_decay": 0.5, "rho": 0.5,
     "centered": True, "initial_accumulator_value": 2.0,
     "inner_optimizer": lambda: OPT.Adam(0.1), "initial_scale": 8.0, "dynamic_growth_steps": 2,
+    "use_ema": True, "ema_momentum": 0.5, "ema_overwrite_frequency": 2,
+    "loss_scale_factor": 2.0, "gradient_accumulation_steps": 2,
 }
 OPT_BASE = {"SGD": {"momentum": 0.9},  # so nesterov has momentum to act on
             "LossScaleOptimizer": {"inner_optimizer": lambda: OPT.SGD(0.1)}}

@@ -25,7 +25,11 @@ __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform",
            "TruncatedNormal", "VarianceScaling", "Zeros", "deserialize", "get", "serialize"]
 
 
-def _fans(shape: tuple[int, ...]) -> tuple[float, float]:
+def _fans(shape: tuple[int, ...], input_axes: Any = None,
+          output_axes: Any = None) -> tuple[float, float]:
+    if input_axes is not None and output_axes is not None:  # Keras 3's EinsumDense form
+        return (float(np.prod([shape[a] for a in input_axes])),
+                float(np.prod([shape[a] for a in output_axes])))
     if len(shape) < 1:
         return 1.0, 1.0
     if len(shape) == 1:
@@ -97,17 +101,37 @@ class RandomUniform(Initializer):
 
 
 class VarianceScaling(Initializer):
-    """scale / fan (fan_in, fan_out or their mean), drawn normal, truncated or uniform."""
+    """scale / fan (fan_in, fan_out or their mean), drawn normal, truncated or uniform.
+
+    ``input_axes`` and ``output_axes`` (Keras 3's, both or neither) name the axes of the
+    shape whose sizes multiply to fan_in and fan_out; without them a kernel's last axis is
+    its outputs, the one before its inputs, and any others its receptive field.
+    """
 
     def __init__(self, scale: float = 1.0, mode: str = "fan_in",
-                 distribution: str = "truncated_normal", seed: Any = None) -> None:
+                 distribution: str = "truncated_normal", seed: Any = None,
+                 input_axes: Any = None, output_axes: Any = None) -> None:
         if mode not in ("fan_in", "fan_out", "fan_avg"):
             raise ValueError(f"VarianceScaling: unknown mode {mode!r}")
+        if (input_axes is None) != (output_axes is None):
+            raise ValueError(f"{type(self).__name__}: give input_axes and output_axes "
+                             f"together (got input_axes={input_axes!r}, "
+                             f"output_axes={output_axes!r})")
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+        self.input_axes = None if input_axes is None else [int(a) for a in input_axes]
+        self.output_axes = None if output_axes is None else [int(a) for a in output_axes]
+
+    def get_config(self) -> dict[str, Any]:
+        """As the base's, without the axes when they are not set: Keras 3 before 3.15 has
+        no such arguments, so a file that names them only where they matter loads there."""
+        config = super().get_config()
+        if self.input_axes is None:
+            del config["input_axes"], config["output_axes"]
+        return config
 
     def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
         shape = tuple(shape)
-        fan_in, fan_out = _fans(shape)
+        fan_in, fan_out = _fans(shape, self.input_axes, self.output_axes)
         fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[self.mode]
         var = self.scale / max(1.0, fan)
         if self.distribution == "uniform":
@@ -121,33 +145,39 @@ class VarianceScaling(Initializer):
 
 
 class GlorotUniform(VarianceScaling):
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(1.0, "fan_avg", "uniform", seed)
+    def __init__(self, seed: Any = None, input_axes: Any = None,
+                 output_axes: Any = None) -> None:
+        super().__init__(1.0, "fan_avg", "uniform", seed, input_axes, output_axes)
 
 
 class GlorotNormal(VarianceScaling):
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+    def __init__(self, seed: Any = None, input_axes: Any = None,
+                 output_axes: Any = None) -> None:
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed, input_axes, output_axes)
 
 
 class HeNormal(VarianceScaling):
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+    def __init__(self, seed: Any = None, input_axes: Any = None,
+                 output_axes: Any = None) -> None:
+        super().__init__(2.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
 class HeUniform(VarianceScaling):
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(2.0, "fan_in", "uniform", seed)
+    def __init__(self, seed: Any = None, input_axes: Any = None,
+                 output_axes: Any = None) -> None:
+        super().__init__(2.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class LecunNormal(VarianceScaling):
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+    def __init__(self, seed: Any = None, input_axes: Any = None,
+                 output_axes: Any = None) -> None:
+        super().__init__(1.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
 class LecunUniform(VarianceScaling):
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(1.0, "fan_in", "uniform", seed)
+    def __init__(self, seed: Any = None, input_axes: Any = None,
+                 output_axes: Any = None) -> None:
+        super().__init__(1.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class Orthogonal(Initializer):

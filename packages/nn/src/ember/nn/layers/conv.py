@@ -11,6 +11,7 @@ from typing import Any
 import ember.core as em
 
 from .. import activations, constraints, regularizers
+from ._keras_args import only_default
 from .base import InputSpec, Layer
 
 
@@ -59,8 +60,10 @@ class _Conv(Layer):
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  data_format: str | None = None, kernel_regularizer: Any = None,
                  bias_regularizer: Any = None, kernel_constraint: Any = None,
-                 bias_constraint: Any = None, **kwargs: Any) -> None:
+                 bias_constraint: Any = None, groups: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        only_default(type(self).__name__, groups=(
+            groups, 1, "ember's convolutions are not grouped"))
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel_constraint = constraints.get(kernel_constraint)

@@ -11,12 +11,26 @@ import ember.core as em
 
 from .. import activations
 from .base import InputSpec, Layer
+from .conv import check_data_format
 
 
 class Flatten(Layer):
-    """Collapse every axis but the batch axis: (N, ...) -> (N, prod(...))."""
+    """Collapse every axis but the batch axis: (N, ...) -> (N, prod(...)).
+
+    Args:
+        data_format: ``"channels_last"`` (default) or ``"channels_first"``: a channels-first
+            input is flattened in channels-last order (channels moved last first), as
+            Keras, so a Dense after it sees the same features in either layout.
+        **kwargs: as :class:`Layer`.
+    """
+
+    def __init__(self, data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.data_format = check_data_format(data_format, "Flatten")
 
     def call(self, inputs: Any) -> Any:
+        if self.data_format == "channels_first" and inputs.ndim > 2:
+            inputs = em.transpose(inputs, (0, *range(2, inputs.ndim), 1))
         return em.reshape(inputs, (inputs.shape[0], int(np.prod(inputs.shape[1:]))))
 
 

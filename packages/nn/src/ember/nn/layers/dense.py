@@ -8,6 +8,7 @@ import ember.core as em
 
 from .. import activations, constraints, regularizers
 from .. import initializers as _init
+from ._keras_args import only_default
 from .base import InputSpec, Layer
 
 
@@ -38,8 +39,10 @@ class Dense(Layer):
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Any = None, bias_regularizer: Any = None,
                  kernel_constraint: Any = None, bias_constraint: Any = None,
-                 **kwargs: Any) -> None:
+                 quantization_config: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        only_default("Dense", quantization_config=(
+            quantization_config, None, "ember has no quantized layers"))
         self.units = int(units)
         if self.units <= 0:
             raise ValueError(f"Dense: units must be a positive integer, got {units!r}")

@@ -7,6 +7,7 @@ from typing import Any
 import ember.core as em
 
 from .. import constraints, regularizers
+from ._keras_args import only_default
 from .base import Layer
 from .masking import set_mask
 
@@ -41,7 +42,10 @@ class Embedding(Layer):
     def __init__(self, input_dim: int, output_dim: int,
                  embeddings_initializer: Any = "random_uniform", mask_zero: bool = False,
                  input_length: int | None = None, embeddings_regularizer: Any = None,
-                 embeddings_constraint: Any = None, **kwargs: Any) -> None:
+                 embeddings_constraint: Any = None, quantization_config: Any = None,
+                 **kwargs: Any) -> None:
+        only_default("Embedding", quantization_config=(
+            quantization_config, None, "ember has no quantized layers"))
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (int(input_length),)
         super().__init__(**kwargs)

@@ -7,6 +7,7 @@ from typing import Any
 import ember.core as em
 
 from .. import constraints, regularizers
+from ._keras_args import only_default
 from .base import InputSpec, Layer
 
 
@@ -81,8 +82,16 @@ class BatchNormalization(Layer):
                  gamma_initializer: Any = "ones", moving_mean_initializer: Any = "zeros",
                  moving_variance_initializer: Any = "ones", beta_regularizer: Any = None,
                  gamma_regularizer: Any = None, beta_constraint: Any = None,
-                 gamma_constraint: Any = None, **kwargs: Any) -> None:
+                 gamma_constraint: Any = None, synchronized: bool = False,
+                 renorm: bool = False, renorm_clipping: Any = None,
+                 renorm_momentum: float = 0.99, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        only_default("BatchNormalization",
+                     synchronized=(synchronized, False, "ember computes batch statistics "
+                                   "per replica; no cross-replica synchronization"),
+                     renorm=(renorm, False, "ember has no batch renormalization"),
+                     renorm_clipping=(renorm_clipping, None, "it belongs to renorm"),
+                     renorm_momentum=(renorm_momentum, 0.99, "it belongs to renorm"))
         self._extras = _extras(beta_regularizer, gamma_regularizer, beta_constraint,
                                gamma_constraint)
         self.axis = axis
@@ -180,8 +189,11 @@ class LayerNormalization(Layer):
                  scale: bool = True, beta_initializer: Any = "zeros",
                  gamma_initializer: Any = "ones", beta_regularizer: Any = None,
                  gamma_regularizer: Any = None, beta_constraint: Any = None,
-                 gamma_constraint: Any = None, **kwargs: Any) -> None:
+                 gamma_constraint: Any = None, rms_scaling: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        only_default("LayerNormalization", rms_scaling=(
+            rms_scaling, False, "Keras 3 deprecates it; use RMS normalization instead"))
         self._extras = _extras(beta_regularizer, gamma_regularizer, beta_constraint,
                                gamma_constraint)
         self.axis, self.epsilon = axis, float(epsilon)

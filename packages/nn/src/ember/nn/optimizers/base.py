@@ -29,6 +29,7 @@ import numpy as np
 import ember.core as em
 
 from .. import constraints as _constraints
+from ..layers._keras_args import only_default
 from ..layers._tracking import _Listened
 from .schedules import LearningRateSchedule
 
@@ -70,6 +71,10 @@ class Optimizer(_Listened):
         clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
         global_clipnorm: scale all gradients together so their global norm is at most this.
         name: the optimizer's name (used in messages).
+        weight_decay, use_ema, ema_momentum, ema_overwrite_frequency, loss_scale_factor,
+            gradient_accumulation_steps: Keras 3's, which its saved optimizers always name:
+            taken at their defaults only (``AdamW`` has its own ``weight_decay``); any
+            other value is refused by name.
     """
 
     learning_rate = Hyper()
@@ -79,7 +84,20 @@ class Optimizer(_Listened):
 
     def __init__(self, learning_rate: Any = 0.001, clipnorm: Any = None,
                  clipvalue: Any = None, global_clipnorm: Any = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, weight_decay: Any = None, use_ema: bool = False,
+                 ema_momentum: float = 0.99, ema_overwrite_frequency: Any = None,
+                 loss_scale_factor: Any = None,
+                 gradient_accumulation_steps: Any = None) -> None:
+        only_default(type(self).__name__,
+                     weight_decay=(weight_decay, None, "decoupled weight decay is AdamW's"),
+                     use_ema=(use_ema, False, "ember keeps no moving average of weights"),
+                     ema_momentum=(ema_momentum, 0.99, "it belongs to use_ema"),
+                     ema_overwrite_frequency=(ema_overwrite_frequency, None,
+                                              "it belongs to use_ema"),
+                     loss_scale_factor=(loss_scale_factor, None,
+                                        "use LossScaleOptimizer to scale the loss"),
+                     gradient_accumulation_steps=(gradient_accumulation_steps, None,
+                                                  "ember applies every step's gradients"))
         if clipnorm is not None and global_clipnorm is not None:
             raise ValueError("set at most one of clipnorm and global_clipnorm")
         self.name = name or type(self).__name__

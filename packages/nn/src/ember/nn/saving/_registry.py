@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -203,11 +204,19 @@ def builtin_class(module: Any, class_name: str) -> Any:
     return None
 
 
+# Keras 3 on torch saves an optimizer under its backend's module
+# ("keras.src.backend.torch.optimizers.torch_adam"): still the optimizer of that name
+_BACKEND_OPTIMIZERS = re.compile(r"keras\.src\.backend\.(torch|tensorflow|jax|numpy)"
+                                 r"\.optimizers(\.[a-z_]+)?")
+
+
 def _kind_of(module: Any, class_name: str) -> str | None:
     if not isinstance(module, str):
         return None
     if module in _KINDS:
         return _KINDS[module]
+    if _BACKEND_OPTIMIZERS.fullmatch(module):
+        return "optimizer"
     for kind, bases in _bases().items():  # ember's own module paths (configs of old)
         for cls in _all_builtin_classes(kind, bases):
             if cls.__module__ == module and cls.__name__ == class_name:
