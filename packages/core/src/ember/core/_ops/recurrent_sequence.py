@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._dtypes import bfloat16 as _BF16
 from .._errors import InvalidArgumentError
 from .._registry import execute, register
 from . import _args
-from .recurrent import _sigmoid_
 
 F = "recurrent"
 
@@ -53,6 +54,9 @@ def _time_major(xp: Any, x: Any) -> Any:
     return xp.ascontiguousarray(x.transpose(1, 0, 2)).reshape(t * n, f)
 
 
+_SIGN = (-1.0, -1.0, 1.0, -1.0)  # gates i, f, c, o: the sigmoid gates' columns negated
+
+
 def _lstm_seq(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
               use_bias: bool, masked: bool) -> tuple[Any, ...]:
     xp = be.xp
@@ -62,36 +66,45 @@ def _lstm_seq(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
     # gate-major blocks (steps, 4, batch, units): every gate of a step is one contiguous
     # (batch, units) block, and numpy's element-wise passes are several times faster on
     # those than on column slices. Every step's input projection at once, into the array
-    # that then holds the gates (fresh memory costs page faults on first touch).
+    # that then holds the gates (fresh memory costs page faults on first touch). The
+    # sigmoid gates' weights are negated (exactly: every product and sum changes sign
+    # only), so their pre-activations arrive as -z and sigmoid is exp, +1 and a reciprocal
+    # in place: no negation, no clamp (exp overflows to inf where sigmoid is 0).
     xt = x.transpose(1, 0, 2)
     if use_bias:  # [x, 1] @ [kernel; bias]: the bias rides in the matmul, no extra pass
         xt = xp.concatenate([xt, xp.ones((steps, n, 1), dtype=dt)], axis=2)
         k = xp.concatenate([k, rest[0][None]])
         f += 1
-    gates = xp.matmul(xt[:, None], k.reshape(f, 4, u).transpose(1, 0, 2))
-    rk4 = xp.ascontiguousarray(rk.reshape(u, 4, u).transpose(1, 0, 2))
+    sign = xp.asarray(_SIGN, dtype=dt)[:, None, None]
+    gates = xp.matmul(xt[:, None], k.reshape(f, 4, u).transpose(1, 0, 2) * sign)
+    rk4 = rk.reshape(u, 4, u).transpose(1, 0, 2) * sign  # (a new contiguous array)
     carry = ~rest[-1].T[..., None] if masked else None  # (steps, batch, 1)
     cs = xp.empty((steps, n, u), dtype=dt)
     tcs = xp.empty((steps, n, u), dtype=dt)
     hs = xp.empty((steps, n, u), dtype=dt)
     hu = xp.empty((4, n, u), dtype=dt)
+    ig = xp.empty((n, u), dtype=dt)
+    one = dt.type(1)
     h, c = h0, c0
-    for t in range(steps):
-        z = gates[t]
-        z += xp.matmul(h, rk4, out=hu)
-        _sigmoid_(xp, z[:2])
-        _sigmoid_(xp, z[3])
-        i, fg, g, o = z
-        xp.tanh(g, out=g)
-        cn, tc, hn = cs[t], tcs[t], hs[t]
-        xp.multiply(fg, c, out=cn)
-        cn += i * g
-        xp.tanh(cn, out=tc)
-        xp.multiply(o, tc, out=hn)
-        if carry is not None:  # masked steps keep the previous states
-            xp.copyto(cn, c, where=carry[t])
-            xp.copyto(hn, h, where=carry[t])
-        h, c = hn, cn
+    with np.errstate(over="ignore"):
+        for t in range(steps):
+            z = gates[t]
+            z += xp.matmul(h, rk4, out=hu)
+            for s in (z[:2], z[3]):  # sigmoid(-s) = 1 / (1 + exp(s)), in place
+                xp.exp(s, out=s)
+                s += one
+                xp.divide(one, s, out=s)
+            i, fg, g, o = z
+            xp.tanh(g, out=g)
+            cn, tc, hn = cs[t], tcs[t], hs[t]
+            xp.multiply(fg, c, out=cn)
+            cn += xp.multiply(i, g, out=ig)
+            xp.tanh(cn, out=tc)
+            xp.multiply(o, tc, out=hn)
+            if carry is not None:  # masked steps keep the previous states
+                xp.copyto(cn, c, where=carry[t])
+                xp.copyto(hn, h, where=carry[t])
+            h, c = hn, cn
     return hs.transpose(1, 0, 2), hs[-1].copy(), cs[-1].copy(), gates, cs, tcs
 
 
@@ -177,7 +190,8 @@ def _lstm_seq_grad(be: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs:
     else:
         dx = xp.zeros_like(x)
     out = (dx, dh, dc, xp.matmul(_time_major(xp, x).T, flat), drk)
-    return (*out, flat.sum(0)) if use_bias else out
+    # the bias's: the rows summed as one matrix-vector product (2x numpy's column sums)
+    return (*out, xp.matmul(xp.ones(steps * n, dtype=flat.dtype), flat)) if use_bias else out
 
 
 _seq_op = register("lstm_sequence", _in_float32(_lstm_seq), family=F)
