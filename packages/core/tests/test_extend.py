@@ -213,9 +213,8 @@ def test_extend_is_exported_and_lists_what_it_holds():
         assert hasattr(extend, name), name
 
 
-def test_map_variable_reads_maps_op_reads_and_the_tape_differentiates_through_it():
-    from ember import tape
-
+def test_map_variable_reads_maps_op_reads():
+    # (the tape differentiating through the mapping: packages/tape/tests/test_extend_reads.py)
     v = em.Variable(np.array([1.5, -2.0], np.float32))
     seen = []
 
@@ -223,7 +222,7 @@ def test_map_variable_reads_maps_op_reads_and_the_tape_differentiates_through_it
         seen.append(var)
         return em.cast(value, em.float16)
 
-    with tape.GradientTape() as t, extend.map_variable_reads(half):
+    with extend.map_variable_reads(half):
         y = em.reduce_sum(em.multiply(v, v))
         inner_off = None
         with extend.map_variable_reads(None):
@@ -231,7 +230,5 @@ def test_map_variable_reads_maps_op_reads_and_the_tape_differentiates_through_it
         raw = extend.read_without_recording(v).dtype
     assert y.dtype == em.float16 and seen == [v, v]
     assert inner_off == em.float32 and raw == em.float32
-    (g,) = t.gradient(y, [v])
-    assert g.dtype == em.float32  # the cast's gradient goes back to the variable's dtype
-    np.testing.assert_allclose(g.numpy(), [3.0, -4.0])
+    np.testing.assert_allclose(y.numpy(), 1.5 ** 2 + 2.0 ** 2)
     assert v.value().dtype == em.float32  # outside the block, reads are plain again
