@@ -84,6 +84,7 @@ def write_later(tracer: Any, op: Any, name: Any, data: Any, step: Any, descripti
                     return
             elif not (cond_v if c is cond_obj else c):
                 return
+        s: int | None
         if step is not None:
             s = as_int(step_v)
         else:

@@ -16,7 +16,7 @@ import contextvars
 import warnings
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import ember.core as em
 from ember.core import REGISTRY, Tensor, Variable, recording
@@ -330,14 +330,14 @@ class GradientTape:
             finally:
                 recording.pop(token)
         out = []
-        for sv, ids in found:
+        for value, ids in found:
             g = None
             for i in ids:
                 gi = grads.get(i)
                 if gi is not None:
                     g = gi if g is None else em.add(g, gi)
-            if g is None and unconnected == _ZERO and sv is not None:
-                g = em.zeros_like(sv)
+            if g is None and unconnected == _ZERO and value is not None:
+                g = em.zeros_like(value)
             out.append(g)
         return out[0] if single else pack_as(sources, out)
 
@@ -379,8 +379,8 @@ class GradientTape:
         # Last record first. Consuming, the walk pops each record (so that it, and the
         # activations only it kept, go once its rule has run): iter(pop, None) pops until
         # the None put first, without a Python frame per step.
-        if consume:
-            needed.insert(0, None)
+        if consume:  # the walk owns the list of records: a None sentinel goes first
+            cast("list[tuple[Any, ...] | None]", needed).insert(0, None)
         for rec in iter(needed.pop, None) if consume else reversed(needed):
             op, inputs, attrs, outputs, saved_in, saved_out, _ = rec
             if len(outputs) == 1:
