@@ -259,6 +259,15 @@ def test_loss_scale_optimizer_unscales_as_its_inner_optimizer_would_update():
     assert float(opt.scale_loss(em.constant(2.0))) == 128.0
 
 
+def test_setting_iterations_sets_the_inner_optimizers():
+    opt = LSO(nn.optimizers.SGD(0.1), initial_scale=1.0)
+    step = em.Variable(np.int64(5))
+    opt.iterations = step
+    assert opt.inner_optimizer.iterations is step and opt.iterations is step
+    opt.apply_gradients([(em.constant([1.0]), em.Variable([1.0]))])
+    assert int(step) == 6
+
+
 def test_a_non_finite_step_is_skipped_and_halves_the_scale():
     opt = LSO(nn.optimizers.Adam(0.1), initial_scale=8.0)
     v = em.Variable([1.0, -2.0])

@@ -345,7 +345,7 @@ def _functional_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 _FUNCTIONAL_CLASSES: dict[type, type] = {}
 
 
-def _functional_like(cls: type) -> bool:
+def _functional_like(cls: type[Model]) -> bool:
     """Whether ``cls(inputs, outputs, name=..., trainable=...)`` makes one (Keras's
     ``functional_like_constructor``): its ``__init__`` takes those, or ``*args, **kw``."""
     import inspect

@@ -179,6 +179,10 @@ class Layer(_tracking._Listened):
     def activity_regularizer(self) -> Any:
         return self._ember.activity_regularizer
 
+    @activity_regularizer.setter
+    def activity_regularizer(self, value: Any) -> None:
+        self._ember.activity_regularizer = _regularizers.get(value)
+
     # --- dtypes ----------------------------------------------------------------------
     @property
     def dtype_policy(self) -> Any:
@@ -213,10 +217,6 @@ class Layer(_tracking._Listened):
     def input_dtype(self) -> str:
         """The dtype floating inputs are cast to (the compute dtype, as Keras 3)."""
         return self._ember.policy.compute_dtype
-
-    @activity_regularizer.setter
-    def activity_regularizer(self, value: Any) -> None:
-        self._ember.activity_regularizer = _regularizers.get(value)
 
     # --- tracking --------------------------------------------------------------------
     def _first_node(self, what: str) -> Any:
@@ -501,7 +501,7 @@ class Layer(_tracking._Listened):
         # A frozen layer's variables are not watched by tapes (so minimize() without a
         # var_list leaves them alone); gradients still flow through them to the inputs.
         frozen = tape.no_auto_watch() if not self.trainable else _NULL
-        cast = _NULL
+        cast: contextlib.AbstractContextManager[None] = _NULL
         if not policy._plain or _autocast.current() is not None:  # Keras's autocast scope
             scope = _autocast.scope_for(policy, st.autocast and getattr(
                 type(self), "_autocast", True))

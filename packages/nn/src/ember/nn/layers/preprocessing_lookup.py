@@ -321,6 +321,8 @@ class IndexLookup(Layer):
         if self.output_mode == "int":
             return ids if dtype == np.int64 else em.cast(ids, dtype)
         depth = self.max_tokens if self.pad_to_max_tokens else self._frozen_vocab_size
+        # __init__ refuses pad_to_max_tokens without max_tokens; no vocabulary is refused above
+        assert depth is not None, "an encoded output's width is known here"
         if self.output_mode != "tf_idf":
             return _encoding.encode(ids, self.output_mode, depth, dtype)
         counts = _encoding.encode(ids, "count", depth, em.float32)

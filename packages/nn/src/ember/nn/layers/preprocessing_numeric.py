@@ -117,11 +117,13 @@ class Normalization(Layer):
         try:
             v = np.broadcast_to(v.reshape(expanded), self._bshape)
         except ValueError:
+            built = self._build_shape
+            assert built is not None, "build sets the input shape before broadcasting"
             raise ValueError(f"layer {self.name!r} (Normalization): {what} of shape "
                              f"{np.shape(value)} does not broadcast to the kept axes (axis="
                              f"{self.axis}) "
-                             f"{tuple(self._build_shape[d] for d in self._keep)} of inputs "
-                             f"shaped {self._build_shape}") from None
+                             f"{tuple(built[d] for d in self._keep)} of inputs "
+                             f"shaped {built}") from None
         return np.ascontiguousarray(v, dtype=self.dtype)
 
     # --- adapt ----------------------------------------------------------------------
@@ -171,6 +173,7 @@ class Normalization(Layer):
 
     def _check_shape(self, shape: tuple[int, ...], where: str) -> None:
         built = self._build_shape
+        assert built is not None, "the shape is checked only once the layer is built"
         if len(shape) != len(built) or any(shape[d] != built[d] for d in self._keep):
             raise ValueError(f"layer {self.name!r} (Normalization) was built for inputs "
                              f"shaped {built} (axis={self.axis}), but {where} got shape "

@@ -230,6 +230,7 @@ class TextVectorization(Layer):
     def call(self, inputs: Any) -> Any:
         rows, flat = self._rows(inputs)
         if rows is None:
+            assert flat is not None, "_rows gives the array whenever it gives no rows"
             length = self._output_sequence_length
             if self._output_mode == "int" and length is not None and flat.ndim:
                 cut = flat[..., :length]  # padded with "" (the mask token: id 0)

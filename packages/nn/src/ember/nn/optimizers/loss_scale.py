@@ -119,6 +119,12 @@ class LossScaleOptimizer(Optimizer):
         """The inner optimizer's step count: skipped steps do not count."""
         return self.inner_optimizer.iterations
 
+    @iterations.setter
+    def iterations(self, value: Any) -> None:
+        # The wrapper has no step count of its own (an ``Optimizer``'s is a plain attribute):
+        # setting it sets the inner optimizer's, as the hyperparameters do.
+        self.inner_optimizer.iterations = value
+
     @property
     def variables(self) -> list[Any]:
         return [self.dynamic_scale, self.step_counter] + self.inner_optimizer.variables
