@@ -51,6 +51,7 @@ nox.options.sessions = [
     "docs",
     "tests-present-gpu",
     "gpu",
+    "keras-interop",
     "skips",  # last: reads what the sessions before it recorded
 ]
 
@@ -215,6 +216,35 @@ def tests_present_gpu(session: nox.Session) -> None:
     session.env["EMBER_TEST_BACKENDS"] = "present-gpu"
     _pytest(session, "packages/core/tests", "packages/tape/tests", "packages/nn/tests",
             "packages/graph/tests")
+
+
+# the Keras 3 that ember's files are exchanged with (nox -s keras-interop)
+KERAS_VERSION = "3.15.1"
+
+
+@nox.session(name="keras-interop")
+def keras_interop(session: nox.Session) -> None:
+    """Files from and for Keras 3 itself: ember loads the .keras and .weights.h5 files a
+    pinned Keras 3 writes, and Keras loads ember's (packages/nn/tests/test_keras_interop.py).
+    Keras runs on torch's CPU wheel in an interpreter of its own, made here, which the tests
+    call as a subprocess (EMBER_KERAS_PYTHON): neither reaches ember's environment."""
+    wheel = _local_torch_wheel()
+    if wheel is None:
+        msg = "no local torch 2.13.0 CPU wheel: Keras 3 cannot run, interchange not tested"
+        session.error(msg) if CI else session.skip(msg)
+    _install_packages(session, PACKAGES["nn"])
+    _install_packages(session, ["nn"], "[test]")
+    keras_env = pathlib.Path(session.virtualenv.location) / "keras-env"
+    keras_python = keras_env / "bin" / "python"
+    have = subprocess.run([str(keras_python), "-c", "import keras; print(keras.__version__)"],
+                          capture_output=True, text=True, check=False) \
+        if keras_python.exists() else None
+    if have is None or have.stdout.strip() != KERAS_VERSION:
+        session.run(sys.executable, "-m", "venv", "--clear", str(keras_env), external=True)
+        session.run(str(keras_python), "-m", "pip", "install", "-q",
+                    f"keras=={KERAS_VERSION}", wheel, external=True)
+    session.env["EMBER_KERAS_PYTHON"] = str(keras_python)
+    _pytest(session, "packages/nn/tests/test_keras_interop.py")
 
 
 @nox.session(venv_backend="none")

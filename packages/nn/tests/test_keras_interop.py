@@ -1,0 +1,107 @@
+"""Files from and for Keras 3 itself: a ``.keras`` or ``.weights.h5`` file Keras 3 writes
+loads into ember and predicts what Keras predicted, and one ember writes loads into Keras.
+
+Keras runs in its own interpreter (``keras_side.py``; ``EMBER_KERAS_PYTHON`` names it,
+``KERAS_BACKEND=torch``), never in this process. ``nox -s keras-interop`` makes that
+interpreter (a pinned Keras 3 and torch's CPU wheel) and runs this module; elsewhere it
+skips. Every case is a model built from one definition in both libraries
+(``keras_twins.py``), with random weights (not the initializers', so a loader that kept
+its own fresh weights fails), predicting on fixed inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+
+import keras_twins
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import nn
+
+HERE = pathlib.Path(__file__).parent
+KERAS_PYTHON = os.environ.get("EMBER_KERAS_PYTHON")
+CASES = sorted(keras_twins.CASES)
+TOL = dict(rtol=2e-4, atol=2e-5)  # float32 through two implementations of each op
+
+pytestmark = pytest.mark.skipif(
+    not KERAS_PYTHON, reason="EMBER_KERAS_PYTHON is unset: no Keras 3 interpreter to "
+                             "exchange files with (nox -s keras-interop makes one)")
+
+
+def _keras(command: str, where: pathlib.Path) -> dict:
+    env = {**os.environ, "KERAS_BACKEND": "torch", "PYTHONPATH": str(HERE),
+           "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([KERAS_PYTHON, str(HERE / "keras_side.py"), command, str(where)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"keras_side.py {command} failed:\n{done.stderr[-4000:]}"
+    return json.loads((where / f"keras-{command}.json").read_text())
+
+
+def _predict(model: nn.Model, x) -> np.ndarray:
+    return np.asarray(model.predict(x, verbose=0))
+
+
+def _randomize(model: nn.Model, seed: int) -> None:
+    values = keras_twins.random_values([(tuple(w.shape), w.name) for w in model.weights], seed)
+    model.set_weights(values)
+
+
+@pytest.fixture(scope="module")
+def exchange(tmp_path_factory):
+    """Keras writes its files; ember writes its own and its predictions; Keras reads
+    ember's. Returns the folder and ember's predictions."""
+    where = tmp_path_factory.mktemp("keras-interop")
+    written = _keras("write", where)
+    assert written["backend"] == "torch" and written["keras"].startswith("3."), written
+    ember_dir = where / "ember"
+    ember_dir.mkdir()
+    predictions = {}
+    for name in CASES:
+        em.random.set_seed(0)
+        model = keras_twins.CASES[name][0](nn)
+        _randomize(model, seed=2)
+        predictions[name] = _predict(model, keras_twins.inputs(name))
+        model.save(ember_dir / f"{name}.keras")
+        model.save_weights(ember_dir / f"{name}.weights.h5")
+    _keras("read", where)
+    return where, predictions
+
+
+def _no_error(path: pathlib.Path) -> None:
+    if path.exists():
+        pytest.fail(f"Keras 3 failed ({path.name}):\n{path.read_text()[-4000:]}")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_keras_file_loads_into_ember(exchange, case):
+    where, _ = exchange
+    _no_error(where / "keras" / f"{case}.error.txt")
+    want = np.load(where / "keras" / f"{case}.pred.npy")
+    model = nn.models.load_model(where / "keras" / f"{case}.keras")
+    np.testing.assert_allclose(_predict(model, keras_twins.inputs(case)), want, **TOL)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_keras_weights_load_into_the_ember_twin(exchange, case):
+    where, _ = exchange
+    _no_error(where / "keras" / f"{case}.error.txt")
+    want = np.load(where / "keras" / f"{case}.pred.npy")
+    model = keras_twins.CASES[case][0](nn)
+    model.load_weights(where / "keras" / f"{case}.weights.h5")
+    np.testing.assert_allclose(_predict(model, keras_twins.inputs(case)), want, **TOL)
+
+
+@pytest.mark.parametrize("kind", ["keras", "weights.h5"])
+@pytest.mark.parametrize("case", CASES)
+def test_an_ember_file_loads_into_keras(exchange, case, kind):
+    """Keras's ``load_model`` of ember's ``.keras``, and Keras's twin built from code
+    loading ember's ``.weights.h5``, predict what ember predicted."""
+    where, predictions = exchange
+    _no_error(where / "ember" / f"{case}.{kind}.error.txt")
+    got = np.load(where / "ember" / f"{case}.{kind}.keras_pred.npy")
+    np.testing.assert_allclose(got, predictions[case], **TOL)
