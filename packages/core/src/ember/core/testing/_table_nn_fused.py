@@ -169,12 +169,16 @@ def _pool_grad_ref(x: np.ndarray, y: np.ndarray, dy: np.ndarray, ksize: Any) -> 
     return out.reshape(x.shape).astype(dy.dtype)
 
 
-def _pool_grad_args(shape: tuple[int, ...], ksize: tuple[int, int], ties: bool = False) -> Any:
+def _pool_grad_args(shape: tuple[int, ...], ksize: tuple[int, int], ties: bool = False,
+                    equal: bool = False) -> Any:
     """(x, y = the pool of x, dy, ksize); with ``ties``, x on a coarse lattice so windows
-    hold equal maxima."""
+    hold equal maxima; with ``equal``, every element of a channel equal (a window's whole
+    count of elements ties: more than an int8 holds in a 16x16 window)."""
 
     def make(rng: np.random.Generator, dt: Any) -> list[Any]:
-        if ties:
+        if equal:
+            x = np.broadcast_to(sample(rng, shape[-1:], dt), shape).copy()
+        elif ties:
             x = rng.integers(-1, 2, shape).astype(dt)
         else:
             x = sample(rng, shape, dt)
@@ -195,6 +199,7 @@ def _pool_specs() -> list[OpSpec]:
         OpSpec("max_pool_tiled_grad", nf.max_pool_tiled_grad, _pool_grad_ref, (
             case("2x2", _pool_grad_args((2, 4, 4, 3), (2, 2))),
             case("2x3_ties", _pool_grad_args((1, 4, 6, 2), (2, 3), ties=True)),
+            case("16x16_equal", _pool_grad_args((1, 16, 16, 2), (16, 16), equal=True)),
         ), FLOATS + LOW, True, (2,)),
     ]
 
