@@ -44,9 +44,15 @@ def write(out):
             keras.utils.set_random_seed(0)
             model = build(keras)
             _randomize(model, seed=1)
+            if name in keras_twins.TRAINED:
+                keras_twins.train_step(model, name)
             np.save(out / f"{name}.pred.npy", _predict(model, keras_twins.inputs(name)))
             model.save(out / f"{name}.keras")
             model.save_weights(out / f"{name}.weights.h5")
+            if name in keras_twins.TRAINED:  # what the loaded file's next step must give
+                keras_twins.train_step(model, name)
+                np.save(out / f"{name}.pred_after_step.npy",
+                        _predict(model, keras_twins.inputs(name)))
         except Exception:  # reported to ember's test, which fails on it
             (out / f"{name}.error.txt").write_text(traceback.format_exc())
 
@@ -64,6 +70,10 @@ def read(ember_dir):
                     model = build(keras)
                     model.load_weights(ember_dir / f"{name}.weights.h5")
                 np.save(ember_dir / f"{name}.{kind}.keras_pred.npy", _predict(model, x))
+                if kind == "keras" and name in keras_twins.TRAINED:
+                    keras_twins.train_step(model, name)
+                    np.save(ember_dir / f"{name}.keras_pred_after_step.npy",
+                            _predict(model, x))
             except Exception:
                 (ember_dir / f"{name}.{kind}.error.txt").write_text(traceback.format_exc())
 

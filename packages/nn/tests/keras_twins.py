@@ -72,6 +72,20 @@ def functional_two_inputs(lib: Any) -> Any:
     return lib.Model([left, right], L.Dense(1)(h))
 
 
+def trained_bn_mlp(lib: Any) -> Any:
+    """Compiled with Adam and trained: its file carries the optimizer's state. (No bias
+    before the BatchNormalization: its gradient is zero up to rounding, which Adam's
+    normalised step would blow up into noise different in each library.)"""
+    L = lib.layers
+    model = lib.Sequential([L.Input((8,)), L.Dense(16, use_bias=False), L.BatchNormalization(),
+                            L.Activation("relu"), L.Dense(4)])
+    # epsilon large enough to matter: where it is added (Keras 3 adds it to the uncorrected
+    # sqrt(v)) changes the step, as ember's Adam once showed here
+    model.compile(optimizer=lib.optimizers.Adam(learning_rate=0.01, epsilon=1e-3),
+                  loss="mse")
+    return model
+
+
 # name -> (builder, inputs maker): inputs are fixed (numpy, one seed per case)
 def _floats(*shape: int) -> Any:
     return lambda rng: rng.standard_normal(shape).astype(np.float32)
@@ -97,7 +111,21 @@ CASES: dict[str, tuple[Any, Any]] = {
     "functional_merge": (functional_merge, _floats(5, 6)),
     "functional_two_inputs": (functional_two_inputs,
                               lambda rng: [_floats(5, 4)(rng), _floats(5, 3)(rng)]),
+    "trained_bn_mlp": (trained_bn_mlp, _floats(6, 8)),
 }
+
+
+# compiled cases: one step of fit before the save and one after the load, on either side
+# (full batch, no shuffling, no dropout), so the second step uses the optimizer's saved
+# state (its step count and Adam's moments) and BatchNormalization's moving statistics
+TRAINED = {"trained_bn_mlp"}
+
+
+def train_step(model: Any, name: str) -> None:
+    """One optimizer step on the case's fixed batch (the same on both sides)."""
+    x = inputs(name)
+    y = np.random.default_rng(7).standard_normal((len(x), 4)).astype(np.float32)
+    model.fit(x, y, batch_size=len(x), epochs=1, shuffle=False, verbose=0)
 
 
 def inputs(name: str) -> Any:

@@ -65,9 +65,14 @@ def exchange(tmp_path_factory):
         em.random.set_seed(0)
         model = keras_twins.CASES[name][0](nn)
         _randomize(model, seed=2)
+        if name in keras_twins.TRAINED:
+            keras_twins.train_step(model, name)
         predictions[name] = _predict(model, keras_twins.inputs(name))
         model.save(ember_dir / f"{name}.keras")
         model.save_weights(ember_dir / f"{name}.weights.h5")
+        if name in keras_twins.TRAINED:
+            keras_twins.train_step(model, name)
+            predictions[f"{name}.after_step"] = _predict(model, keras_twins.inputs(name))
     _keras("read", where)
     return where, predictions
 
@@ -105,3 +110,24 @@ def test_an_ember_file_loads_into_keras(exchange, case, kind):
     _no_error(where / "ember" / f"{case}.{kind}.error.txt")
     got = np.load(where / "ember" / f"{case}.{kind}.keras_pred.npy")
     np.testing.assert_allclose(got, predictions[case], **TOL)
+
+
+@pytest.mark.parametrize("case", sorted(keras_twins.TRAINED))
+def test_training_goes_on_from_a_keras_file_in_ember(exchange, case):
+    """A compiled model Keras trained one step: ember loads it with its optimizer (the
+    step count, Adam's moments) and its next step is the one Keras took after the save."""
+    where, _ = exchange
+    _no_error(where / "keras" / f"{case}.error.txt")
+    model = nn.models.load_model(where / "keras" / f"{case}.keras")
+    assert int(model.optimizer.iterations.numpy()) == 1
+    keras_twins.train_step(model, case)
+    want = np.load(where / "keras" / f"{case}.pred_after_step.npy")
+    np.testing.assert_allclose(_predict(model, keras_twins.inputs(case)), want, **TOL)
+
+
+@pytest.mark.parametrize("case", sorted(keras_twins.TRAINED))
+def test_training_goes_on_from_an_ember_file_in_keras(exchange, case):
+    where, predictions = exchange
+    _no_error(where / "ember" / f"{case}.keras.error.txt")
+    got = np.load(where / "ember" / f"{case}.keras_pred_after_step.npy")
+    np.testing.assert_allclose(got, predictions[f"{case}.after_step"], **TOL)

@@ -10,7 +10,14 @@ from .base import Hyper, Optimizer
 
 
 class Adam(Optimizer):
-    """Adam with bias correction: ``v -= lr * m_hat / (sqrt(v_hat) + epsilon)``.
+    """Adam as Keras 3 steps it: ``v -= lr * sqrt(1 - beta_2**t) / (1 - beta_1**t) * m /
+    (sqrt(v) + epsilon)``.
+
+    ``epsilon`` is the paper's "epsilon hat" (Kingma and Ba, section 2.1), added to the
+    uncorrected ``sqrt(v)`` as Keras 3 and TensorFlow do, not to the bias-corrected one as
+    PyTorch does: the same step for the same ``epsilon``, so a model trained in Keras goes
+    on training here exactly (with ``epsilon=1e-7`` and a gradient near zero the two
+    placements differ by a factor ``sqrt(1 - beta_2**t)`` in the effective epsilon).
 
     Slots ``m`` and ``v`` (and ``vhat`` with ``amsgrad``). ``learning_rate``, ``beta_1``,
     ``beta_2`` and ``epsilon`` are read at every step.
@@ -42,19 +49,19 @@ class Adam(Optimizer):
             vh = self.get_slot(var, "vhat")
             vh.assign(em.maximum(vh.value(), vv))
             vv = vh.value()
-        c1, c2 = self._corrections(b1, b2, t)
-        denom = em.add(em.multiply(em.sqrt(vv), c2), self._hyper("epsilon"))
-        var.assign_sub(em.multiply(em.divide(m.value(), denom), em.divide(lr, c1)))
+        denom = em.add(em.sqrt(vv), self._hyper("epsilon"))
+        alpha = em.multiply(lr, self._correction(b1, b2, t))
+        var.assign_sub(em.multiply(em.divide(m.value(), denom), alpha))
 
-    def _corrections(self, b1: Any, b2: Any, t: Any) -> tuple[Any, Any]:
-        """``1 - b1**t`` and ``1 / sqrt(1 - b2**t)`` as tensors, once per step."""
+    def _correction(self, b1: Any, b2: Any, t: Any) -> Any:
+        """``sqrt(1 - b2**t) / (1 - b1**t)`` as a tensor, once per step."""
         now = self.__dict__.get("_now")
-        hit = None if now is None else now.get("_corrections")
+        hit = None if now is None else now.get("_correction")
         if hit is None:
-            hit = (em.subtract(1.0, em.pow(b1, t)),
-                   em.divide(1.0, em.sqrt(em.subtract(1.0, em.pow(b2, t)))))
+            hit = em.divide(em.sqrt(em.subtract(1.0, em.pow(b2, t))),
+                            em.subtract(1.0, em.pow(b1, t)))
             if now is not None:
-                now["_corrections"] = hit
+                now["_correction"] = hit
         return hit
 
 
