@@ -175,10 +175,31 @@ def batch_norm_training_grad(dy: Any, x: Any, mean: Any, variance: Any, scale: A
 
 # --- bias + activation --------------------------------------------------------------------
 def _bias_act(be: Any, x: Any, b: Any, *, activation: str) -> Any:
-    y = x + b
+    y = _add_rows(be.xp, x, b)
     if activation == "relu":
         be.xp.maximum(y, y.dtype.type(0), out=y)
     return y
+
+
+def _add_rows(xp: Any, x: Any, b: Any) -> Any:
+    """``x + b`` for ``b`` along the last axis. numpy runs a broadcast sum as one inner
+    loop per row of ``x``, short for a convolution's channels (32 in LeNet's first layer):
+    on the host, rows are taken together, ``b`` repeated to their length, so that each
+    inner loop runs about 16k elements (1.6x faster there, the same sums)."""
+    c = b.shape[0]
+    if (xp is not np or x.ndim < 2 or not x.flags.c_contiguous or not 0 < c < 256
+            or x.size < 4 * _LONG_ROW):  # long rows already, or too small to matter
+        return x + b
+    rows = x.size // c
+    # rows taken together: the largest power of two that divides their count (a batch of
+    # 64 gives at least 64), up to about _LONG_ROW elements
+    k = min(rows & -rows, 1 << ((_LONG_ROW // c).bit_length() - 1))
+    if k < 16:
+        return x + b
+    return xp.add(x.reshape(rows // k, k * c), xp.tile(b, k)).reshape(x.shape)
+
+
+_LONG_ROW = 1 << 14
 
 
 def _bias_act_grad(be: Any, dy: Any, y: Any, *, activation: str) -> tuple[Any, Any]:
@@ -186,7 +207,9 @@ def _bias_act_grad(be: Any, dy: Any, y: Any, *, activation: str) -> tuple[Any, A
     pre-activation's summed over all but the last axis."""
     if activation == "relu":  # where(y > 0, dy, 0) as a bitwise AND: the same bits, 10x faster
         ints = _INTS[dy.dtype.itemsize]
-        dz = be.xp.negative((y > 0).view(np.int8), dtype=ints)  # all ones where y > 0
+        # all ones where y > 0; into an array of its own (2x faster than numpy's dtype=)
+        dz = be.xp.empty(dy.shape, dtype=ints)
+        be.xp.negative((y > 0).view(np.int8), out=dz)
         dz &= dy.view(ints)
         dz = dz.view(dy.dtype)
     else:
