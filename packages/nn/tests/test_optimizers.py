@@ -128,3 +128,26 @@ def test_adam_converges_on_a_quadratic():
     for _ in range(300):
         opt.minimize(lambda: em.reduce_sum(em.square(w - em.constant([1.0, 2.0]))))
     np.testing.assert_allclose(w.numpy(), [1.0, 2.0], atol=1e-2)
+
+
+@pytest.mark.parametrize("lr", [0.01, 3, "variable"])
+@pytest.mark.parametrize("shape", [(7,), (300, 111)])  # one block; several, the last partial
+def test_sgd_update_is_the_bits_of_subtracting_the_rounded_product(lr, shape):
+    # SGD without momentum updates a variable nothing else holds in place, block by block
+    # (no array for lr * g); the bits must be those of the ops: v - float32(lr * g)
+    rng = np.random.default_rng(1)
+    w0 = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32) * 1e3
+    v = em.Variable(w0)
+    opt = nn.optimizers.SGD(em.Variable(0.37) if lr == "variable" else lr)
+    for _ in range(2):
+        opt.apply_gradients([(em.constant(g), v)])
+    s = np.float32(0.37 if lr == "variable" else lr)
+    want = (w0 - g * s) - g * s
+    np.testing.assert_array_equal(v.numpy(), want)
+    # a variable whose tensor is held elsewhere is not written in place: the held value stays
+    held = v.value()
+    before = held.numpy().copy()
+    opt.apply_gradients([(em.constant(g), v)])
+    np.testing.assert_array_equal(held.numpy(), before)
+    np.testing.assert_array_equal(v.numpy(), want - g * s)

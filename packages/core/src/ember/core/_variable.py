@@ -176,6 +176,47 @@ class Variable(TensorOperators):
         ufunc(a, d, out=a)
         return True
 
+    def _sub_scaled_in_place(self, delta: Tensor, scale: Any) -> bool:
+        """Whether ``value -= delta * scale`` (``scale`` a Python float or a scalar tensor
+        of the value's dtype and device) was done in the value's own array, on
+        ``_updated_in_place``'s condition; otherwise nothing was done.
+
+        The same bits as ``assign_sub(multiply(delta, scale))`` (the product is rounded to
+        the value's dtype first, a Python scalar cast to it, as the op does) without the
+        product's array: it is made a block at a time in a small buffer that stays in
+        cache. SGD's update of the MLP 784-256-256-10's first kernel made a new 0.8 MB
+        array each step, which came back page-faulted (196 faults a step, measured).
+        """
+        if type(self._value._data) is not np.ndarray or _active.get() or not _alone(self):
+            return False
+        a, d = self._value._data, delta._data
+        if (type(d) is not np.ndarray or delta._device is not self._value._device
+                or a.dtype not in _IN_PLACE_DTYPES or d.dtype != a.dtype
+                or d.shape != a.shape or a.base is not None or not a.flags.c_contiguous
+                or not a.flags.writeable or not d.flags.c_contiguous):
+            return False
+        if type(scale) is Tensor:
+            s = scale._data
+            if (type(s) is not np.ndarray or scale._device is not delta._device
+                    or s.ndim or s.dtype != a.dtype):
+                return False
+        elif type(scale) in (float, int):
+            s = np.asarray(scale, a.dtype)
+        else:
+            return False
+        fa, fd = a.reshape(-1), d.reshape(-1)
+        n = fa.size
+        if n <= _BLOCK:
+            np.subtract(fa, np.multiply(fd, s), out=fa)
+            return True
+        buf = np.empty(_BLOCK, a.dtype)
+        for i in range(0, n, _BLOCK):
+            j = min(i + _BLOCK, n)
+            b = buf[:j - i]
+            np.multiply(fd[i:j], s, out=b)
+            np.subtract(fa[i:j], b, out=fa[i:j])
+        return True
+
     def _current(self) -> Tensor:
         """The value an update starts from: a read only tracers see (tapes do not watch a
         variable because it was updated)."""
@@ -263,6 +304,7 @@ def _counts(v: Variable) -> tuple[int, int]:
 
 _ALONE: list[tuple[int, int]] = []  # the counts of a variable nothing else holds
 _IN_PLACE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_BLOCK = 16384  # elements of _sub_scaled_in_place's buffer: 64 KiB of float32, in L2
 
 
 def _alone(v: Variable) -> bool:

@@ -46,7 +46,9 @@ class SGD(Optimizer):
     def apply_single(self, grad: Any, var: Any, lr: float) -> None:
         mom = self._hyper("momentum")
         if not self._host_hyper("momentum") and "momentum" not in self._slots.get(var.uid, {}):
-            var.assign_sub(em.multiply(grad, lr))
+            # in place in blocks where nothing else sees the variable (no new array)
+            if not var._sub_scaled_in_place(grad, lr):
+                var.assign_sub(em.multiply(grad, lr))
             return
         m = self.add_slot(var, "momentum")
         m.assign(em.add(em.multiply(m.value(), mom), grad))
