@@ -209,7 +209,9 @@ def tests_present_gpu(session: nox.Session) -> None:
     """core/tape/nn/graph tests with the strict double as this process's GPU: ``/gpu:0`` is
     the default device for every test, fixture or not, as on a machine with a GPU (where
     the H200 found 90 failures the per-test double had passed)."""
-    _install_packages(session, ["core", "tape", "graph", "nn"], "[test]")
+    suites = ["core", "tape", "graph", "nn"]
+    _install_packages(session, sorted({d for p in suites for d in PACKAGES[p]} - set(suites)))
+    _install_packages(session, suites, "[test]")
     wheel = _local_torch_wheel()
     if wheel:
         session.install(wheel)

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.testing import assert_array_equal
 
 import ember.core as em
-from ember import graph, tape
+from ember import graph
 from ember.core import recording
 from ember.core.testing import simulated_gpus
 
@@ -79,47 +79,6 @@ def test_the_first_call_that_is_not_kept_still_makes_its_host_calls():
         step(em.constant(float(k)))
     assert [v for _, (v,) in log.seen] == [0.0, 1.0, 2.0]
     assert step.experimental_get_tracing_count() == 2  # the first call was not kept
-
-
-def test_a_replay_under_a_tape_makes_its_host_calls():
-    log = Log()
-    w = em.Variable(3.0)
-
-    @graph.function
-    def forward(x):
-        y = x * w
-        log.write("y", y)
-        return y
-
-    for k in range(3):
-        x = em.constant(float(k + 1))
-        with tape.GradientTape() as t:
-            y = forward(x)
-        (g,) = t.gradient(y, [w])
-        assert float(g) == k + 1
-    assert [v for _, (v,) in log.seen] == [3.0, 6.0, 9.0]
-    assert forward.experimental_get_tracing_count() == 1
-
-
-def test_a_gradient_trace_takes_no_host_calls():
-    """A host call handed on while a replay's gradient is traced could not be made after
-    each gradient: that tracer refuses it, and the library does its work now."""
-    log = Log()
-
-    @tape.custom_gradient
-    def noted(x):
-        def grad(dy):
-            log.write("dy", dy)
-            return dy * 2.0
-        return x * 2.0, grad
-
-    f = graph.function(lambda x: noted(x))
-    x = em.constant(1.0)
-    with tape.GradientTape() as t:
-        t.watch(x)
-        y = f(x)
-    assert float(t.gradient(y, [x])[0]) == 2.0
-    assert log.seen[0] == ("dy", [1.0])  # written while the gradient was traced
 
 
 def test_the_tracer_knows_the_context_the_call_began_in():

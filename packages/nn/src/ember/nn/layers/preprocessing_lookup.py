@@ -440,8 +440,9 @@ class IntegerLookup(IndexLookup):
     ember Tensor: it belongs in the input pipeline or before ``fit``.
 
     Args:
-        max_tokens, num_oov_indices, vocabulary, idf_weights, invert, output_mode,
-            pad_to_max_tokens, sparse, name, salt: as ``StringLookup``.
+        max_tokens: as ``StringLookup`` (so are ``num_oov_indices``, ``vocabulary``,
+            ``idf_weights``, ``invert``, ``output_mode``, ``pad_to_max_tokens``,
+            ``sparse``, ``name`` and ``salt``).
         mask_token: an integer for padding (index 0 in ``"int"`` mode).
         oov_token: the integer ``invert=True`` returns for unknown indices (-1).
         vocabulary_dtype: only ``"int64"`` (as Keras).
