@@ -103,3 +103,51 @@ def test_every_package_is_checked():
 ])
 def test_the_check_catches_what_it_should(code, owner, expected):
     assert len(violations("snippet", owner, code)) == expected
+
+
+def _declared_ember_dependencies(pkg: str) -> set[str]:
+    """The ember packages ``pkg``'s pyproject depends on, with its test extra."""
+    text = (ROOT / "packages" / pkg / "pyproject.toml").read_text()
+    return set(re.findall(r'"ember-([a-z]+)', text)) - {pkg}
+
+
+def _imported_ember_packages(source: str, label: str) -> set[str]:
+    """ember packages ``source`` imports, except inside a ``try`` (an optional import the
+    test handles, as ``pytest.importorskip`` does)."""
+    tree = ast.parse(source, label)
+    guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try)
+               for b in t.body for n in ast.walk(b)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] if node.module != "ember" else \
+                [f"ember.{a.name}" for a in node.names]
+        for n in names:
+            parts = n.split(".")
+            if len(parts) >= 2 and parts[0] == "ember":
+                found.add(parts[1])
+    return found
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_a_packages_tests_import_only_what_it_depends_on(pkg):
+    """Each package's tests run in a session holding only it and its declared dependencies
+    (``nox -s tests-<pkg>``): a test importing another ember package fails there at
+    collection, not here, so say where it belongs (that package's tests, or
+    integration_tests)."""
+    allowed = _declared_ember_dependencies(pkg) | {pkg}
+    bad = []
+    for f in sorted((ROOT / "packages" / pkg / "tests").rglob("*.py")):
+        if "programs" in f.relative_to(ROOT / "packages" / pkg / "tests").parts:
+            continue  # whole programs, run by integration sessions with every package
+        label = str(f.relative_to(ROOT))
+        extra = _imported_ember_packages(f.read_text(), label) - allowed
+        if extra:
+            bad.append(f"{label}: imports ember.{', ember.'.join(sorted(extra))}")
+    assert not bad, (f"ember-{pkg}'s tests run without these packages "
+                     f"(it depends on {sorted(allowed - {pkg})}):\n" + "\n".join(bad))
