@@ -71,10 +71,11 @@ class Optimizer(_Listened):
         clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
         global_clipnorm: scale all gradients together so their global norm is at most this.
         name: the optimizer's name (used in messages).
-        weight_decay, use_ema, ema_momentum, ema_overwrite_frequency, loss_scale_factor,
-            gradient_accumulation_steps: Keras 3's, which its saved optimizers always name:
-            taken at their defaults only (``AdamW`` has its own ``weight_decay``); any
-            other value is refused by name.
+        weight_decay: Keras 3's, which its saved optimizers always name, as are
+            ``use_ema``, ``ema_momentum``, ``ema_overwrite_frequency``,
+            ``loss_scale_factor`` and ``gradient_accumulation_steps``: taken at their
+            defaults only (``AdamW`` has its own ``weight_decay``); any other value is
+            refused by name.
     """
 
     learning_rate = Hyper()
