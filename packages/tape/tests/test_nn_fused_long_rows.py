@@ -1,6 +1,7 @@
 """bias_activation on convolution-sized inputs: the host adds the bias over rows taken
 together (the bias repeated to their length), which the op table's small cases never
-reach; the result must be numpy's broadcast sum to the bit, whatever the row count."""
+reach; the result must be numpy's broadcast sum to the bit, whatever the row count, and
+its gradient right (here with the tape's tests: ember-core's session has no ember-tape)."""
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from ember import tape
     (2, 300, 300),  # channels of 300: long rows already
 ])
 @pytest.mark.parametrize("activation", ["relu", "linear"])
-def test_bias_activation_is_the_broadcast_sum(device, shape, activation):
+def test_bias_activation_is_the_broadcast_sum(backend, shape, activation):
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(np.float32)
     b = rng.standard_normal(shape[-1]).astype(np.float32)
@@ -28,7 +29,7 @@ def test_bias_activation_is_the_broadcast_sum(device, shape, activation):
     with tape.GradientTape() as t:
         t.watch([xe, be])
         y = em.nn_ops.bias_activation(xe, be, activation)
-    assert y.device == device
+    assert y.device == backend
     assert_array_equal(y.numpy(), want)
     dy = rng.standard_normal(shape).astype(np.float32)
     dx, db = t.gradient(y, [xe, be], output_gradients=em.constant(dy))
