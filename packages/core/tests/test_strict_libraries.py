@@ -70,16 +70,26 @@ def test_a_float_product_is_refused_and_an_integer_one_captures(be):
 def test_products_without_a_gemm_capture(be):
     xp = be.xp
     v, m = _arr(be, (4,)), _arr(be, (3, 4))
-    with capturing(be):
-        xp.matmul(v, v)  # one element: cupy's own reduction kernel, not cuBLAS
-        xp.dot(m[:1], v)
-        xp.vdot(v, v)
-        xp.outer(v, v)
-        xp.einsum("ij,ij->ij", m, m)  # element-wise: no contraction
-        xp.einsum("ij->j", m)
-        xp.linalg.norm(m)  # element-wise and a reduction
-        xp.linalg.norm(m, axis=1)
-        xp.fft.rfft(v)  # cuFFT: cupy allows it
+    hv, hm = v.get(), m.get()
+    calls = [  # (device call, numpy's answer)
+        (lambda: xp.matmul(v, v), hv @ hv),  # one element: cupy's own reduction kernel
+        (lambda: xp.dot(m[:1], v), hm[:1] @ hv),
+        (lambda: xp.vdot(v, v), np.vdot(hv, hv)),
+        (lambda: xp.outer(v, v), np.outer(hv, hv)),
+        (lambda: xp.einsum("ij,ij->ij", m, m), hm * hm),  # element-wise: no contraction
+        (lambda: xp.einsum("ij->j", m), hm.sum(0)),
+        (lambda: xp.linalg.norm(m), np.linalg.norm(hm)),  # element-wise and a reduction
+        (lambda: xp.linalg.norm(m, axis=1), np.linalg.norm(hm, axis=1)),
+        (lambda: xp.fft.rfft(v), np.fft.rfft(hv)),  # cuFFT: cupy allows it
+    ]
+    stream = xp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        outs = [call() for call, _ in calls]  # none raises: no library cupy refuses
+        graph = stream.end_capture()
+    graph.launch()  # the captured work computes again, and gives numpy's answers
+    for out, (_, want) in zip(outs, calls):
+        assert_allclose(out.get(), want, rtol=1e-5, atol=1e-6)
 
 
 def test_linear_algebra_names_the_library_cupy_calls(be):
@@ -100,9 +110,12 @@ def test_linear_algebra_names_the_library_cupy_calls(be):
         (lambda: xp.linalg.norm(a, 2), CUSOLVER),  # the largest singular value
         (lambda: np.linalg.inv(a), CUSOLVER),  # numpy's function on a device array
     ]
+    refused = []
     for call, lib in cases:
-        with capturing(be), _refused(lib):
+        with capturing(be), _refused(lib) as info:
             call()
+        refused.append(str(info.value).split()[1])
+    assert refused == [lib for _, lib in cases]
 
 
 def test_the_refusal_comes_before_a_factorizations_status_read(be):
@@ -143,11 +156,17 @@ def test_arrays_from_a_submodule_are_plain_arrays(be):
     it is a power, not cupy.random.power."""
     xp = be.xp
     r, q = xp.random.normal(size=(3, 3)), xp.linalg.inv(_spd(be))
-    with capturing(be):
-        r ** 2
-        q + 1.0
+    hr, hq = r.get(), q.get()
+    stream = xp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        squared, shifted = r ** 2, q + 1.0  # element-wise kernels: no library refuses
+        graph = stream.end_capture()
+    graph.launch()
+    assert_allclose(squared.get(), hr ** 2, rtol=1e-6)
+    assert_allclose(shifted.get(), hq + 1.0, rtol=1e-6)
     with capturing(be), _refused(CUBLAS):
-        q.dot(q)
+        q.dot(q)  # the method form of a float product: cuBLAS
 
 
 def test_matmul_in_place_rebinds_as_cupy_does(be):
