@@ -10,6 +10,7 @@ from numpy.testing import assert_allclose
 
 import ember.core as em
 from ember.core import extend
+from ember.core.testing import OpLog
 
 _names = itertools.count()
 
@@ -28,17 +29,6 @@ def _name(stem: str) -> str:
     return f"test_extend_{stem}_{next(_names)}"
 
 
-class _Log:
-    def __init__(self) -> None:
-        self.ops: list[tuple[str, tuple, dict | None, tuple]] = []
-        self.reads: list[tuple] = []
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.ops.append((op.name, inputs, attrs, outputs))
-
-    def variable_read(self, variable, value):
-        self.reads.append((variable, value))
-
 
 def test_register_and_run_an_op_with_attrs():
     op = extend.register_op(_name("scale"), lambda be, x, factor: x * factor, family="math")
@@ -51,7 +41,7 @@ def test_register_and_run_an_op_with_attrs():
 
 def test_run_op_is_recorded_with_its_inputs_attrs_and_outputs():
     op = extend.register_op(_name("scale"), lambda be, x, factor: x * factor, family="math")
-    log = _Log()
+    log = OpLog()
     x = em.constant([1.0])
     with extend.recording_to(log):
         y = extend.run_op(op, (x,), {"factor": 2.0})
@@ -151,7 +141,7 @@ def test_tensor_from_array_on_a_simulated_gpu_takes_only_its_arrays():
 
 def test_read_without_recording_is_not_seen_but_value_is():
     v = em.Variable([1.0, 2.0])
-    log = _Log()
+    log = OpLog()
     with extend.recording_to(log):
         quiet = extend.read_without_recording(v)
         assert log.reads == []
@@ -164,7 +154,7 @@ def test_read_without_recording_is_not_seen_but_value_is():
 
 
 def test_notify_op_tells_every_active_recorder():
-    a, b = _Log(), _Log()
+    a, b = OpLog(), OpLog()
     x = em.constant(1.0)
     extend.notify_op(extend.REGISTRY["exp"], (x,), None, (x,))  # none active: no effect
     with extend.recording_to(a, b):
@@ -173,7 +163,7 @@ def test_notify_op_tells_every_active_recorder():
 
 
 def test_recording_to_replaces_the_active_set_and_restores_it():
-    outer, inner = _Log(), _Log()
+    outer, inner = OpLog(), OpLog()
     x = em.constant(2.0)
     with extend.recording_to(outer):
         em.exp(x)
@@ -189,7 +179,7 @@ def test_recording_to_replaces_the_active_set_and_restores_it():
 
 
 def test_recording_to_restores_after_an_error_and_rejects_non_recorders():
-    log = _Log()
+    log = OpLog()
     with pytest.raises(RuntimeError):
         with extend.recording_to(log):
             raise RuntimeError("boom")

@@ -11,6 +11,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import ember.core as em
+from ember.core.testing import OpLog
 
 # bfloat16 cases run on /cpu:0 where a GPU is present: no GPU holds bfloat16
 pytestmark = pytest.mark.usefixtures("bfloat16_on_host")
@@ -189,31 +190,21 @@ def test_index_updates_keep_the_tensor_dtype():
     assert_array_equal(em.index_update(em.zeros([2], dtype=em.int32), 0, 2.0).numpy(), [2, 0])
 
 
-class _Log:
-    def __init__(self):
-        self.ops = []
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.ops.append((op.name, inputs, outputs))
-
-    def variable_read(self, variable, value):
-        pass
-
 
 def test_promotion_is_recorded_as_casts_bf16():
     # A tape sees the casts (whose gradient casts back), so gradients reach the originals.
     a = em.constant(np.array([1.0, 2.0], np.float16))
     b = em.constant(np.array([3.0, 4.0]).astype(em.bfloat16))
-    log = _Log()
+    log = OpLog()
     with em.recording.active(log):
         y = a * b
     assert y.dtype == em.float32
-    names = [n for n, _, _ in log.ops]
+    names = [n for n, *_ in log.ops]
     assert names == ["cast", "cast", "multiply"]
     (_, (ca,), _), (_, (cb,), _) = log.ops[0][:3], log.ops[1][:3]
     assert ca is a and cb is b
     mul_inputs = log.ops[2][1]
-    assert mul_inputs[0] is log.ops[0][2][0] and mul_inputs[1] is log.ops[1][2][0]
+    assert mul_inputs[0] is log.ops[0][3][0] and mul_inputs[1] is log.ops[1][3][0]
     assert_allclose(y.numpy(), [3.0, 8.0])
 
 

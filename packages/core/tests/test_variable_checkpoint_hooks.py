@@ -12,30 +12,10 @@ from numpy.testing import assert_array_equal
 
 import ember.core as em
 from ember.core import InvalidArgumentError
+from ember.core.testing import OpLog
 
-
-class _Recorder:
-    """A recorder as a tape is one (``ember.core.recording``): it keeps what ops read."""
-
-    def __init__(self):
-        self.ops = []
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.ops.append((op.name, inputs, outputs))
-
-    def variable_read(self, variable, value):
-        pass
-
-
-@pytest.fixture(autouse=True)
-def _on_the_host(request):
-    """Tests about host memory that take no ``device`` fixture run on /cpu:0: with a GPU
-    present (``present-gpu``, or a real one) their variables would be in device memory."""
-    if "device" in request.fixturenames:
-        yield
-        return
-    with em.device("/cpu:0"):
-        yield
+# host memory: tests without the device fixture run on /cpu:0 where a GPU is present
+pytestmark = pytest.mark.usefixtures("host_unless_device")
 
 
 def test_the_restored_array_becomes_the_value_and_the_rollback_puts_the_old_one_back(device):
@@ -77,7 +57,7 @@ def test_the_buffer_is_offered_only_while_nothing_else_holds_the_value(device):
     view = v.numpy()[1:]
     assert v.__checkpoint_buffer__() is None, "a numpy view would change"
     del view
-    log = _Recorder()
+    log = OpLog()
     with em.recording.active(log):
         y = em.reduce_sum(v * v)
     assert v.__checkpoint_buffer__() is None, "a tape's recorded input would change"

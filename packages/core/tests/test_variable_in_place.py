@@ -7,30 +7,10 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import ember.core as em
+from ember.core.testing import OpLog
 
-
-class _Recorder:
-    """A recorder as a tape is one (``ember.core.recording``): it keeps what ops read."""
-
-    def __init__(self):
-        self.ops = []
-
-    def record_op(self, op, inputs, attrs, outputs):
-        self.ops.append((op.name, inputs, outputs))
-
-    def variable_read(self, variable, value):
-        pass
-
-
-@pytest.fixture(autouse=True)
-def _on_the_host(request):
-    """Tests about host memory that take no ``device`` fixture run on /cpu:0: with a GPU
-    present (``present-gpu``, or a real one) their variables would be in device memory."""
-    if "device" in request.fixturenames:
-        yield
-        return
-    with em.device("/cpu:0"):
-        yield
+# host memory: tests without the device fixture run on /cpu:0 where a GPU is present
+pytestmark = pytest.mark.usefixtures("host_unless_device")
 
 
 def _address(v):
@@ -77,10 +57,10 @@ def test_a_read_kept_keeps_its_value():
 def test_a_recorder_sees_the_update_as_an_op():
     # (with a tape: packages/tape/tests/test_variable_updates.py)
     v = em.Variable(np.full(3, 2.0, np.float32))
-    log = _Recorder()
+    log = OpLog()
     with em.recording.active(log):
         assert not _updated(v, "assign_sub", em.constant(np.ones(3, np.float32)))
-    assert [name for name, _, _ in log.ops] == ["subtract"]
+    assert [name for name, *_ in log.ops] == ["subtract"]
     assert_array_equal(v.numpy(), np.ones(3))
 
 

@@ -33,10 +33,10 @@ from .op_specs import (
     run_torch,
     torch_args,
 )
-from .recorders import OpNames, recorded_op_names
+from .recorders import OpLog, OpNames, recorded_op_names
 
 __all__ = [
-    "CUPY_LACKS", "TEST_BACKENDS", "OpNames", "StrictArray", "TransferCounters",
+    "CUPY_LACKS", "TEST_BACKENDS", "OpLog", "OpNames", "StrictArray", "TransferCounters",
     "backend_for_test", "recorded_op_names",
     "backend_scope", "backends_to_test",
     "BACKEND_TOL", "backend_tolerance",

@@ -36,3 +36,17 @@ def bfloat16_on_host(request: pytest.FixtureRequest) -> Iterator[None]:
             yield
     else:
         yield
+
+
+@pytest.fixture
+def host_unless_device(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Run a test that takes no ``device`` fixture on ``/cpu:0``: tests about host memory
+    would otherwise place their tensors on a present GPU (``present-gpu``, or a real one).
+    Use with ``pytestmark = pytest.mark.usefixtures("host_unless_device")``."""
+    from .._device import device
+
+    if "device" in request.fixturenames:
+        yield
+        return
+    with device("/cpu:0"):
+        yield

@@ -37,3 +37,29 @@ def recorded_op_names() -> Iterator[list[str]]:
     rec = OpNames()
     with recording.active(rec):
         yield rec.names
+
+
+class OpLog:
+    """A ``recording.Recorder`` that keeps what a tape keeps: each op's name, inputs, attrs
+    and outputs (``ops``), and each variable read (``reads``), so the tensors it saw stay
+    referenced as long as the log lives.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember.core.testing import OpLog
+        >>> log = OpLog()
+        >>> with em.recording.active(log):
+        ...     y = em.exp(em.constant(0.0))
+        >>> [(name, outputs[0] is y) for name, _, _, outputs in log.ops]
+        [('exp', True)]
+    """
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[str, tuple[Any, ...], Any, tuple[Any, ...]]] = []
+        self.reads: list[tuple[Any, Any]] = []
+
+    def record_op(self, op: Any, inputs: Any, attrs: Any, outputs: Any) -> None:
+        self.ops.append((op.name, inputs, attrs, outputs))
+
+    def variable_read(self, variable: Any, value: Any) -> None:
+        self.reads.append((variable, value))

@@ -1,7 +1,9 @@
 """Host calls (``Tracer.defer_to_host``): what a library hands to the host from inside a
 traced function (a summary writer does) runs after each call with that call's values,
 as they were where it was handed on, without a host read in the replay (no guard, no
-retrace, a CUDA graph stays captured)."""
+retrace, a CUDA graph stays captured); under a GradientTape and through a custom gradient
+too (graph with tape: an integration test, since ember-graph's own tests run without
+ember-tape)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import numpy as np
 from numpy.testing import assert_array_equal
 
 import ember.core as em
-from ember import graph
+from ember import graph, tape
 from ember.core import recording
 from ember.core.testing import simulated_gpus
 
@@ -112,3 +114,44 @@ def test_a_captured_replay_makes_host_calls_without_syncs():
         assert counters.syncs == 1  # the log's own read of its value
         assert f.cuda_graph_status() == ["call: captured (launched 3 times)"]
     assert values == [[3.0 * k + 1.0] * 4 for k in range(5)]
+
+
+def test_a_replay_under_a_tape_makes_its_host_calls():
+    log = Log()
+    w = em.Variable(3.0)
+
+    @graph.function
+    def forward(x):
+        y = x * w
+        log.write("y", y)
+        return y
+
+    for k in range(3):
+        x = em.constant(float(k + 1))
+        with tape.GradientTape() as t:
+            y = forward(x)
+        (g,) = t.gradient(y, [w])
+        assert float(g) == k + 1
+    assert [v for _, (v,) in log.seen] == [3.0, 6.0, 9.0]
+    assert forward.experimental_get_tracing_count() == 1
+
+
+def test_a_gradient_trace_takes_no_host_calls():
+    """A host call handed on while a replay's gradient is traced could not be made after
+    each gradient: that tracer refuses it, and the library does its work now."""
+    log = Log()
+
+    @tape.custom_gradient
+    def noted(x):
+        def grad(dy):
+            log.write("dy", dy)
+            return dy * 2.0
+        return x * 2.0, grad
+
+    f = graph.function(lambda x: noted(x))
+    x = em.constant(1.0)
+    with tape.GradientTape() as t:
+        t.watch(x)
+        y = f(x)
+    assert float(t.gradient(y, [x])[0]) == 2.0
+    assert log.seen[0] == ("dy", [1.0])  # written while the gradient was traced
