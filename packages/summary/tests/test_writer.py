@@ -50,6 +50,35 @@ def test_max_queue_wakes_the_writer(tmp_path):
     writer.close()
 
 
+def test_a_loop_that_queues_faster_than_the_thread_writes_still_sees_the_file_grow(
+        tmp_path, monkeypatch):
+    # Encoding made slower than queueing: a writer that drained until the queue was empty
+    # never finished a batch while the loop ran, and a process killed then had only the
+    # header on disk (what test_faults' kill loop hit on a busy machine).
+    from ember.summary import _writer
+
+    real_frame = _writer.frame
+
+    def slow_frame(data):
+        time.sleep(0.0005)
+        return real_frame(data)
+
+    monkeypatch.setattr(_writer, "frame", slow_frame)
+    writer = summary.create_file_writer(tmp_path, max_queue=1, flush_millis=1)
+    header = os.path.getsize(writer.path)
+    grew_at = None
+    with writer.as_default():
+        step, start = 0, time.monotonic()
+        while time.monotonic() - start < 3 and grew_at is None:
+            summary.scalar("x", 1.0, step=step)
+            step += 1
+            if os.path.getsize(writer.path) > header:
+                grew_at = step
+    assert grew_at is not None, f"{step} summaries queued, none written while queueing"
+    writer.close()
+    assert scalar_steps(writer.path) == list(range(step))
+
+
 def test_several_writers_at_once(tmp_path):
     train = summary.create_file_writer(tmp_path / "train")
     test = summary.create_file_writer(tmp_path / "test")

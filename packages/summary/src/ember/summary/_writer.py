@@ -2,8 +2,10 @@
 
 The training loop's side of a summary call only appends a small tuple to a deque. The
 writer thread wakes when ``max_queue`` items are pending, when ``flush_millis`` has passed,
-or on ``flush()``/``close()``; it serializes everything pending into TensorBoard events,
-frames them (length + CRC32C) and writes them with one ``write`` per wake-up. ``flush()``
+or on ``flush()``/``close()``; it serializes what was pending when it woke into TensorBoard
+events, frames them (length + CRC32C) and writes them in batches of at most ``_BATCH``, so a
+loop that queues faster than the thread encodes still sees its file grow. A caller that
+gets ``_BACKLOG`` summaries ahead waits for the thread to catch up. ``flush()``
 puts a marker in the same queue and waits for it, so it returns only once everything
 queued before it is in the file.
 
@@ -43,6 +45,8 @@ _FILE_VERSION = "brain.Event:2"
 _ids = itertools.count()
 _open_cores: set[_Core] = set()
 _open_lock = threading.Lock()
+_BATCH = 256  # events per write: a long backlog reaches the file a batch at a time
+_BACKLOG = 20_000  # summaries queued before the caller waits for the thread to catch up
 
 
 class SummaryWriterError(RuntimeError):
@@ -107,6 +111,16 @@ class _Core:
         queue.append(item)
         if len(queue) >= self.max_queue and not self.wake.is_set():
             self.wake.set()
+        if len(queue) > _BACKLOG:
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Wait while the backlog is over _BACKLOG: a loop that outruns the disk would
+        otherwise hold every summary it ever made in memory (TensorFlow's writer flushes
+        in the caller when its queue is full)."""
+        self.wake.set()
+        while len(self.queue) > _BACKLOG // 2 and self.thread.is_alive():
+            time.sleep(0.0005)
 
     def flush(self) -> None:
         if self.error is not None or self.lost:
@@ -190,9 +204,13 @@ class _Core:
                 return
 
     def drain(self, event: Event, seen: set[str]) -> bool:
-        """Write out everything queued; True once the close marker is reached."""
+        """Write out what was queued when the thread woke; True at the close marker.
+
+        Only that many items: a loop that queues faster than this thread encodes must
+        still see its events reach the file, a batch at a time, not once it stops.
+        """
         queue, chunks, markers, closing = self.queue, [], [], False
-        while queue:
+        for _ in range(len(queue)):
             item = queue.popleft()
             if item[0] is None:
                 if item[1] is None:
@@ -204,6 +222,9 @@ class _Core:
                 chunks.append(frame(_serialize(event, seen, item)))
             except Exception as e:  # one bad summary must not lose the others
                 self.fail(e, f"on summary {item[1]!r} at step {item[3]}", 1)
+            if len(chunks) >= _BATCH:
+                self.commit(b"".join(chunks), len(chunks))
+                chunks = []
         try:
             if chunks:
                 self.commit(b"".join(chunks), len(chunks))
