@@ -125,6 +125,50 @@ def test_each_size_gets_its_own_plan(device):
         assert all("its device cannot capture graphs" in s for s in status)
 
 
+def _per_size(x):
+    """Everything a trace takes from the batch size: a product and a softmax over it, a
+    mean over the batch, a reshape's -1 and the size read in Python."""
+    w = em.constant(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4))
+    h = em.nn_ops.softmax(em.matmul(x, w))
+    centered = h - em.reduce_mean(h, axis=0)
+    return em.reshape(centered, (-1,)), em.reduce_sum(h * h) / x.shape[0]
+
+
+def test_three_sizes_are_each_traced_once_and_replayed_as_eager_computes_them(device):
+    """A trace holds the sizes it was made at (``_per_size``), so each size of a None
+    dimension has its own trace and plan, kept and replayed; every call, traced or
+    replayed, equals the eager call at its size bit for bit."""
+    f = graph.function(_per_size, input_signature=[X])
+    sizes = [5, 2, 9]
+    for _ in range(3):  # a round of traces, then two of replays
+        for n in sizes:
+            x = em.constant(_batch(n))
+            got, want = f(x), _per_size(x)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and g.device == w.device == device
+                assert_array_equal(g.numpy(), w.numpy())
+        assert f.experimental_get_tracing_count() == len(sizes)  # rounds 2, 3: replays
+    assert f.cache_size() == len(sizes)
+    assert len(f.cuda_graph_status()) == len(sizes)  # one plan per size
+
+
+def test_a_call_that_does_not_fit_names_the_function_argument_spec_and_shape():
+    @graph.function(input_signature=[graph.TensorSpec([None, 784], em.float32)])
+    def embed(x):
+        return x
+
+    spec = r"TensorSpec\(shape=\(None, 784\), dtype=float32, name=None\)"
+    for bad, got in [(em.zeros([2, 783]), r"a tensor of shape \(2, 783\) and dtype float32"),
+                     (em.zeros([784]), r"a tensor of shape \(784,\) and dtype float32"),
+                     (em.zeros([2, 784], dtype=em.float64),
+                      r"a tensor of shape \(2, 784\) and dtype float64")]:
+        with pytest.raises(ValueError, match=r"\.embed: argument 'x' does not match its "
+                           rf"input_signature: expected {spec}, got {got}$"):
+            embed(bad)
+    assert embed.experimental_get_tracing_count() == 0
+    assert embed(em.zeros([0, 784])).shape == (0, 784)  # an empty batch is a size too
+
+
 def test_reduce_retracing_does_not_make_signature_sizes_eager():
     calls = []
 
