@@ -124,7 +124,9 @@ class Function:
         return self._call((obj, *args), kwargs, bound=True)
 
     def experimental_get_tracing_count(self) -> int:
-        """How many times the function has been traced (as ``tf.function``'s)."""
+        """How many times the function has been traced (as ``tf.function``'s): once per
+        signature, where a size a ``None`` dimension of the input signature takes counts
+        as part of the signature (a trace is made at one size; see ``TensorSpec``)."""
         return self._traces
 
     def cuda_graph_status(self) -> list[str]:
