@@ -295,7 +295,10 @@ def test_an_unknown_format_is_refused_naming_the_known_ones(tmp_path, monkeypatc
         Checkpoint(w=np.ones(2)).restore(path)
 
 
-def test_checksums_come_in_pieces_and_match_one_pass():
+def test_checksums_come_in_pieces_and_match_one_pass(monkeypatch):
+    """Without the native library (``_checksum._NATIVE``), the Python function, which holds
+    the GIL, takes pieces of at most ``PIECE`` bytes."""
+    monkeypatch.setattr(_checksum, "_NATIVE", None)
     data = np.random.default_rng(0).integers(0, 255, 3 * 1000 + 17, dtype=np.uint8)
     whole = google_crc32c.value(data.tobytes())
     old = _checksum.PIECE

@@ -11,6 +11,7 @@ otherwise numpy's ``.npy`` descriptor (``'<f4'``, ``'>c16'``, or a list for reco
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from typing import Any
@@ -67,6 +68,16 @@ def _tuples(descr: Any) -> Any:
 
 def from_token(tok: Any) -> np.dtype:
     """The numpy dtype a token names; raises ValueError for anything unknown or unsafe."""
+    return _from_text(tok) if isinstance(tok, str) else _from_token(tok)
+
+
+@functools.lru_cache(maxsize=1024)
+def _from_text(tok: str) -> np.dtype:
+    """``from_token`` of a text token, remembered: a file names a few dtypes many times."""
+    return _from_token(tok)
+
+
+def _from_token(tok: Any) -> np.dtype:
     if isinstance(tok, str) and tok in _ML_DTYPES:
         try:
             ml_dtypes = importlib.import_module("ml_dtypes")
@@ -91,10 +102,17 @@ def _little(dtype: np.dtype) -> np.dtype:
 
 def storage(dtype: np.dtype, shape: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
     """The safetensors dtype code and shape that hold an array of ``dtype`` and ``shape``."""
-    code = _NATIVE.get(_little(dtype).name) if dtype.fields is None else None
+    code = _code(dtype)
     if code is not None:
         return code, shape
     return "U8", (*shape, dtype.itemsize)
+
+
+@functools.lru_cache(maxsize=1024)
+def _code(dtype: np.dtype) -> str | None:
+    """The safetensors code of a natively stored dtype (``dtype.name`` is slow: a restore
+    asks for every tensor, twice)."""
+    return _NATIVE.get(_little(dtype).name) if dtype.fields is None else None
 
 
 def itemsize(code: str) -> int:

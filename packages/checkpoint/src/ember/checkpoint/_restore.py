@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _graph, _state
+from . import _graph, _reading, _state
 from ._errors import CheckpointMismatchError, describe
 from ._format import CheckpointFile
 
@@ -388,9 +388,12 @@ class Restorer:
                     assign(obj, np.array(source(key)), undo)
                 else:
                     targets.append((key, buffer))
+            copies = []
             for key, target in targets + arrays:
                 undo.append(_array_undo(target) if container else _nothing)
-                np.copyto(target, source(key))
+                copies.append((target, source(key)))
+            key = "<copies of checked values>"
+            _reading.copy_all(copies)  # on every CPU: the one loop over all the bytes
         except Exception as err:
             self._fail(undo, key, err, container)
         loaded.clear()

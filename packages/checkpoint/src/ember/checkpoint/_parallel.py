@@ -1,0 +1,63 @@
+"""Independent tasks run on the CPUs this process may use: checksums and copies of a restore.
+
+A restore's check and its copy are memory-bound loops in C that release the GIL (the
+CRC through ``ctypes``, ``np.copyto`` on large arrays), so a second CPU takes a share of
+the bytes. Threads are started per call (a restore is tens of milliseconds per 100 MB, a
+thread start tens of microseconds) and joined before it returns: no pool outlives a
+restore, nothing to reset after ``fork``. Small jobs run inline.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# Memory bandwidth, not CPUs, bounds these loops beyond a few threads.
+WORKERS = max(1, min(_cpus(), 8))
+
+
+def run(tasks: Sequence[Callable[[], T]], workers: int | None = None) -> list[T]:
+    """The results of ``tasks``, in order, computed by up to ``workers`` threads (the
+    caller's among them) that each take the next task left. After a task raises, the
+    others stop taking tasks, and the first error is raised once every thread is done."""
+    n = max(1, min(WORKERS if workers is None else workers, len(tasks)))
+    results: list[T | None] = [None] * len(tasks)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    order = iter(range(len(tasks)))
+
+    def work() -> None:
+        while not errors:
+            with lock:
+                i = next(order, None)
+            if i is None:
+                return
+            try:
+                results[i] = tasks[i]()
+            except BaseException as err:  # re-raised in the caller
+                errors.append(err)
+
+    threads = [threading.Thread(target=work, name="ember-checkpoint", daemon=True)
+               for _ in range(n - 1)]
+    for thread in threads:
+        thread.start()
+    try:
+        work()
+    finally:
+        for thread in threads:
+            thread.join()
+    if errors:
+        raise errors[0]
+    return results  # type: ignore[return-value]
