@@ -15,6 +15,7 @@ import numpy as np
 
 from .._device_errors import check_range
 from .._registry import execute, register
+from . import _fused
 from ._define import to_float, unary
 
 relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), "nn", "max(x, 0), element-wise.",
@@ -35,6 +36,11 @@ def _sparse_xent(be: Any, logits: Any, labels: Any) -> tuple[Any, Any]:
         x = x.astype(np.float32)
     if xp is np and x.ndim == 2 and x.size and labels.min() >= 0 and labels.max() < n:
         return _sparse_xent_host(x, labels, logits.dtype if low else None)
+    if x.size and _fused.fusable(xp):
+        loss, p = _sparse_xent_fused(be, x, labels)
+        if low:
+            return loss.astype(logits.dtype), p.astype(logits.dtype)
+        return loss, p
     ok = (labels >= 0) & (labels < n)
     safe = xp.where(ok, labels, 0)[..., None]
     shifted = x - x.max(-1, keepdims=True) if x.size else x.copy()
@@ -65,7 +71,50 @@ def _sparse_xent_host(x: Any, labels: Any, low: Any) -> tuple[Any, Any]:
     return loss, shifted
 
 
+def _sparse_xent_fused(be: Any, x: Any, labels: Any) -> tuple[Any, Any]:
+    """``_sparse_xent`` on a GPU in five kernels (the row maxima, ``exp``, the row sums,
+    then the softmax and each example's loss as the sum of a row that holds it at the
+    label's column) where the host's passes and ``take_along_axis`` launched 17."""
+    xp, dt = be.xp, x.dtype
+    n = x.shape[-1]
+    lab = labels[..., None]
+    m = x.max(-1, keepdims=True)
+    e = _fused.kernel(xp, "xent_exp", "T x, T m", "T e", "e = exp(x - m)")(x, m)
+    s = e.sum(-1, keepdims=True)
+    p, t = _fused.kernel(
+        xp, "xent_out", "T x, T m, T e, T s, T nan, L lab, L j, L n", "T p, T t",
+        "p = e / s; bool ok = lab >= 0 && lab < n; "
+        "T d = j == lab ? log(s) - (x - m) : 0; t = ok ? d : nan")(
+        x, m, e, s, dt.type(np.nan), lab, _fused.columns(be, labels, n),
+        labels.dtype.type(n))
+    return t.sum(-1), p
+
+
+def _sparse_xent_grad(be: Any, dloss: Any, p: Any, labels: Any) -> Any:
+    """``dloss * (p - onehot(labels))`` per example, 0 where a label is out of range (its
+    loss is NaN and comes from no logit): the closed-form gradient of ``_sparse_xent``'s
+    loss, one kernel on a GPU (the composite launched nine)."""
+    xp = be.xp
+    n = p.shape[-1]
+    lab = labels[..., None]
+    if _fused.fusable(xp) and p.size:
+        one = p.dtype.type(1)
+        return _fused.kernel(
+            xp, "xent_grad", "T dl, T p, T one, L lab, L j, L n", "T g",
+            "T q = j == lab ? p - one : p; g = lab >= 0 && lab < n ? dl * q : 0")(
+            dloss[..., None], p, one, lab, _fused.columns(be, labels, n),
+            labels.dtype.type(n))
+    g = p - (lab == xp.arange(n)).astype(p.dtype)
+    g *= dloss[..., None]
+    ok = (lab >= 0) & (lab < n)
+    if xp is not np or not ok.all():  # (no read of a device array)
+        g = xp.where(ok, g, p.dtype.type(0))
+    return g
+
+
 _sparse_xent_op = register("sparse_softmax_xent", _sparse_xent, family="nn")
+_sparse_xent_grad_op = register("sparse_softmax_xent_grad", _sparse_xent_grad, family="nn",
+                                promote="into_first")
 
 
 def sparse_softmax_xent(logits: Any, labels: Any) -> tuple[Any, Any]:
@@ -73,3 +122,10 @@ def sparse_softmax_xent(logits: Any, labels: Any) -> tuple[Any, Any]:
     (...): the fused op behind ``nn_ops.sparse_softmax_cross_entropy_with_logits``, which
     checks the arguments."""
     return execute(_sparse_xent_op, (logits, labels))  # type: ignore[no-any-return]
+
+
+def sparse_softmax_xent_grad(dloss: Any, probs: Any, labels: Any) -> Any:
+    """The gradient of ``sparse_softmax_xent``'s loss with respect to the logits, from its
+    softmax ``probs`` (for its rule and the op table): ``dloss[..., None] * (probs -
+    onehot(labels))``, zero for an example whose label is out of range."""
+    return execute(_sparse_xent_grad_op, (dloss, probs, labels))

@@ -19,7 +19,7 @@ import numpy as np
 from .._dtypes import bfloat16 as _BF16
 from .._errors import InvalidArgumentError
 from .._registry import execute, register
-from . import _args
+from . import _args, _fused
 from .array import reshape
 
 F = "nn"
@@ -175,6 +175,9 @@ def batch_norm_training_grad(dy: Any, x: Any, mean: Any, variance: Any, scale: A
 
 # --- bias + activation --------------------------------------------------------------------
 def _bias_act(be: Any, x: Any, b: Any, *, activation: str) -> Any:
+    if activation == "relu" and _fused.fusable(be.xp):  # one kernel on a GPU, not two
+        return _fused.kernel(be.xp, "bias_relu", "T x, T b", "T y",
+                             "T z = x + b; y = (z > 0 || isnan(z)) ? z : 0")(x, b)
     y = _add_rows(be.xp, x, b)
     if activation == "relu":
         be.xp.maximum(y, y.dtype.type(0), out=y)
@@ -205,6 +208,10 @@ _LONG_ROW = 1 << 14
 def _bias_act_grad(be: Any, dy: Any, y: Any, *, activation: str) -> tuple[Any, Any]:
     """(d(pre-activation), d(bias)) from the output ``y``: the bias's gradient is the
     pre-activation's summed over all but the last axis."""
+    if _fused.fusable(be.xp):  # a GPU: one kernel for the mask, one reduction for the bias
+        dz = dy if activation != "relu" else _fused.kernel(
+            be.xp, "relu_grad", "T dy, T y", "T dz", "dz = y > 0 ? dy : 0")(dy, y)
+        return dz, dz.sum(tuple(range(dz.ndim - 1)))
     if activation == "relu":  # where(y > 0, dy, 0) as a bitwise AND: the same bits, 10x faster
         ints = _INTS[dy.dtype.itemsize]
         # all ones where y > 0; into an array of its own (2x faster than numpy's dtype=)

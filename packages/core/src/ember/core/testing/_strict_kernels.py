@@ -26,7 +26,7 @@ from . import _strict_launches, _strict_numerics
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sqrt": np.sqrt,
     "tanh": np.tanh, "sin": np.sin, "cos": np.cos, "fabs": np.abs, "isnan": np.isnan,
-    "isinf": np.isinf, "floor": np.floor, "ceil": np.ceil,
+    "isinf": np.isinf, "floor": np.floor, "ceil": np.ceil, "pow": np.power,
 }
 # CUDA's math functions round as in cupy's own kernels (cupy.exp runs the same expf)
 _FUNCTIONS = {n: _strict_numerics.gpu_math(n, f) for n, f in _FUNCTIONS.items()}

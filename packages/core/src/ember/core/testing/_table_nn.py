@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from .. import nn_ops as nn
 from .. import random as rnd
-from .._ops import conv, conv_select
+from .._ops import conv, conv_select, define_nn
 from ._spec import (
     F16,
     F32,
@@ -309,6 +309,14 @@ def _sparse_ref(labels: np.ndarray, logits: np.ndarray) -> np.ndarray:
     return -np.take_along_axis(_lsm(logits), labels[..., None].astype(np.int64), -1)[..., 0]
 
 
+def _sparse_grad_ref(dloss: np.ndarray, p: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    n = p.shape[-1]
+    onehot = np.zeros_like(p)
+    ok = (labels >= 0) & (labels < n)
+    onehot[ok, labels[ok]] = 1
+    return np.where(ok[..., None], dloss[..., None] * (p - onehot), 0).astype(p.dtype)
+
+
 def _sigmoid_xent_ref(labels: np.ndarray, logits: np.ndarray) -> np.ndarray:
     p = 1 / (1 + np.exp(-logits.astype(np.float64)))
     return (-(labels * np.log(p) + (1 - labels) * np.log1p(-p))).astype(logits.dtype)
@@ -352,6 +360,13 @@ def _norm_losses() -> list[OpSpec]:
                    case("empty", args(_labels(3, 0), arr(0, 3))),
                ), FLOATS, True, (1,),
                lambda T, y, x: T.nn.functional.cross_entropy(x, y.long(), reduction="none")),
+        OpSpec("sparse_softmax_xent_grad", define_nn.sparse_softmax_xent_grad,
+               _sparse_grad_ref, (
+                   case("batch", args(arr(4), _probs(4, 5), _labels(5, 4))),
+                   case("out_of_range", args(arr(3), _probs(3, 4), lambda rng, dt: np.array(
+                       [-1, 2, 4], np.int32))),
+                   case("empty", args(arr(0), _probs(0, 3), _labels(3, 0))),
+               ), FLOATS, True, (0, 1)),
         OpSpec("nn_ops.sigmoid_cross_entropy_with_logits",
                nn.sigmoid_cross_entropy_with_logits, _sigmoid_xent_ref, (
                    case("probs", args(lambda rng, dt: rng.random((3, 4)).astype(dt), arr(3, 4))),

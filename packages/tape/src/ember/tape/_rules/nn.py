@@ -27,20 +27,36 @@ def _sparse_xent(op: OpContext, dy: Any) -> Gradients:
     labels = op.inputs[1]
     p = op.outputs[1]
     g = None
-    if dloss is not None:
-        onehot = em.one_hot(labels, p.shape[-1], dtype=p.dtype)
-        g = em.multiply(em.expand_dims(dloss, -1), em.subtract(p, onehot))
+    if dloss is not None:  # one fused op (one kernel on a GPU), out-of-range labels masked
+        g = run_op(_XENT_GRAD, (dloss, p, labels))
     if dp is not None:
         dot = em.reduce_sum(em.multiply(dp, p), -1, keepdims=True)
         jp = em.multiply(p, em.subtract(dp, dot))
+        if labels.device != "/cpu:0":
+            jp = _where_labels_in_range(labels, p.shape[-1], jp)
         g = jp if g is None else em.add(g, jp)
-    if g is not None and labels.device != "/cpu:0":
-        ok = em.logical_and(em.greater_equal(labels, 0), em.less(labels, p.shape[-1]))
-        g = em.where(em.expand_dims(ok, -1), g, em.zeros_like(g))
     return g, None
 
 
+def _where_labels_in_range(labels: Any, n: int, g: Any) -> Any:
+    ok = em.logical_and(em.greater_equal(labels, 0), em.less(labels, n))
+    return em.where(em.expand_dims(ok, -1), g, em.zeros_like(g))
+
+
+@reg("sparse_softmax_xent_grad")
+def _sparse_xent_grad(op: OpContext, gg: Any) -> Gradients:
+    """``g = dloss[..., None] * (p - onehot) * ok`` is linear in ``dloss`` and in ``p``:
+    d(dloss) = sum(gg * (p - onehot) * ok, -1), d(p) = gg * dloss[..., None] * ok."""
+    dloss, p, labels = op.inputs
+    ddl = em.reduce_sum(em.multiply(gg, run_op(_XENT_GRAD, (em.ones_like(dloss), p, labels))),
+                        -1)
+    dp = _where_labels_in_range(labels, p.shape[-1],
+                                em.multiply(gg, em.expand_dims(dloss, -1)))
+    return ddl, dp, None
+
+
 MISSING_AS_NONE.add("sparse_softmax_xent")
+_XENT_GRAD = REGISTRY["sparse_softmax_xent_grad"]
 
 
 # --- fused layer ops (core's ``_ops/nn_fused``) --------------------------------------------
