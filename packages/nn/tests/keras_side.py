@@ -52,6 +52,9 @@ def write(out):
             if name in keras_twins.TRAINED:
                 keras_twins.train_step(model, name)
             np.save(out / f"{name}.pred.npy", _predict(model, keras_twins.inputs(name)))
+            if name in keras_twins.EVALUATED:
+                (out / f"{name}.evaluate.json").write_text(
+                    json.dumps(keras_twins.evaluate(model, name)))
             model.save(out / f"{name}.keras")
             model.save_weights(out / f"{name}.weights.h5")
             if name in keras_twins.TRAINED:  # what the loaded file's next step must give
@@ -75,6 +78,9 @@ def read(ember_dir):
                     model = build(keras)
                     model.load_weights(ember_dir / f"{name}.weights.h5")
                 np.save(ember_dir / f"{name}.{kind}.keras_pred.npy", _predict(model, x))
+                if kind == "keras" and name in keras_twins.EVALUATED:
+                    (ember_dir / f"{name}.keras_evaluate.json").write_text(
+                        json.dumps(keras_twins.evaluate(model, name)))
                 if kind == "keras" and name in keras_twins.TRAINED:
                     keras_twins.train_step(model, name)
                     np.save(ember_dir / f"{name}.keras_pred_after_step.npy",

@@ -86,6 +86,80 @@ def trained_bn_mlp(lib: Any) -> Any:
     return model
 
 
+def bidirectional(lib: Any) -> Any:
+    """Every merge mode, over each recurrent layer (a cell of its own per direction)."""
+    L = lib.layers
+    return lib.Sequential([
+        L.Input((6, 4)), L.Bidirectional(L.LSTM(5, return_sequences=True)),
+        L.Bidirectional(L.GRU(3, return_sequences=True), merge_mode="sum"),
+        L.Bidirectional(L.SimpleRNN(4, return_sequences=True), merge_mode="ave"),
+        L.Bidirectional(L.LSTM(3), merge_mode="mul"), L.Dense(2)])
+
+
+def masked_bidirectional(lib: Any) -> Any:
+    """Padded sequences: the backward direction starts at each sequence's last real step."""
+    L = lib.layers
+    return lib.Sequential([
+        L.Input((7,), dtype="int32"), L.Embedding(20, 6, mask_zero=True),
+        L.Bidirectional(L.GRU(4, return_sequences=True)),
+        L.Bidirectional(L.LSTM(3), merge_mode="sum")])
+
+
+def time_distributed(lib: Any) -> Any:
+    L = lib.layers
+    return lib.Sequential([
+        L.Input((4, 6, 6, 2)), L.TimeDistributed(L.Conv2D(3, 3, activation="relu")),
+        L.TimeDistributed(L.MaxPooling2D()), L.TimeDistributed(L.Flatten()),
+        L.TimeDistributed(L.Dense(5)), L.GRU(3)])
+
+
+def conv_transpose(lib: Any) -> Any:
+    """Output sizes Keras computes: a kernel smaller than its stride, output_padding
+    with "same" and "valid", a dilated kernel, channels_first."""
+    L = lib.layers
+    return lib.Sequential([
+        L.Input((3, 3, 3)), L.Conv2DTranspose(4, 2, strides=3),
+        L.Conv2DTranspose(3, 3, strides=2, padding="same", output_padding=1,
+                          activation="relu"),
+        L.Conv2DTranspose(2, 3, strides=(2, 1), output_padding=(1, 0), use_bias=False),
+        L.Conv2DTranspose(2, 3, padding="same", dilation_rate=2),
+        L.Conv2DTranspose(2, (2, 3), strides=2, data_format="channels_first"),
+        L.GlobalAveragePooling2D(), L.Dense(2)])
+
+
+def attention(lib: Any) -> Any:
+    """Cross-attention with its own value and output sizes, and causal self-attention."""
+    L = lib.layers
+    query, value = L.Input((5, 8), name="query"), L.Input((6, 4), name="value")
+    cross = L.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=5,
+                                 output_shape=6)(query, value)
+    own = L.MultiHeadAttention(num_heads=3, key_dim=2, use_bias=False)(
+        query, query, use_causal_mask=True)
+    return lib.Model([query, value], L.Dense(2)(L.Concatenate()([cross, own])))
+
+
+def compiled_metrics(lib: Any) -> Any:
+    """A compile config with metrics by name and by object, and a loss by name."""
+    L = lib.layers
+    model = lib.Sequential([L.Input((8,)), L.Dense(6, activation="relu"),
+                            L.Dense(3, activation="softmax")])
+    model.compile(optimizer=lib.optimizers.RMSprop(learning_rate=0.01),
+                  loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy", lib.metrics.SparseCategoricalAccuracy(name="acc")])
+    return model
+
+
+def compiled_loss_object(lib: Any) -> Any:
+    """A compile config with a loss object (its own config) and metric names and objects."""
+    L = lib.layers
+    model = lib.Sequential([L.Input((8,)), L.Dense(3, activation="softmax")])
+    model.compile(optimizer=lib.optimizers.SGD(learning_rate=0.1, momentum=0.9),
+                  loss=lib.losses.CategoricalCrossentropy(label_smoothing=0.1),
+                  metrics=["mae", lib.metrics.CategoricalAccuracy(),
+                           lib.metrics.MeanSquaredError(name="squares")])
+    return model
+
+
 # name -> (builder, inputs maker): inputs are fixed (numpy, one seed per case)
 def _floats(*shape: int) -> Any:
     return lambda rng: rng.standard_normal(shape).astype(np.float32)
@@ -112,7 +186,36 @@ CASES: dict[str, tuple[Any, Any]] = {
     "functional_two_inputs": (functional_two_inputs,
                               lambda rng: [_floats(5, 4)(rng), _floats(5, 3)(rng)]),
     "trained_bn_mlp": (trained_bn_mlp, _floats(6, 8)),
+    "bidirectional": (bidirectional, _floats(4, 6, 4)),
+    "masked_bidirectional": (masked_bidirectional, _ids(5, 7, padded=True)),
+    "time_distributed": (time_distributed, _floats(3, 4, 6, 6, 2)),
+    "conv_transpose": (conv_transpose, _floats(2, 3, 3, 3)),
+    "attention": (attention, lambda rng: [_floats(3, 5, 8)(rng), _floats(3, 6, 4)(rng)]),
+    "compiled_metrics": (compiled_metrics, _floats(10, 8)),
+    "compiled_loss_object": (compiled_loss_object, _floats(10, 8)),
 }
+
+
+# compiled cases whose compile config (loss, metrics by name) is compared: each side
+# evaluates the model it loaded on the case's fixed labels, and the two results (metric
+# names and values) must be those the saving side got
+def _labels(name: str, n: int) -> Any:
+    rng = np.random.default_rng(sum(map(ord, name)) + 1)
+    classes = rng.integers(0, 3, n)
+    if name == "compiled_loss_object":  # one-hot for the categorical loss
+        return np.eye(3, dtype=np.float32)[classes]
+    return classes.astype(np.int32)
+
+
+EVALUATED = {"compiled_metrics", "compiled_loss_object"}
+
+
+def evaluate(model: Any, name: str) -> dict[str, float]:
+    """The model's loss and metrics on the case's fixed data, by name."""
+    x = inputs(name)
+    logs = model.evaluate(x, _labels(name, len(x)), batch_size=len(x), verbose=0,
+                          return_dict=True)
+    return {k: float(v) for k, v in logs.items()}
 
 
 # compiled cases: one step of fit before the save and one after the load, on either side

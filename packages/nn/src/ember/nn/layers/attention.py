@@ -9,9 +9,63 @@ import numpy as np
 
 import ember.core as em
 
+from ._keras_args import only_default
 from .base import InputSpec, Layer
 from .core import Dropout
 from .dense import Dense
+
+
+def _check_keras_args(attention_axes: Any, sliding_window: Any, flash_attention: Any,
+                      kernel_constraint: Any, bias_constraint: Any, use_gate: Any) -> None:
+    """Keras 3's arguments that ember takes only at what it computes (a Keras file names
+    ``attention_axes=[1]`` and the defaults of the others)."""
+    axes = (attention_axes,) if isinstance(attention_axes, int) else attention_axes
+    if axes is not None and (not isinstance(axes, (list, tuple)) or
+                             [a % 3 if isinstance(a, int) else a for a in axes] != [1]):
+        raise ValueError(f"MultiHeadAttention: attention_axes={attention_axes!r} is not "
+                         f"supported; ember attends over axis 1 of (batch, steps, features) "
+                         f"inputs only (attention_axes=None or [1])")
+    only_default("MultiHeadAttention", sliding_window=(
+        sliding_window, None, "ember attends to every position the masks allow"),
+        use_gate=(use_gate, False, "ember has no gated attention"))
+    if flash_attention not in (None, False):
+        raise ValueError(f"MultiHeadAttention: flash_attention={flash_attention!r} is not "
+                         f"supported (ember has no flash attention kernel); pass None or "
+                         f"False")
+    for name, c in (("kernel_constraint", kernel_constraint),
+                    ("bias_constraint", bias_constraint)):
+        if c is not None:
+            raise ValueError(f"MultiHeadAttention: {name}={c!r} is not supported: ember "
+                             f"holds each projection as a 2-D Dense kernel, where a "
+                             f"constraint's axes are not those of Keras's 3-D kernels")
+
+
+def _output_size(output_shape: Any) -> int | None:
+    """Keras's ``output_shape`` (an int, or a one-element list or tuple) as an int."""
+    if output_shape is None:
+        return None
+    size = output_shape
+    if isinstance(output_shape, (list, tuple)) and len(output_shape) == 1:
+        size = output_shape[0]
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"MultiHeadAttention: output_shape={output_shape!r} must be a "
+                         f"positive int or a one-element list of one (ember projects to one "
+                         f"last axis)")
+    return int(size)
+
+
+def _elementwise(regularizer: Any, name: str) -> Any:
+    """A kernel or bias penalty that is a sum over the elements (L1, L2, L1L2), so that
+    ember's 2-D kernels give what Keras's 3-D ones do; others are refused by name."""
+    from .. import regularizers
+
+    reg = regularizers.get(regularizer)
+    if reg is None or type(reg) in (regularizers.L1, regularizers.L2, regularizers.L1L2):
+        return reg
+    raise ValueError(f"MultiHeadAttention: {name}={regularizer!r} is not supported: ember "
+                     f"holds each projection as a 2-D Dense kernel, so only penalties summed "
+                     f"over the elements (L1, L2, L1L2) mean what they do on Keras's "
+                     f"3-D kernels")
 
 
 class MultiHeadAttention(Layer):
@@ -20,6 +74,14 @@ class MultiHeadAttention(Layer):
     ``query`` (N, Tq, Dq), ``value`` (N, Tv, Dv), ``key`` defaults to ``value``;
     ``attention_mask`` (N, Tq, Tv) is True where attention is allowed;
     ``use_causal_mask=True`` also hides later positions (query ``i`` sees keys ``<= i``).
+
+    Takes Keras 3's arguments. ``output_shape``: the last axis of the output (an int or
+    a one-element list; the query's by default). ``kernel_regularizer`` and
+    ``bias_regularizer`` (L1, L2, L1L2) and ``seed`` (of the attention dropout) are
+    honoured; ``attention_axes`` only as None or [1], ``sliding_window``, ``use_gate``,
+    ``flash_attention`` and the constraints only at their defaults (refused by name
+    otherwise). The projections are ``Dense`` layers over the heads side by side; a
+    ``.keras`` or ``.weights.h5`` file holds them in Keras's per-head shapes.
 
     Examples:
         >>> import ember.core as em
@@ -30,21 +92,29 @@ class MultiHeadAttention(Layer):
     """
 
     def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None,
-                 dropout: float = 0.0, use_bias: bool = True, output_shape: int | None = None,
-                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
-                 **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+                 dropout: float = 0.0, use_bias: bool = True, output_shape: Any = None,
+                 attention_axes: Any = None, sliding_window: Any = None,
+                 flash_attention: Any = None, kernel_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
+                 bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None,
+                 use_gate: bool = False, seed: Any = None, **kwargs: Any) -> None:
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        _check_keras_args(attention_axes, sliding_window, flash_attention, kernel_constraint,
+                          bias_constraint, use_gate)
         self.num_heads, self.key_dim = int(num_heads), int(key_dim)
         self.value_dim = int(value_dim or key_dim)
         self.dropout = float(dropout)
-        self._out_dim = output_shape
+        self._out_dim = _output_size(output_shape)
         init = {"use_bias": use_bias, "kernel_initializer": kernel_initializer,
-                "bias_initializer": bias_initializer, "dtype": self.dtype_policy}
+                "bias_initializer": bias_initializer, "dtype": self.dtype_policy,
+                "kernel_regularizer": _elementwise(kernel_regularizer, "kernel_regularizer"),
+                "bias_regularizer": _elementwise(bias_regularizer, "bias_regularizer")}
         self.query_dense = Dense(self.num_heads * self.key_dim, name="query", **init)
         self.key_dense = Dense(self.num_heads * self.key_dim, name="key", **init)
         self.value_dense = Dense(self.num_heads * self.value_dim, name="value", **init)
         self._init = init
-        self.dropout_layer = Dropout(self.dropout, dtype=self.dtype_policy)
+        self.dropout_layer = Dropout(self.dropout, seed=seed, dtype=self.dtype_policy)
 
     def build(self, input_shape: Any) -> None:
         out = self._out_dim or input_shape[-1]

@@ -178,20 +178,58 @@ class Conv1D(_Conv):
 
 
 class Conv2DTranspose(_Conv):
-    """Transposed 2-D convolution of NHWC (or NCHW) inputs; kernel (KH, KW, filters, C_in)."""
+    """Transposed 2-D convolution of NHWC (or NCHW) inputs; kernel (KH, KW, filters, C_in).
+
+    The output's spatial size is Keras 3's: with ``output_padding=None``, ``n * stride``
+    for ``"same"`` and ``(n - 1) * stride + max(k, stride)`` for ``"valid"`` (``k`` the
+    dilated kernel size); with ``output_padding=p`` (an int or one per axis, each below
+    its stride), ``(n - 1) * stride + k + p`` for ``"valid"`` and
+    ``(n - 1) * stride + k % 2 + p`` for ``"same"``: the extra rows and columns at the end
+    of the output that a strided convolution of it would not see.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> up = nn.layers.Conv2DTranspose(2, 3, strides=2, padding="same", output_padding=1)
+        >>> up(em.ones((1, 4, 4, 3))).shape
+        (1, 8, 8, 2)
+    """
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                 output_padding: Any = None, data_format: str | None = None,
+                 dilation_rate: Any = 1, activation: Any = None, use_bias: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         dilation_rate=dilation_rate, activation=activation,
+                         use_bias=use_bias, data_format=data_format, **kwargs)
+        self.output_padding: tuple[int, ...] | None = None
+        if output_padding is not None:
+            pads = (output_padding,) * 2 if isinstance(output_padding, int) else \
+                tuple(output_padding)
+            if len(pads) != 2 or not all(isinstance(p, int) and 0 <= p < s
+                                         for p, s in zip(pads, self.strides)):
+                raise ValueError(f"Conv2DTranspose: output_padding={output_padding!r} must "
+                                 f"be an int or 2 ints, each >= 0 and below its stride "
+                                 f"(strides={self.strides})")
+            self.output_padding = pads
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "output_padding": self.output_padding}
 
     def _kernel_shape(self, channels: int) -> tuple[int, ...]:
         return self.kernel_size + (self.filters, channels)
 
-    def _out_size(self, n: int, k: int, s: int, d: int) -> int:
+    def _out_size(self, n: int, k: int, s: int, d: int, p: int | None) -> int:
+        k = (k - 1) * d + 1
         if self.padding == "SAME":
-            return n * s
-        return (n - 1) * s + (k - 1) * d + 1
+            return n * s if p is None else (n - 1) * s + k % 2 + p
+        return (n - 1) * s + k + (max(k, s) - k if p is None else p)
 
     def _convolve(self, x: Any) -> Any:
         n, h, w, _ = x.shape
-        oh, ow = (self._out_size(a, k, s, d) for a, k, s, d in
-                  zip((h, w), self.kernel_size, self.strides, self.dilation_rate))
+        pads = self.output_padding or (None, None)
+        oh, ow = (self._out_size(a, k, s, d, p) for a, k, s, d, p in
+                  zip((h, w), self.kernel_size, self.strides, self.dilation_rate, pads))
         return em.nn_ops.conv2d_transpose(x, self.kernel.value(), (n, oh, ow, self.filters),
                                           strides=self.strides, padding=self.padding,
                                           dilations=self.dilation_rate)

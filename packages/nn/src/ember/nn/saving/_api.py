@@ -23,7 +23,7 @@ import numpy as np
 
 import ember.core as em
 
-from . import _archive, _atomic, _h5, _safetensors, _serialization, _walk
+from . import _archive, _atomic, _h5, _layouts, _safetensors, _serialization, _walk
 
 KERAS_FORMAT_VERSION = "3.16.0"  # the Keras 3 release whose file layout ember writes
 _SLACK = 1 << 20  # bytes of budget beyond the weights file (HDF5's own overhead is larger)
@@ -52,12 +52,16 @@ def _groups(model: Any, include_optimizer: bool) -> list[tuple[str, str, list[np
     opt = getattr(model, "optimizer", None) if include_optimizer else None
     if opt is not None and _walk.optimizer_built(_walk.slot_owner(opt)):
         _walk.build_optimizer(_walk.slot_owner(opt), model.trainable_variables)
+    shapes = _layouts.saved_shapes(model)
     for path, obj in _walk.saveables(model, include_optimizer):
         if _walk._is_optimizer(obj):
             variables = _walk.optimizer_variables(obj, model.trainable_variables)
+            _layouts.add_slot_shapes(obj, model.trainable_variables, shapes)
         else:
             variables = _walk.own_variables(obj)
-        out.append((path, str(obj.name), [_walk.value_of(v) for v in variables]))
+        arrays = [_walk.value_of(v) for v in variables]
+        out.append((path, str(obj.name), [a.reshape(shapes[id(v)]) if id(v) in shapes else a
+                                          for v, a in zip(variables, arrays)]))
     return out
 
 
@@ -101,6 +105,16 @@ def _fit(value: np.ndarray, var: Any, where: str, name: str) -> np.ndarray:
                      f"{want}")
 
 
+def _read(store: Any, path: str, i: int, var: Any, shapes: dict[int, tuple[int, ...]],
+          where: str, label: str) -> np.ndarray:
+    """Variable ``i`` of ``path`` from the file, in ``var``'s dtype and shape (a variable
+    Keras saves in another shape is checked against that shape, then reshaped)."""
+    saved = shapes.get(id(var))
+    like = var if saved is None else _layouts.SavedLike(var, saved)
+    value = _fit(store.read(path, i, like), var, where, f"{label}/vars/{i}")
+    return value if saved is None else value.reshape(tuple(var.shape))
+
+
 def _load_into(model: Any, store: Any, where: str, skip_mismatch: bool) -> None:
     """Read every variable of ``model`` (and its optimizer) from ``store``, checking all
     of them before any is assigned: a bad file leaves the model as it was."""
@@ -108,6 +122,7 @@ def _load_into(model: Any, store: Any, where: str, skip_mismatch: bool) -> None:
     trainable = model.trainable_variables
     pending: list[tuple[Any, np.ndarray]] = []
     consumed: set[str] = set()
+    shapes = _layouts.saved_shapes(model)
     for path, obj in _walk.saveables(model, include_optimizer=True):
         consumed.add(path)
         label = path or "the model itself"
@@ -118,6 +133,7 @@ def _load_into(model: Any, store: Any, where: str, skip_mismatch: bool) -> None:
                     not _walk.optimizer_built(obj):
                 _walk.build_optimizer(obj, trainable)
                 variables = _walk.optimizer_variables(obj, trainable)
+            _layouts.add_slot_shapes(obj, trainable, shapes)
         else:
             variables = _walk.own_variables(obj)
         n = store.count(path)
@@ -129,7 +145,7 @@ def _load_into(model: Any, store: Any, where: str, skip_mismatch: bool) -> None:
                 continue
             raise ValueError(msg)
         try:
-            values = [(v, _fit(store.read(path, i, v), v, where, f"{label}/vars/{i}"))
+            values = [(v, _read(store, path, i, v, shapes, where, label))
                       for i, v in enumerate(variables)]
         except ValueError as e:
             if skip_mismatch and "shape" in str(e):

@@ -156,6 +156,15 @@ SAVED_MODULE = {"model": "keras", "layer": "keras.layers", "optimizer": "keras.o
                 "constraint": "keras.constraints", "loss": "keras.losses",
                 "metric": "keras.metrics", "activation": "keras.activations"}
 
+# ember classes whose own name is spelt otherwise in Keras 3 (ember's RMSprop is its
+# RMSProp class): a saved config gives Keras's spelling, which ember reads as well
+_KERAS_SPELLING = {("optimizer", "RMSProp"): "RMSprop"}
+
+
+def saved_class_name(kind: str, cls: type) -> str:
+    """The ``class_name`` a config of an ember built-in class gives (Keras 3's)."""
+    return _KERAS_SPELLING.get((kind, cls.__name__), cls.__name__)
+
 
 def _nn() -> Any:
     return sys.modules["ember.nn"]

@@ -96,7 +96,8 @@ def _serialize(obj: Any, depth: int) -> Any:
     kind = _registry.builtin_kind_of(obj)
     cls = type(obj)
     if kind is not None:
-        config = {"module": _saved_module(kind, cls), "class_name": cls.__name__,
+        config = {"module": _saved_module(kind, cls),
+                  "class_name": _registry.saved_class_name(kind, cls),
                   "config": inner, "registered_name": None}
     else:
         module = None if cls.__module__ == "__main__" else cls.__module__
