@@ -6,6 +6,7 @@ from typing import Any
 
 import ember.core as em
 
+from . import _fused
 from .base import Hyper, Optimizer
 
 
@@ -40,8 +41,11 @@ class Adam(Optimizer):
             self.add_slot(var, "vhat")
 
     def apply_single(self, grad: Any, var: Any, lr: float) -> None:
-        b1, b2, t = self._hyper("beta_1"), self._hyper("beta_2"), self._step
+        b1, b2 = self._hyper("beta_1"), self._hyper("beta_2")
         m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        if not self.amsgrad and _fused.adam(var, grad, m, v, b1, b2, self._hyper("epsilon"),
+                                            lr, self.iterations):  # one kernel on a GPU
+            return
         m.assign(em.add(em.multiply(m.value(), b1), em.multiply(grad, 1 - b1)))
         v.assign(em.add(em.multiply(v.value(), b2), em.multiply(em.square(grad), 1 - b2)))
         vv = v.value()
@@ -50,7 +54,7 @@ class Adam(Optimizer):
             vh.assign(em.maximum(vh.value(), vv))
             vv = vh.value()
         denom = em.add(em.sqrt(vv), self._hyper("epsilon"))
-        alpha = em.multiply(lr, self._correction(b1, b2, t))
+        alpha = em.multiply(lr, self._correction(b1, b2, self._step))
         var.assign_sub(em.multiply(em.divide(m.value(), denom), alpha))
 
     def _correction(self, b1: Any, b2: Any, t: Any) -> Any:

@@ -110,7 +110,6 @@ class Optimizer(_Listened):
         self._slots: dict[int, dict[str, Any]] = {}
         self._primaries: dict[int, Any] = {}
         self._warned: set[int] = set()
-        self._step: Any = None
         self._known_step: int | None = None
         self._now: dict[str, Any] | None = None
 
@@ -332,14 +331,28 @@ class Optimizer(_Listened):
         cache[(key, device)] = (value, out)
         return out
 
+    @property
+    def _step(self) -> Any:
+        """This step's number as a float32 tensor (1 on the first step) on the device of
+        the variable being updated, for step-dependent terms such as Adam's bias
+        correction: computed with ops, never frozen on the host. Made at its first read in
+        a step, so an update that never reads it (SGD's, a fused one) launches nothing
+        for it (two kernels a step on a GPU)."""
+        now = self.__dict__.get("_now")
+        if now is None or "_device" not in now:
+            return None
+        hit = now.get("_step")
+        if hit is None:
+            step = em.add(em.cast(self.iterations.value(), em.float32), 1.0)
+            hit = now["_step"] = self._on("_step", step, now["_device"])
+        return hit
+
     def _apply(self, grads: list[Any], pairs: list[tuple[Any, Any]]) -> None:
         read = self._now or {}
-        # The step number as a float32 tensor (1 on the first step): step-dependent terms
-        # such as Adam's bias correction are computed with ops, never frozen on the host.
-        step = em.add(em.cast(self.iterations.value(), em.float32), 1.0)
         devices = list(dict.fromkeys(v.device for _, v in pairs))
         per_device = {d: {k: self._on(k, x, d) for k, x in read.items()} for d in devices}
-        steps = {d: self._on("_step", step, d) for d in devices}
+        for d in devices:
+            per_device[d]["_device"] = d  # (where ``_step`` goes)
         clipped = []
         for g, (_, v) in zip(grads, pairs):
             self._now = per_device[v.device]
@@ -349,7 +362,7 @@ class Optimizer(_Listened):
         if global_clipnorm is not None:
             clipped, _ = em.clip_by_global_norm(clipped, global_clipnorm)
         for g, (_, v) in zip(clipped, pairs):
-            self._now, self._step = per_device[v.device], steps[v.device]
+            self._now = per_device[v.device]
             lr = self._hyper("learning_rate")
             if v.uid not in self._slots:
                 self._slots[v.uid] = {}

@@ -6,6 +6,7 @@ from typing import Any
 
 import ember.core as em
 
+from . import _fused
 from .base import Hyper, Optimizer
 
 
@@ -47,10 +48,12 @@ class SGD(Optimizer):
         mom = self._hyper("momentum")
         if not self._host_hyper("momentum") and "momentum" not in self._slots.get(var.uid, {}):
             # in place in blocks where nothing else sees the variable (no new array)
-            if not var._sub_scaled_in_place(grad, lr):
+            if not var._sub_scaled_in_place(grad, lr) and not _fused.sgd(var, grad, lr):
                 var.assign_sub(em.multiply(grad, lr))
             return
         m = self.add_slot(var, "momentum")
+        if _fused.momentum(var, grad, m, mom, lr, self.nesterov):  # one kernel on a GPU
+            return
         m.assign(em.add(em.multiply(m.value(), mom), grad))
         step = em.add(grad, em.multiply(m.value(), mom)) if self.nesterov else m.value()
         var.assign_sub(em.multiply(step, lr))
