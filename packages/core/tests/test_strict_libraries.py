@@ -12,6 +12,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from ember.core.testing import backend_tolerance, simulated_gpus
 from ember.core.testing._strict_libraries import CUBLAS, CURAND, CUSOLVER, library
+from ember.core.testing._strict_nvmath import without_nvmath
 
 
 def _refused(lib):
@@ -22,8 +23,9 @@ def _refused(lib):
 
 @pytest.fixture
 def be():
-    """The backend of one strict simulated GPU."""
-    with simulated_gpus(1, strict=True) as (gpu,):
+    """The backend of one strict simulated GPU, its ``xp.matmul`` cupy's own (as without
+    nvmath-python: ember's products through it are test_nvmath_products')."""
+    with simulated_gpus(1, strict=True) as (gpu,), without_nvmath(gpu):
         yield gpu.backend
 
 

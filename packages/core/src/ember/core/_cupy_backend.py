@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ._backend import check_gpu_dtype
+from ._nvmath_products import Products, RoutedNamespace, load_nvmath
 
 _probe: tuple[Any, int] | None = None
 
@@ -29,12 +30,15 @@ def probe() -> tuple[Any, int]:
 
 
 class CupyBackend:
-    """NVIDIA GPU arrays in cupy."""
+    """NVIDIA GPU arrays in cupy. With nvmath-python installed, ``xp.matmul`` is
+    ``products.matmul`` (``_nvmath_products``): float products through cuBLASLt, which a
+    CUDA graph can capture (cupy's own cuBLAS calls refuse to run while a stream captures)."""
 
     name = "cupy"
 
     def __init__(self, cupy: Any) -> None:
-        self.xp = cupy
+        self.products = Products(cupy, load_nvmath())
+        self.xp = cupy if self.products.nvmath is None else RoutedNamespace(cupy, self.products)
         import cupyx
 
         self._cupyx = cupyx

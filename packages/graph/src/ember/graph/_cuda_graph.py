@@ -17,10 +17,13 @@ when a graph would repeat something a call must redo on the host:
 - work on more than one device, or on a backend that cannot capture (the CPU).
 
 Anything else a capture meets that CUDA or cupy forbids raises during the capture, and the
-plan then replays op by op, as before, with the reason kept in ``status``: a host transfer
-or a synchronization (CUDA), or a call into cuBLAS, cuSOLVER or cuRAND (cupy 14 refuses
-them on a capturing stream, cupy issue 6290: a float matrix product, a convolution or a
-recurrent cell through its GEMM, a factorization), in which case ``status`` names the op.
+plan then replays op by op, as before, with the reason kept in ``status``, naming the op
+whose call raised: a host transfer or a synchronization (CUDA), or a call into cuBLAS,
+cuSOLVER or cuRAND (cupy 14 refuses them on a capturing stream, cupy issue 6290: a
+factorization, an ``einsum`` contraction). Float matrix products (Dense layers,
+convolutions and recurrent cells through their GEMMs) capture through nvmath-python
+(``ember.core._nvmath_products``); where it is not installed, or does not take a product,
+the reason says so.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any
 CAPTURE_ON_REPLAY = 2  # the replay that captures (the first one warms the caches)
 REPLAY_FILE = "<ember.graph replay>"  # the file name of a plan's generated replay
 # cupy's refusal (cupy_backends/cuda/libs/{cublas,cusolver,curand}.pyx, setStream)
+_NVMATH_REASON = "ember_nvmath_reason"  # ember.core._nvmath_products.REASON_ATTR
 _LIBRARY_REFUSED = re.compile(r"calling (\w+) API during stream capture is currently "
                               r"unsupported")
 
@@ -124,15 +128,26 @@ class Capturing:
 
 
 def why_not_captured(e: BaseException, replay: Any) -> str:
-    """The reason a capture failed with ``e``, naming the op (``replay.step_at``) whose call
-    into a CUDA library cupy refused."""
+    """The reason a capture failed with ``e``; for cupy's refusal of a library, the op
+    (``replay.step_at``) whose call it refused, and for a product that did not go through
+    nvmath-python, why (not installed, or a product it does not take)."""
     refused = _LIBRARY_REFUSED.fullmatch(str(e))
     if not isinstance(e, NotImplementedError) or refused is None:
         return f"the capture failed: {type(e).__name__}: {e}"
-    op, tb = "an op", e.__traceback__
+    op, tb = None, e.__traceback__
     step_at = getattr(replay, "step_at", {})
     while tb is not None:  # the replay's innermost line that was running
         if tb.tb_frame.f_code.co_filename == REPLAY_FILE:
             op = step_at.get(tb.tb_lineno, op)
         tb = tb.tb_next
-    return f"{op} calls {refused.group(1)}, which cupy refuses during stream capture"
+    library = refused.group(1)
+    why = f"{op or 'an op'} calls {library}, which cupy refuses during stream capture"
+    reason = getattr(e, _NVMATH_REASON, None)  # set where ember's matmul fell back to cupy's
+    return why if reason is None else f"{why}; {_plain(reason)}"
+
+
+def _plain(reason: str) -> str:
+    """The routing's reason as the status reads it."""
+    if reason.startswith("nvmath-python"):
+        return reason
+    return f"nvmath-python does not take it: {reason}"

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._backend import GPU_UNSUPPORTED_DTYPES, _np_erf, check_gpu_dtype
 from .._cupy_backend import CupyBackend, buffer_address, owns_buffer
-from . import _strict_launches, _strict_libraries, _strict_numerics
+from . import _strict_launches, _strict_libraries, _strict_numerics, _strict_nvmath
 from ._strict_cuda import CAPTURING, Capture, StrictCuda, StrictStream, normalized
 from ._strict_memory import DeviceMemory, pointer
 
@@ -120,6 +120,9 @@ class StrictBackend:
         self.current_stream = StrictStream(self, null=True)
         self.cuda = StrictCuda(self)
         self.xp = StrictNamespace(self, np, "")
+        # ember's products through nvmath-python (a fake one, _strict_nvmath), as on a GPU
+        # with ember-core[cuda12]: xp becomes ember's RoutedNamespace over the namespace
+        self.products = _strict_nvmath.install(self)
 
     def to_host(self, a: Any) -> np.ndarray:
         if not isinstance(a, StrictArray):

@@ -101,18 +101,20 @@ def uploaded(host: np.ndarray) -> np.ndarray:
 
 
 def as_gpu_computes(qual: str, args: Any, kwargs: Any, out: Any, *,
-                    fn: Callable[..., Any] | None = None, owner: Any = None) -> Any:
+                    fn: Callable[..., Any] | None = None, owner: Any = None,
+                    salt: int = 0) -> Any:
     """``out`` (numpy's result of ``cupy.<qual>(*args, **kwargs)``) as a GPU rounds it: float
     results of math functions, products, solvers and reductions moved by 1 or 2 ulp where
     a GPU does not keep them exact. ``fn`` (numpy's function, or an array's method with
-    ``owner`` its array) recomputes the call in higher precision to find those."""
+    ``owner`` its array) recomputes the call in higher precision to find those. ``salt``
+    changes which way each value moves: another library's rounding (nvmath's cuBLASLt)."""
     if not _rounds(qual):
         return out
     if isinstance(out, tuple):
-        return tuple(_moved(qual, args, kwargs, o, fn, owner, i) for i, o in enumerate(out))
+        return tuple(_moved(qual, args, kwargs, o, fn, owner, i, salt) for i, o in enumerate(out))
     if isinstance(out, list):
-        return [_moved(qual, args, kwargs, o, fn, owner, i) for i, o in enumerate(out)]
-    return _moved(qual, args, kwargs, out, fn, owner, None)
+        return [_moved(qual, args, kwargs, o, fn, owner, i, salt) for i, o in enumerate(out)]
+    return _moved(qual, args, kwargs, out, fn, owner, None, salt)
 
 
 def gpu_math(name: str, f: Callable[..., Any]) -> Callable[..., Any]:
@@ -203,7 +205,7 @@ def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # --- rounding ------------------------------------------------------------------------------
 def _moved(qual: str, args: Any, kwargs: Any, out: Any, fn: Any, owner: Any,
-           index: int | None) -> Any:
+           index: int | None, salt: int = 0) -> Any:
     y = np.asarray(out)
     if y.dtype not in _FLOATS or y.size == 0:
         return out
@@ -211,7 +213,7 @@ def _moved(qual: str, args: Any, kwargs: Any, out: Any, fn: Any, owner: Any,
         return out  # integer powers: correctly rounded products on a GPU too
     with np.errstate(all="ignore"):
         keep = _exact(qual, args, kwargs, y, fn, owner, index)
-        moved = _perturbed(y, keep)
+        moved = _perturbed(y, keep, salt)
     if moved is y:
         return out
     dests = kwargs.get("out")
@@ -278,7 +280,7 @@ def _higher(qual: str, args: Any, kwargs: Any, y: np.ndarray, fn: Any, owner: An
     return ref
 
 
-def _perturbed(y: np.ndarray, keep: np.ndarray) -> np.ndarray:
+def _perturbed(y: np.ndarray, keep: np.ndarray, salt: int = 0) -> np.ndarray:
     """``y`` with each value outside ``keep`` moved by 1 or 2 ulp (its magnitude, so that
     the sign stays), never across a whole number; ``y`` itself where nothing moves."""
     tiny = np.finfo(y.dtype).tiny
@@ -289,7 +291,7 @@ def _perturbed(y: np.ndarray, keep: np.ndarray) -> np.ndarray:
         return y
     ut = _UINT[y.dtype.itemsize]
     bits = np.array(mag, order="C").view(ut).astype(np.int64)
-    mixed = bits.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)  # wraps: a hash
+    mixed = (bits.astype(np.uint64) ^ np.uint64(salt)) * np.uint64(0x9E3779B97F4A7C15)  # a hash
     steps = _STEPS[(mixed >> np.uint64(58)).astype(np.int64) % len(_STEPS)]
     out = y
     for sign in (1, -1):  # the other way where the first would cross a whole number

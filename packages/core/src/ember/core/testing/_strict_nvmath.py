@@ -1,0 +1,421 @@
+"""nvmath-python on the strict double: a fake ``nvmath`` package (``nvmath.linalg.advanced``'s
+``Matmul`` and ``MatmulOptions``) over the double's arrays. ``install(backend)`` puts it
+behind each strict GPU with ember's own product routing (``ember.core._nvmath_products``),
+as ``pip install ember-core[cuda12]`` puts the real one behind cupy; ``without_nvmath``
+takes it away for a block (a GPU where it is not installed).
+
+What it keeps of nvmath-python (read from its source, ``nvmath/linalg/advanced/
+matmulmod.py`` and ``nvmath/linalg/_internal/{typemaps,utils}.py``):
+
+- ``Matmul(a, b, /, c=None, *, alpha=None, beta=None, qualifiers=None, options=None,
+  stream=None)``: float16/32/64 and complex64/128 only, A and B of one dtype
+  (``ValueError``), extents strictly positive, ``c`` at least 2-D and ``beta`` given with
+  it, ``options.inplace`` only with ``c`` (the result is then ``c`` itself). Layouts as
+  ``get_mm_traits`` reads them (strides in elements): a vector is a one-row (A) or
+  one-column (B) matrix; a matrix is column-major if its first stride is 1, else
+  row-major if its second is, else ("Unsupported layout.") only a one-row or one-column
+  matrix; batch dimensions tileable, equal (and in the same memory order) when both
+  operands have them, else the other operand broadcast; C's batch as the product's.
+- ``plan()`` asks cuBLASLt for algorithms in a blocking call (an event synchronize), so
+  it raises during a capture; the algorithms assume the operands' address alignment
+  (``min_alignment_*_bytes``, up to 256).
+- ``reset_operands(a=None, b=None, c=None, ...)``: dtype, extents and strides must match
+  the planned ones ("The strides of the new operand must match ..."); with no argument it
+  drops the operands, and then all of them are required again. It first makes the
+  workspace's stream wait for the last ``execute``'s event, and so does ``execute``'s
+  ``release_workspace=True``.
+- ``execute(algorithm=None, release_workspace=False, stream=None)``: one ``cublasLtMatmul``
+  on ``stream`` (the current one by default): the kernels the double counts for cuBLAS (a
+  GEMM, and a split-K reduction where the H200 ran one; a batch is one batched GEMM); an
+  event recorded after it; the workspace allocated on the first execute (its stream kept)
+  and kept unless released. A captured execute is replayed by each graph launch.
+- ``free()`` (then every method raises), and ``with Matmul(...) as mm``.
+
+Numbers: numpy's product (float16 accumulated in float32, as cuBLASLt's default compute
+type), moved 1 or 2 ulp as the double moves cuBLAS's, with another hash (``SALT``):
+cuBLASLt through nvmath may pick another algorithm than cupy's cuBLAS, so a step that
+mixed the two libraries differs from one that used one.
+
+Stricter than a GPU is known to be (modelled from CUDA's rules, not measured): an event
+recorded in a capture and waited on from another stream raises (CUDA would pull that
+stream into the capture; the legacy stream cannot join one); operands aligned less than
+the plan assumed raise at ``execute`` (cuBLASLt's kernel may read them with wider loads);
+a layout nvmath reads with a leading dimension longer than the array's stride (a
+broadcast or overlapping row, where nvmath takes ``ld = max(extent, stride)``) raises
+where a GPU would read other memory. Not modelled (raise): epilogs, autotuning, host
+(numpy) operands, quantization, qualifiers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .._nvmath_products import Products, RoutedNamespace
+from . import _strict_launches, _strict_numerics
+from ._strict_launches_libs import _gemm
+
+SALT = 0x6E766D617468  # "nvmath": cuBLASLt's rounding, not cupy's cuBLAS's
+_SUPPORTED = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64,
+                                             np.complex64, np.complex128))
+
+
+class InvalidMatmulState(Exception):
+    """nvmath's: a ``Matmul`` used after ``free()``."""
+
+
+@dataclasses.dataclass
+class MatmulOptions:
+    """nvmath's ``MatmulOptions``: the fields ember may pass; others are refused."""
+
+    inplace: bool = False
+    blocking: Any = "auto"
+    memory_limit: Any = "80%"
+    logger: Any = None
+
+
+@dataclasses.dataclass
+class _Event:
+    stream: Any
+    capture: Any  # the capture it was recorded in, or None
+
+
+@dataclasses.dataclass
+class _Layout:
+    """One operand as nvmath reads it: matrix shape, (order, ld), batch shape and order."""
+
+    mm: tuple[int, int]
+    order: str
+    batch: tuple[int, ...]
+    batch_order: tuple[int, ...]
+
+
+def _array(x: Any, name: str) -> np.ndarray:
+    if type(x).__name__ != "StrictArray":
+        raise TypeError(f"Matmul: operand {name} is a {type(x).__name__}; the strict double "
+                        "models nvmath's GPU operands only (host operands are not modelled)")
+    return x._a
+
+
+def _strides(a: np.ndarray) -> tuple[int, ...]:
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def _tileable(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    order = sorted(zip(strides, shape))
+    return all(order[i - 1][1] * order[i - 1][0] == order[i][0] for i in range(1, len(order)))
+
+
+def _layout(a: np.ndarray, name: str, vector_as: str) -> _Layout:
+    shape, strides = list(a.shape), list(_strides(a))
+    batch, mm, bst, mst = shape[:-2], shape[-2:], strides[:-2], strides[-2:]
+    if len(mm) == 1:  # a vector: one row (A) or one column (B)
+        s, d = mm[0], mst[0]
+        mm, mst = ([1, s], [s * d, d]) if vector_as == "row" else ([s, 1], [d, s * d])
+    if batch and not _tileable(tuple(batch), tuple(bst)):
+        raise ValueError(f"The batch layout for {name} corresponding to shape = {batch} and "
+                         f"strides = {bst} is currently not supported because it is not "
+                         "tileable.")
+    (m, n), (s0, s1) = mm, mst
+    if s0 == 1:
+        order, ok = "col", n == 1 or s1 >= m
+    elif s1 == 1:
+        order, ok = "row", m == 1 or s0 >= n
+    elif m == 1 or n == 1:
+        order, ok = ("col", True) if m == 1 else ("row", True)
+    else:
+        raise ValueError("Unsupported layout.")
+    if not ok:
+        raise ValueError(f"the strict double refuses operand {name} (shape {tuple(a.shape)}, "
+                         f"strides {tuple(strides)}): nvmath would read it with a leading "
+                         "dimension longer than its stride, other memory than the array's")
+    batch_order = tuple(i for _, i in sorted(zip(bst, range(len(bst)))))
+    return _Layout((m, n), order, tuple(batch), batch_order)
+
+
+def _alignment(x: Any) -> int:
+    ptr = int(x.data.ptr)
+    return 256 if ptr == 0 else min(256, ptr & -ptr)
+
+
+class Matmul:
+    """The strict double's ``nvmath.linalg.advanced.Matmul`` (see the module docstring)."""
+
+    def __init__(self, a: Any, b: Any, /, c: Any = None, *, alpha: Any = None,
+                 beta: Any = None, qualifiers: Any = None, options: Any = None,
+                 stream: Any = None, quantization_scales: Any = None) -> None:
+        if qualifiers is not None or quantization_scales is not None:
+            raise NotImplementedError("Matmul: qualifiers and quantization scales are not "
+                                      "modelled by the strict double")
+        if isinstance(options, dict):
+            options = MatmulOptions(**options)
+        self.options = options if options is not None else MatmulOptions()
+        if c is None and self.options.inplace:
+            raise ValueError("The operation cannot be inplace if operand C is not provided.")
+        arrays = [_array(a, "A"), _array(b, "B")] + ([_array(c, "C")] if c is not None else [])
+        for x, name in zip(arrays, "ABC"):
+            if x.dtype not in _SUPPORTED:
+                raise ValueError(f"The dtype of operand {name} ({x.dtype}) is not supported.")
+            if any(e <= 0 for e in x.shape):
+                raise ValueError(f"The specified extents {x.shape} for operand {name.lower()} "
+                                 "are not valid. The extents must be strictly positive. ")
+        if c is not None and c.ndim < 2:
+            raise ValueError("In order to avoid broadcasting behavior ambiguity, `c` must be "
+                             "at least 2-D. Use a singleton dimension to convert your input "
+                             "array to 2-D.")
+        if c is not None and beta is None:
+            raise ValueError("A value for beta must be provided if operand C is provided.")
+        if a.dtype != b.dtype:
+            raise ValueError(f"Unsupported combination of dtypes for operands A {a.dtype} and "
+                             f"B {b.dtype}.")
+        backends = {id(x._ns._backend): x._ns._backend for x in (a, b, c) if x is not None}
+        if len(backends) > 1:
+            raise ValueError("Matmul: the operands are on different devices")
+        (self._backend,) = backends.values()
+        self._traits(arrays[0], arrays[1], arrays[2] if c is not None else None)
+        self.alpha = 1.0 if alpha is None else alpha
+        self.beta = 0.0 if beta is None else beta
+        self.operands: list[Any] | None = [a, b] + ([c] if c is not None else [])
+        self._meta = [(x.dtype, tuple(x.shape), _strides(x._a)) for x in self.operands]
+        self.num_operands = len(self.operands)
+        self.planned = False
+        self.valid_state = True
+        self.last_compute_event: _Event | None = None
+        self.workspace_stream: Any = None
+        self._align: tuple[int, ...] = ()
+
+    def _traits(self, a: np.ndarray, b: np.ndarray, c: np.ndarray | None) -> None:
+        la, lb = _layout(a, "A", "row"), _layout(b, "B", "col")
+        if la.mm[1] != lb.mm[0]:
+            raise ValueError(f"The 'K' extent must match for the operands: K={la.mm[1]} in "
+                             f"operand A is not equal to K={lb.mm[0]} in operand B.")
+        if la.batch and lb.batch:
+            if la.batch != lb.batch:
+                raise ValueError(f"The batch dimensions of operands A {list(la.batch)} and B "
+                                 f"{list(lb.batch)} must match.")
+            if la.batch_order != lb.batch_order:
+                raise ValueError(f"The batch order of operands A {la.batch_order} and B "
+                                 f"{lb.batch_order} must match.")
+        batch = la.batch or lb.batch
+        self._mnk = (la.mm[0], lb.mm[1], la.mm[1])
+        self._a_order = la.order
+        self._batch = batch
+        if c is not None:
+            lc = _layout(c, "C", "row")
+            if lc.mm[0] != la.mm[0]:
+                raise ValueError(f"The M dimension of the C matrix ({lc.mm[0]}) must match "
+                                 "the M dimension of A.")
+            if lc.mm[1] != lb.mm[1] and (self.options.inplace or lc.mm[1] != 1):
+                raise ValueError(f"The N dimension of the C matrix ({lc.mm[1]}) must match "
+                                 "the N dimension of B.")
+            if (self.options.inplace or lc.batch) and lc.batch != batch:
+                raise ValueError(f"The batch dimension of operand C {list(lc.batch)} must "
+                                 f"match with that of the other operands {list(batch)}.")
+
+    def __enter__(self) -> Matmul:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.free()
+
+    def _check_valid(self) -> None:
+        if not self.valid_state:
+            raise InvalidMatmulState("The Matmul object cannot be used after resources are "
+                                     "free'd")
+
+    def _stream(self, stream: Any) -> Any:
+        return stream if stream is not None else self._backend.current_stream
+
+    def _wait_for_last(self) -> None:
+        """nvmath's ``workspace_stream.wait(last_compute_event)``."""
+        ev = self.last_compute_event
+        if ev is None:
+            return
+        if ev.capture is not None and self.workspace_stream is not ev.stream:
+            raise RuntimeError(
+                "cudaErrorStreamCaptureImplicit: a stream waits on an event recorded in a "
+                "stream capture (nvmath's workspace stream waiting for the execute that was "
+                "captured; strict double: a GPU would pull that stream into the capture, "
+                "which the legacy stream cannot join)")
+        self.last_compute_event = None
+
+    def plan(self, *, preferences: Any = None, algorithms: Any = None, epilog: Any = None,
+             epilog_inputs: Any = None, stream: Any = None) -> tuple[Any, ...]:
+        self._check_valid()
+        if epilog is not None or epilog_inputs is not None or algorithms is not None:
+            raise NotImplementedError("Matmul.plan: epilogs and given algorithms are not "
+                                      "modelled by the strict double")
+        if self.operands is None:
+            raise RuntimeError("Matmul.plan: the operands were reset to None")
+        self._backend.check_not_capturing("synchronous API calls")  # the heuristic query
+        self._align = tuple(_alignment(x) for x in self.operands)
+        self.planned = True
+        return ("algorithm 0 (strict double)",)
+
+    def reset_operands(self, a: Any = None, b: Any = None, c: Any = None, *,
+                       alpha: Any = None, beta: Any = None, quantization_scales: Any = None,
+                       epilog_inputs: Any = None, stream: Any = None) -> None:
+        self._check_valid()
+        if c is not None and self.num_operands == 2:
+            raise ValueError("The matrix multiplication problem specification does not "
+                             "include operand C, so it cannot be reset.")
+        if quantization_scales is not None or epilog_inputs is not None:
+            raise NotImplementedError("reset_operands: not modelled by the strict double")
+        if a is None and b is None and c is None and alpha is None and beta is None:
+            self.operands = None
+            return
+        if self.operands is None:
+            if a is None or b is None or (c is None and self.num_operands == 3):
+                names = "A, B" + (", C" if self.num_operands == 3 else "")
+                raise ValueError(f"Operands {names} must be provided.")
+            self.operands = [None] * self.num_operands
+        self._wait_for_last()
+        if alpha is not None:
+            self.alpha = alpha
+        if beta is not None:
+            self.beta = beta
+        for i, x in enumerate((a, b, c)):
+            if x is None:
+                continue
+            arr = _array(x, "ABC"[i])
+            dtype, shape, strides = self._meta[i]
+            for what, want, got in (("data type", dtype, arr.dtype),
+                                    ("extents", shape, arr.shape),
+                                    ("strides", strides, _strides(arr))):
+                if want != got:
+                    raise ValueError(f"The {what} of the new operand must match the {what} "
+                                     "of the original operand.")
+            if x._ns._backend is not self._backend:
+                raise ValueError(f"The operand {'ABC'[i]} is on another device than the "
+                                 "original operand.")
+            self.operands[i] = x
+
+    def execute(self, *, algorithm: Any = None, release_workspace: bool = False,
+                stream: Any = None) -> Any:
+        self._check_valid()
+        if not self.planned:
+            raise RuntimeError("Execution cannot be performed before plan() has been called.")
+        if self.operands is None or any(x is None for x in self.operands):
+            raise RuntimeError("Execution cannot be performed if the operands have been set "
+                               "to None. Use reset_operands() to set the desired input before "
+                               "using performing the execution.")
+        be = self._backend
+        for x, name, planned in zip(self.operands, "ABC", self._align):
+            if _alignment(x) < planned:
+                raise RuntimeError(
+                    f"CUBLAS_STATUS_NOT_SUPPORTED: operand {name}'s address is aligned to "
+                    f"{_alignment(x)} bytes, the plan assumed {planned} (strict double: the "
+                    "algorithm cuBLASLt chose may read it with wider loads)")
+        s = self._stream(stream)
+        with s if s is not be.current_stream else contextlib.nullcontext():
+            if self.workspace_stream is None:
+                self.workspace_stream = s  # the first execute allocates the workspace
+            arrays = [x._a for x in self.operands]
+            inplace = self.options.inplace
+            alpha, beta, a_order, batch = self.alpha, self.beta, self._a_order, self._batch
+
+            def compute() -> np.ndarray:
+                return _product(arrays, alpha, beta, inplace, a_order, batch)
+
+            out = be.run(compute, arrays)
+            m, n, k = self._mnk
+            names = ["gemmBatched"] if batch else _gemm(m, n, k, a_order == "col" and m > 1
+                                                        and k > 1)
+            for rec in _strict_launches._recorders:  # (the launch counter's recording())
+                rec.append(("nvmath.Matmul.execute", names))
+            be.launched(len(names))
+            cap = be.capture if be.capture is not None and be.capture.stream is s else None
+            self.last_compute_event = _Event(s, cap)
+            if release_workspace:
+                self._wait_for_last()
+                self.workspace_stream = None
+        if inplace:
+            return self.operands[2]
+        return type(self.operands[0])(out, be.xp)
+
+    def free(self) -> None:
+        if not self.valid_state:
+            return
+        try:
+            self._wait_for_last()
+        finally:
+            self.operands = None
+            self.valid_state = False
+
+
+def _product(arrays: list[np.ndarray], alpha: Any, beta: Any, inplace: bool, a_order: str,
+             batch: tuple[int, ...]) -> np.ndarray:
+    """``alpha * a @ b + beta * c`` as cuBLASLt gives it: numpy's product, cuBLASLt's
+    rounding; into ``c`` in place, else a new array laid out as nvmath lays the result out
+    (``a``'s order)."""
+    a, b = arrays[0], arrays[1]
+    c = arrays[2] if len(arrays) > 2 else None
+    with np.errstate(all="ignore"):
+        if a.dtype == np.float16:
+            p = np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+        else:
+            p = np.matmul(a, b)
+        p = np.asarray(_strict_numerics.as_gpu_computes("matmul", (a, b), {}, p, fn=np.matmul,
+                                                        salt=SALT))
+        if alpha != 1:
+            p = (p * alpha).astype(a.dtype)
+        if c is not None and beta != 0:
+            p = (p + beta * c).astype(c.dtype)
+    if inplace:
+        assert c is not None
+        np.copyto(c, p.reshape(c.shape))
+        return c
+    if a_order == "col" and p.ndim >= 2:  # nvmath's result follows A's layout
+        col = np.empty(p.shape[:-2] + p.shape[-1:] + p.shape[-2:-1], p.dtype).swapaxes(-1, -2)
+        col[...] = p
+        return col
+    return p
+
+
+class _Module(types.SimpleNamespace):
+    pass
+
+
+NVMATH = _Module(
+    __name__="nvmath", __version__="1.0.0 (strict double)",
+    linalg=_Module(advanced=_Module(Matmul=Matmul, MatmulOptions=MatmulOptions,
+                                    InvalidMatmulState=InvalidMatmulState)))
+
+
+def install(backend: Any) -> Products:
+    """Put ember's product routing with the fake nvmath behind ``backend`` (a
+    ``StrictBackend`` whose ``xp`` is its strict namespace): what ``CupyBackend`` does with
+    the real nvmath-python."""
+    products = Products(backend.xp, NVMATH)
+    backend.xp = RoutedNamespace(backend.xp, products)
+    return products
+
+
+@contextlib.contextmanager
+def without_nvmath(*devices: Any) -> Iterator[None]:
+    """Inside the block, the strict GPUs ``devices`` (ember ``Device`` objects or
+    backends) have no nvmath-python: every product is cupy's, as on a GPU where
+    ``ember-core`` was installed without its ``cuda12``/``cuda13`` extra."""
+    backends = [getattr(d, "backend", d) for d in devices]
+    outer = [be.products.nvmath for be in backends]
+    for be in backends:
+        be.products.nvmath = None
+    try:
+        yield
+    finally:
+        for be, nv in zip(backends, outer):
+            be.products.nvmath = nv
+
+
+def planned_products(device: Any) -> int:
+    """How many ``Matmul`` objects ember planned on the strict GPU ``device``."""
+    return getattr(device, "backend", device).products.planned
+
+
+__all__ = ["NVMATH", "SALT", "Matmul", "MatmulOptions", "install", "planned_products",
+           "without_nvmath"]
