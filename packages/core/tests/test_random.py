@@ -131,3 +131,96 @@ def test_dropout():
         em.nn_ops.dropout(x, 1.0)
     ns = em.nn_ops.dropout(em.ones([4, 6]), 0.5, noise_shape=[4, 1], seed=1).numpy()
     assert np.all(ns == ns[:, :1])  # one decision per row
+
+
+# --- Philox4x32-10 ---------------------------------------------------------------------
+# Random123's known-answer vectors (tests/kat_vectors): counter, key, expected words
+KAT = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+       ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+       ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+
+
+@pytest.mark.parametrize(("ctr", "key", "want"), KAT)
+def test_philox_matches_random123s_known_answers(ctr, key, want):
+    from ember.core import _philox
+
+    assert _philox.philox(np.array([ctr], np.uint32), key)[0].tolist() == list(want)
+    # a stream's blocks are the same function: block b of stream s is counter (b, s)
+    b, s = ctr[0] | ctr[1] << 32, ctr[2] | ctr[3] << 32
+    assert _philox.words(key[0] | key[1] << 32, s, [b])[0].tolist() == list(want)
+
+
+@pytest.mark.parametrize("kind", ["uniform32", "uniform64", "normal32", "normal64",
+                                  "truncated32", "truncated64", "int"])
+def test_the_gpu_kernel_draws_numpys_bits(kind):
+    """The CUDA kernel (evaluated by the strict double) and the numpy path give the same
+    bits, from a counter that wraps its low word, over every lane and octant."""
+    from ember.core import _philox as P
+    from ember.core import _philox_cuda as K
+    from ember.core.testing.devices import simulated_gpus
+
+    key, stream, start, n = 0x1234567890ABCDEF, 77, 2 ** 32 - 3, 1027
+    dt = np.float64 if kind.endswith("64") else np.float32
+    with simulated_gpus(1, strict=True) as (gpu,):
+        xp = gpu.backend.xp
+        state = xp.asarray(np.array([key, start, stream], np.uint64))
+        if kind == "int":
+            got = K.draw(xp, state, "int", (n,), np.int16, np.uint64(1000),
+                         np.uint64((-500) & P.MASK64)).get()
+            want = P.integers(key, stream, start, n, -500, 1000, np.int16)
+        elif kind.startswith("truncated"):
+            nb = P.blocks_for("normal" + kind[-2:], n)
+            got = K.draw(xp, state, kind, (n,), dt, np.uint64(nb)).get()
+            want = P.truncated_normal(key, stream, start, n, dt)
+        else:
+            got = K.draw(xp, state, kind, (n,), dt).get()
+            want = getattr(P, kind[:-2])(key, stream, start, n, dt)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+        assert int(state.get()[1]) == start + P.blocks_for(kind, n)
+
+
+def test_box_mullers_own_log_sine_and_cosine_are_accurate():
+    from ember.core import _philox as P
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 2 ** 32, 50000).astype(np.float64)
+    oc = rng.integers(0, 8, x.size).astype(np.uint32)
+    r = rng.integers(0, 2 ** 29, x.size).astype(np.float64)
+    zc, zs = P.box_muller(x, 32, oc, r, 29)
+    rad = np.sqrt(-2 * np.log(x / 2 ** 32))
+    theta = (oc + (r + 0.5) / 2 ** 29) * np.pi / 4
+    np.testing.assert_allclose(zc, rad * np.cos(theta), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(zs, rad * np.sin(theta), rtol=0, atol=1e-14)
+
+
+def test_state_is_philox_and_a_pcg64_state_is_refused_by_name():
+    g = random.Generator(3)
+    g.uniform([5])
+    st = g.state
+    assert st == {"bit_generator": "Philox4x32-10", "key": 3, "stream": 0, "counter": 2}
+    old = np.random.Generator(np.random.PCG64(3)).bit_generator.state
+    with pytest.raises(ValueError, match="PCG64.*Philox4x32-10"):
+        g.state = old
+    with pytest.raises(ValueError, match="expected"):
+        g.state = {**st, "counter": -1}
+    with pytest.raises(em.InvalidArgumentError, match="seed must be an int"):
+        random.Generator([1, 2])
+
+
+def test_gpu_draws_keep_the_state_on_the_device():
+    """A draw on a GPU reads and advances the state there: no host transfer after the
+    first upload, and the values continue the CPU's stream."""
+    from ember.core.testing.devices import simulated_gpus
+
+    g, ref = random.Generator(8), random.Generator(8)
+    with simulated_gpus(1, strict=True) as (gpu,), em.device("/gpu:0"):
+        g.normal([3])
+        before = gpu.backend.counters.snapshot()
+        a = g.uniform([6])
+        after = gpu.backend.counters.snapshot()
+    assert after["to_host"] == before["to_host"] and after["from_host"] == before["from_host"]
+    ref.normal([3])
+    assert_array_equal(a.numpy(), ref.uniform([6]).numpy())
+    assert g.state == ref.state

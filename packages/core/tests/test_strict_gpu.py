@@ -255,7 +255,10 @@ def test_elementwise_kernels_evaluate_their_c_and_refuse_what_nvcc_or_the_double
     for op, why in [("o = expf(a)", "'expf' is not a CUDA math function"),
                     ("o = a * 2.0", "floating-point literal"),
                     ("o = a * q", "'q'"), ("o = (a + 1", "ends early"),
-                    ("q = a", "outputs ['o'] are never assigned")]:
+                    ("q = a", "identifier 'q' is undefined"),
+                    ("T q = a", "outputs ['o'] are never assigned"),
+                    ("a = a; o = a", "'a' is const"), ("T o = a", "'o' is already declared"),
+                    ("o = a % 2", "must have integral type")]:
         bad = xp.ElementwiseKernel("T a", "T o", op, "bad")  # as cupy: compiled when called
         with pytest.raises(CompileException, match=r"\.cu\(1\): error: .*" + re.escape(why)):
             bad(a)

@@ -1,8 +1,12 @@
 """Random numbers: a seedable global generator and Generator objects with saveable state.
 
-``set_seed(n)`` makes a program repeatable. Numbers are drawn on the host with numpy's
-PCG64 and placed on the current device, so a seed gives the same values on CPU and GPU.
-An op-level ``seed=`` gives a reproducible sequence of its own (as in TensorFlow).
+``set_seed(n)`` makes a program repeatable. Numbers come from Philox4x32-10 (the
+counter-based generator of cuRAND, PyTorch and JAX; ``_philox``), drawn where they are
+used: in numpy on the CPU, in one CUDA kernel on a GPU (``_philox_cuda``; no cuRAND, no
+host transfer, capturable in a CUDA graph), with the same bits, so a seed gives the same
+values on CPU and GPU. A generator's state is its key, stream and next block; on a GPU it
+lives there and the draw's kernels advance it. An op-level ``seed=`` gives a reproducible
+sequence of its own (as in TensorFlow).
 
 Examples:
     >>> import ember.core as em
@@ -15,13 +19,15 @@ Examples:
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 import threading
 from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _registry
+from . import _dtypes, _philox, _philox_cuda, _registry
 from ._device import current_device, device
 from ._errors import InvalidArgumentError
 from ._ops import _args
@@ -36,33 +42,89 @@ from ._ops.random import (
     _UNIFORM_INT,
 )
 
-__all__ = ["Generator", "categorical", "get_global_generator", "get_global_seed", "normal",
-           "set_seed", "shuffle", "truncated_normal", "uniform"]
+__all__ = ["STATE_FORMAT", "Generator", "categorical", "checked_state", "get_global_generator",
+           "get_global_seed", "normal", "set_seed", "shuffle", "truncated_normal", "uniform"]
+
+
+STATE_FORMAT = "Philox4x32-10"
+_OP_KEY_TWEAK = 0x9E3779B97F4A7C15  # op-level streams' keys differ from Generator(seed)'s
+
+
+def _seed_key(seed: Any) -> int:
+    if seed is None:
+        return int.from_bytes(os.urandom(8), "little")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InvalidArgumentError(f"random.Generator: seed must be an int or None, got "
+                                   f"{type(seed).__name__}")
+    seed = int(seed)
+    if not -(1 << 63) <= seed < 1 << 64:
+        raise InvalidArgumentError(f"random.Generator: seed {seed} is outside the 64-bit key "
+                                   "range [-2**63, 2**64)")
+    return seed & _philox.MASK64
 
 
 class Generator:
     """An independent stream of random numbers whose state can be saved and restored.
 
-    Takes part in ember checkpoints through ``__checkpoint_state__``.
+    Philox4x32-10 keyed by ``seed`` (see the module). Takes part in ember checkpoints
+    through ``__checkpoint_state__``.
     """
 
     def __init__(self, seed: Any = None) -> None:
-        self._rng = np.random.Generator(np.random.PCG64(seed))
+        self._reset(_seed_key(seed), 0, 0)
+
+    def _reset(self, key: int, stream: int, counter: int) -> None:
         self._lock = threading.Lock()
+        self._cpu = np.array([key, counter, stream], np.uint64)  # [key, next block, stream]
+        self._dev: tuple[Any, int, Any] | None = None  # (backend, index, state) on a GPU
 
     @classmethod
     def from_seed(cls, seed: int) -> Generator:
         return cls(seed)
 
+    @classmethod
+    def _op_stream(cls, global_seed: int, op_seed: Any) -> Generator:
+        g = cls.__new__(cls)
+        g._reset(_seed_key(global_seed) ^ _OP_KEY_TWEAK, _seed_key(op_seed), 0)
+        return g
+
     # --- state -----------------------------------------------------------------------
+    def _host_state(self) -> np.ndarray:
+        """The state on the host (read back from its GPU: one synchronization)."""
+        if self._dev is None:
+            return self._cpu
+        be, _, arr = self._dev
+        return np.asarray(be.to_host(arr), np.uint64)
+
+    def _pull(self) -> np.ndarray:
+        if self._dev is not None:
+            self._cpu = self._host_state().copy()
+            self._dev = None
+        return self._cpu
+
+    def _on(self, be: Any, index: int) -> Any:
+        """The state on GPU ``index`` of ``be`` (moved there if it lives elsewhere)."""
+        if self._dev is not None and self._dev[0] is be and self._dev[1] == index:
+            return self._dev[2]
+        host = self._pull()
+        self._dev = (be, index, be.from_host(host.copy(), index))
+        return self._dev[2]
+
     @property
     def state(self) -> dict[str, Any]:
-        """The generator's state as plain JSON-able data."""
-        return self._rng.bit_generator.state
+        """The generator's state as plain JSON-able data: ``bit_generator``
+        (``"Philox4x32-10"``), ``key``, ``stream`` and ``counter`` (the next block)."""
+        with self._lock:
+            key, counter, stream = (int(v) for v in self._host_state())
+        return {"bit_generator": STATE_FORMAT, "key": key, "stream": stream,
+                "counter": counter}
 
     @state.setter
     def state(self, value: dict[str, Any]) -> None:
-        self._rng.bit_generator.state = value
+        key, stream, counter = checked_state(value)
+        with self._lock:
+            self._cpu = np.array([key, counter, stream], np.uint64)
+            self._dev = None
 
     def __checkpoint_state__(self) -> dict[str, Any]:
         return self.state
@@ -74,9 +136,43 @@ class Generator:
     # Each sampler is a registered op with no tensor inputs whose forward draws from this
     # generator: graph mode replays the op, so every call draws new numbers (and a seeded
     # generator still repeats its sequence).
-    def _host(self, fn: Any) -> np.ndarray:
+    def _draw(self, be: Any, index: int, kind: str, shape: Any, dtype: Any, low: int = 0,
+              span: int = 0) -> Any:
+        """``kind`` ("uniform", "normal", "truncated", "int") of ``shape`` and ``dtype`` on
+        ``be``'s device ``index``: numpy's Philox on the CPU, the kernel on a GPU."""
+        dt = np.dtype(dtype)
+        shape = tuple(int(d) for d in shape)
+        n = math.prod(shape)
+        wide = "64" if dt == np.float64 else "32"
+        block_kind = "int" if kind == "int" else kind + wide
+        gen_dt = dt if dt in (np.float64, np.float32) or kind == "int" else np.dtype(np.float32)
+        bits = _philox.float_bits(dt)
         with self._lock:
-            return fn(self._rng)
+            if be.name == "numpy":
+                st = self._pull()
+                key, ctr, stream = (int(v) for v in st)
+                if kind == "int":
+                    a = _philox.integers(key, stream, ctr, n, low, span, dt)
+                elif kind == "uniform":
+                    a = _philox.uniform(key, stream, ctr, n, dt)
+                elif kind == "normal":
+                    a = _philox.normal(key, stream, ctr, n, gen_dt)
+                else:
+                    a = _philox.truncated_normal(key, stream, ctr, n, gen_dt)
+                st[1] = (ctr + _philox.blocks_for(block_kind, n)) & _philox.MASK64
+                return a.reshape(shape).astype(dt, copy=False)
+            state = self._on(be, index)
+            extra: tuple[Any, ...] = ()
+            name = block_kind
+            if kind == "int":
+                name = "int_full" if span == 1 << 64 else "int"
+                extra = (np.uint64(span & _philox.MASK64), np.uint64(low & _philox.MASK64))
+            elif kind == "truncated":
+                extra = (np.uint64(_philox.blocks_for("normal" + wide, n)),)
+            ctx = be.activate(index)
+            with ctx if ctx is not None else _nothing():
+                out = _philox_cuda.draw(be.xp, state, name, shape, gen_dt, *extra, bits=bits)
+                return out if out.dtype == dt else out.astype(dt)
 
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32) -> Any:
         dt = _float("normal", dtype)
@@ -124,6 +220,32 @@ class Generator:
         with device(t._device):
             perm = _sample(_PERMUTATION, self, n=t.shape[0])
         return gather(t, perm)
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def checked_state(value: Any) -> tuple[int, int, int]:
+    """(key, stream, counter) of a saved generator state, or ``ValueError`` naming what
+    is wrong: numpy's PCG64 state (ember before Philox) cannot continue as Philox."""
+    if isinstance(value, dict) and value.get("bit_generator") == "PCG64":
+        raise ValueError("random.Generator.state: this state is numpy's PCG64, saved by ember "
+                         "before its generator became Philox4x32-10; a PCG64 stream cannot be "
+                         "continued by Philox, so reseed (em.random.set_seed or "
+                         "Generator(seed)) instead of restoring it")
+    ok = (isinstance(value, dict) and value.get("bit_generator") == STATE_FORMAT
+          and all(type(value.get(k)) is int and 0 <= value[k] < 1 << 64
+                  for k in ("key", "stream", "counter")))
+    if not ok:
+        raise ValueError(f"random.Generator.state: expected {{'bit_generator': "
+                         f"'{STATE_FORMAT}', 'key', 'stream', 'counter': ints in [0, 2**64)}}, "
+                         f"got {value!r:.200}")
+    return value["key"], value["stream"], value["counter"]
 
 
 def _is_number(x: Any) -> bool:
@@ -191,7 +313,7 @@ def _gen(seed: Any) -> Generator:
         return _global.generator
     g = _global.op_generators.get(seed)
     if g is None:
-        g = _global.op_generators[seed] = Generator([int(_global.seed or 0), int(seed)])
+        g = _global.op_generators[seed] = Generator._op_stream(int(_global.seed or 0), seed)
     return g
 
 
@@ -203,8 +325,8 @@ class _Stream(Generator):
     def __init__(self, seed: Any) -> None:  # no state of its own
         self.seed = seed
 
-    def _host(self, fn: Any) -> np.ndarray:
-        return _gen(self.seed)._host(fn)
+    def _draw(self, *args: Any, **kwargs: Any) -> Any:
+        return _gen(self.seed)._draw(*args, **kwargs)
 
     @property  # type: ignore[override]
     def state(self) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The random samplers as registered ops (family ``random``).
 
 Each forward draws from the generator its ``generator`` attribute names (an
-``ember.core.random.Generator``, or the global stream looked up when it draws) on the
-host, with numpy's PCG64, and puts the numbers on the device ``index``; graph mode replays
+``ember.core.random.Generator``, or the global stream looked up when it draws) with
+Philox4x32-10 on the device ``index`` (``_philox``, ``_philox_cuda``); graph mode replays
 the op, so every call draws new numbers.
 """
 
@@ -12,58 +12,45 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import InvalidArgumentError
 from .._registry import register
 
 
-def _gen_dtype(dt: np.dtype) -> Any:
-    return dt if dt in (np.float32, np.float64) else np.float32
+def _normal_fw(be: Any, *, generator: Any, shape: Any, dtype: Any, index: int) -> Any:
+    return generator._draw(be, index, "normal", shape, dtype)
 
 
-def _put(be: Any, a: np.ndarray, dtype: Any, index: int) -> Any:
-    return be.from_host(np.asarray(a, dtype=dtype), index)
-
-
-def _normal_fw(be: Any, *, generator: Any, shape: Any, dtype: Any,
-               index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.standard_normal(shape, dtype=_gen_dtype(dtype))),
-                dtype, index)
-
-
-def _uniform_fw(be: Any, *, generator: Any, shape: Any, dtype: Any,
-               index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.random(shape, dtype=_gen_dtype(dtype))), dtype, index)
+def _uniform_fw(be: Any, *, generator: Any, shape: Any, dtype: Any, index: int) -> Any:
+    return generator._draw(be, index, "uniform", shape, dtype)
 
 
 def _uniform_int_fw(be: Any, *, generator: Any, shape: Any, dtype: Any, low: int,
                     high: int, index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.integers(low, high, shape, dtype=dtype)), dtype, index)
+    span = high - low
+    if span > 1 << 64:
+        raise InvalidArgumentError(f"uniform: maxval - minval must be at most 2**64, got "
+                                   f"{span}")
+    return generator._draw(be, index, "int", shape, dtype, low=low, span=span)
 
 
-def _truncated_fw(be: Any, *, generator: Any, shape: Any, dtype: Any,
-               index: int) -> Any:
-    def draw(g: np.random.Generator) -> np.ndarray:
-        a = g.standard_normal(shape)
-        bad = np.abs(a) > 2
-        while bad.any():
-            a[bad] = g.standard_normal(int(bad.sum()))
-            bad = np.abs(a) > 2
-        return a
-
-    return _put(be, generator._host(draw), dtype, index)
+def _truncated_fw(be: Any, *, generator: Any, shape: Any, dtype: Any, index: int) -> Any:
+    return generator._draw(be, index, "truncated", shape, dtype)
 
 
 def _categorical_fw(be: Any, logits: Any, *, generator: Any, num_samples: int,
                     dtype: Any, index: int) -> Any:
-    lg = np.asarray(be.to_host(logits), dtype=np.float64)
-    p = np.exp(lg - lg.max(axis=1, keepdims=True))
-    cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
-    u = generator._host(lambda g: g.random((lg.shape[0], num_samples)))
-    idx = np.minimum((u[:, :, None] > cdf[:, None, :]).sum(-1), lg.shape[1] - 1)
-    return _put(be, idx, dtype, index)
+    xp = be.xp
+    lg = logits.astype(np.float64)
+    p = xp.exp(lg - lg.max(axis=1, keepdims=True))
+    cdf = xp.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+    u = generator._draw(be, index, "uniform", (lg.shape[0], num_samples), np.float64)
+    idx = xp.minimum((u[:, :, None] > cdf[:, None, :]).sum(-1), lg.shape[1] - 1)
+    return idx.astype(dtype)
 
 
 def _permutation_fw(be: Any, *, generator: Any, n: int, index: int) -> Any:
-    return _put(be, generator._host(lambda g: g.permutation(n)), np.int64, index)
+    keys = generator._draw(be, index, "int", (n,), np.uint64, low=0, span=1 << 64)
+    return be.xp.argsort(keys).astype(np.int64)
 
 
 def _sampler(name: str, forward: Any) -> Any:

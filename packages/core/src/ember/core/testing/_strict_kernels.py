@@ -4,12 +4,20 @@ in CI without a GPU, and a kernel that would not compile here fails here too: wi
 cupy's ``CompileException`` (its text in nvrtc's log form), at the kernel's first call.
 
 The C it accepts is the subset such kernels are written in: statements
-``[T] name = expression;``, where an expression has identifiers (the parameters and
-earlier names), integer literals, ``+ - * /``, comparisons, ``&& || !``, the ternary
+``type name = expression;`` (a declaration: ``T``, ``float``, ``double``, ``bool``, ``int``,
+``unsigned int``, ``long long``, ``unsigned long long``, ...) and ``name = expression;``
+(to a declared name or an output; inputs are const, as cupy declares them), where an
+expression has identifiers (the parameters, earlier names and cupy's loop index ``i``),
+integer literals (decimal or hexadecimal, suffixes ``u``, ``l``, ``ll``), ``+ - * / %``,
+comparisons, ``&& || !``, the bitwise ``& | ^ ~ << >>``, casts ``(type)x``, the ternary
 ``c ? a : b``, parentheses and calls of CUDA math functions (``exp``, ``log``, ``tanh``,
-``sqrt``, ``fabs``, ``isnan``, ...). Floating-point literals are refused: in C they are
+``sqrt``, ``fabs``, ``isnan``, ...; ``ilogb``, ``ldexp``, ``__umulhi``). Operators follow
+C's types (``_strict_c``): unsigned arithmetic wraps, integer ``/`` truncates, shifts
+outside the type's width are refused. Floating-point literals are refused: in C they are
 double and would promote a float kernel, which numpy's weak Python floats would not
-mirror. All parameters of the type placeholder ``T`` must have one dtype, as in cupy.
+mirror. Parameters follow cupy's rules: a one-letter type is a placeholder (all of one
+placeholder must have one dtype), any other is a numpy dtype name (``float32``,
+``uint64``); ``raw`` parameters are refused.
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _strict_launches, _strict_numerics
+from . import _strict_c, _strict_launches, _strict_numerics
+from ._strict_c import C_TYPES, CError, Lit
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sqrt": np.sqrt,
@@ -30,11 +39,12 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 # CUDA's math functions round as in cupy's own kernels (cupy.exp runs the same expf)
 _FUNCTIONS = {n: _strict_numerics.gpu_math(n, f) for n, f in _FUNCTIONS.items()}
-_TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+[eE])|(\d+)|([A-Za-z_]\w*)|"
-                    r"(\|\||&&|<=|>=|==|!=|[-+*/<>!?:(),]))")
-_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
-           "<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
-           "==": np.equal, "!=": np.not_equal, "&&": np.logical_and, "||": np.logical_or}
+# exact functions: no rounding to move
+_FUNCTIONS.update({"ilogb": _strict_c.ilogb, "ldexp": _strict_c.ldexp,
+                   "__umulhi": _strict_c.umulhi})
+_TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+[eE])|(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)|"
+                    r"([A-Za-z_]\w*)|(\|\||&&|<<|>>|<=|>=|==|!=|[-+*/%<>!?:(),&|^~]))")
+_C_WORDS = frozenset(w for t in C_TYPES for w in t.split())
 Node = Callable[[dict[str, Any]], Any]
 
 
@@ -76,8 +86,10 @@ def _compile_error(e: KernelSyntaxError, name: str, operation: str,
 
 
 class _Parser:
-    def __init__(self, text: str, kernel: str) -> None:
+    def __init__(self, text: str, kernel: str, placeholders: frozenset[str] = frozenset()
+                 ) -> None:
         self.kernel = kernel
+        self.placeholders = placeholders  # the parameters' one-letter types
         self.names: set[str] = set()  # the identifiers the expression reads
         self.tokens: list[tuple[str, str]] = []
         pos, text = 0, text.strip()
@@ -123,37 +135,64 @@ class _Parser:
         a = self.ternary()
         self.take(":")
         b = self.ternary()
-        return lambda env: np.where(cond(env), a(env), b(env))
+        return lambda env: _strict_c.select(cond(env), a(env), b(env))
 
-    _LEVELS = (("||",), ("&&",), ("<", ">", "<=", ">=", "==", "!="), ("+", "-"), ("*", "/"))
+    _LEVELS = (("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="),
+               ("<", ">", "<=", ">="), ("<<", ">>"), ("+", "-"), ("*", "/", "%"))
 
     def binary(self, level: int) -> Node:
         if level == len(self._LEVELS):
             return self.unary()
         left = self.binary(level + 1)
         while self.peek() in self._LEVELS[level]:
-            fn = _BINARY[self.take()[1]]
+            fn = _strict_c.BINARY[self.take()[1]]
             right = self.binary(level + 1)
             left = (lambda f, a, b: lambda env: f(a(env), b(env)))(fn, left, right)
         return left
 
+    def cast_type(self) -> str | None:
+        """The type of a cast ``(type)`` starting here, or None for a parenthesis."""
+        j, words = self.i + 1, []
+        while j < len(self.tokens) and self.tokens[j][0] == "name":
+            words.append(self.tokens[j][1])
+            j += 1
+        if not words or j >= len(self.tokens) or self.tokens[j][1] != ")":
+            return None
+        name = " ".join(words)
+        if name in C_TYPES or name in self.placeholders:
+            self.i = j + 1
+            return name
+        if words[0] in _C_WORDS:
+            self.fail(f"type {name!r} is not a C type the double knows")
+        return None
+
     def unary(self) -> Node:
         op = self.peek()
-        if op in ("-", "!", "+"):
+        if op in ("-", "!", "+", "~"):
             self.take()
             inner = self.unary()
             if op == "-":
-                return lambda env: np.negative(inner(env))
+                return lambda env: _strict_c.negate(inner(env))
             if op == "!":
-                return lambda env: np.logical_not(inner(env))
+                return lambda env: np.logical_not(_strict_c.truth(inner(env)))
+            if op == "~":
+                return lambda env: _strict_c.invert(inner(env))
             return inner
+        if op == "(":
+            ctype = self.cast_type()
+            if ctype is not None:
+                inner = self.unary()
+                return lambda env: _strict_c.cast(inner(env), env["@types"](ctype))
         return self.primary()
 
     def primary(self) -> Node:
         kind, text = self.take()
         if kind == "int":
-            value = int(text)
-            return lambda env: value
+            try:
+                lit = _strict_c.literal(text)
+            except CError as e:
+                self.fail(str(e))
+            return lambda env: lit
         if text == "(":
             node = self.ternary()
             self.take(")")
@@ -172,16 +211,30 @@ class _Parser:
             self.take(",")
             args.append(self.ternary())
         self.take(")")
-        return lambda env: fn(*(a(env) for a in args))
+        return lambda env: fn(*(_strict_c.cast(v, v.dtype) if isinstance(v, Lit) else v
+                                for v in (a(env) for a in args)))
 
 
 def _params(text: str, kernel: str) -> list[tuple[str, str]]:
+    """cupy's parameters (``ParameterInfo``): ``<type> <name>``, the type a one-letter
+    placeholder or a numpy dtype's own name (cupy raises ``ValueError('Wrong type')``
+    for ``float`` or ``double`` there); ``raw`` parameters the double does not evaluate."""
     out = []
     for p in filter(None, (s.strip() for s in text.split(","))):
         parts = p.split()
         if len(parts) != 2:
+            if "raw" in parts[:-2]:
+                raise KernelSyntaxError(f"ElementwiseKernel {kernel}: raw parameter {p!r}: "
+                                        "the strict double evaluates element-wise ones only")
             raise KernelSyntaxError(f"ElementwiseKernel {kernel}: parameter {p!r} is not "
                                     "'<type> <name>'")
+        if len(parts[0]) > 1:
+            try:
+                ok = np.dtype(parts[0]).name == parts[0]
+            except TypeError:
+                ok = False
+            if not ok:
+                raise ValueError(f"Wrong type {parts[0]}")
         out.append((parts[0], parts[1]))
     return out
 
@@ -206,6 +259,7 @@ class StrictElementwiseKernel:
         self.in_params = _params(in_params, name)
         self.out_params = _params(out_params, name)
         self.return_tuple = return_tuple
+        self.operation = operation
         self._statements: list[tuple[str, str | None, Node]] = []
         self._error: CompileException | None = None  # raised at the first call, as cupy's
         try:
@@ -214,20 +268,40 @@ class StrictElementwiseKernel:
             self._error = _compile_error(e, name, operation, self.options)
 
     def _parse(self, operation: str, name: str) -> None:
-        known = {n for _, n in self.in_params} | {n for _, n in self.out_params}
+        inputs = {n for _, n in self.in_params}
+        declared = {n: t for t, n in self.out_params}  # what an assignment converts to
+        placeholders = frozenset(t for t, _ in self.in_params + self.out_params if len(t) == 1)
+        known = inputs | set(declared) | {"i"}
         for stmt in filter(None, (s.strip() for s in operation.split(";"))):
-            m = re.fullmatch(r"(?:(\w+)\s+)?(\w+)\s*=\s*(.+)", stmt, re.S)
+            m = re.fullmatch(r"((?:[A-Za-z_]\w*\s+)*)([A-Za-z_]\w*)\s*=(?!=)\s*(.+)", stmt, re.S)
             if m is None:
                 raise KernelSyntaxError(f"ElementwiseKernel {name}: statement {stmt!r} is not "
                                         "'[type] name = expression'")
-            parser = _Parser(m.group(3), name)
+            ctype, target = " ".join(m.group(1).split()) or None, m.group(2)
+            if ctype is not None:
+                if ctype not in C_TYPES and ctype not in placeholders:
+                    raise KernelSyntaxError(f"ElementwiseKernel {name}: type {ctype!r} is "
+                                            "neither a placeholder bound by a parameter nor a C "
+                                            "type the double knows")
+                if target in known:
+                    raise KernelSyntaxError(f"ElementwiseKernel {name}: {target!r} is already "
+                                            f"declared ({stmt!r})")
+            elif target in inputs or target == "i":
+                raise KernelSyntaxError(f"ElementwiseKernel {name}: expression must be a "
+                                        f"modifiable lvalue: {target!r} is const ({stmt!r})")
+            elif target not in declared:
+                raise KernelSyntaxError(f"ElementwiseKernel {name}: identifier {target!r} is "
+                                        f"undefined in {stmt!r}")
+            parser = _Parser(m.group(3), name, placeholders)
             node = parser.parse()
             undefined = sorted(parser.names - known)
             if undefined:
                 raise KernelSyntaxError(f"ElementwiseKernel {name}: identifier(s) {undefined} "
                                         f"are undefined in {stmt!r}")
-            known.add(m.group(2))
-            self._statements.append((m.group(2), m.group(1), node))
+            if ctype is not None:
+                declared[target] = ctype
+            known.add(target)
+            self._statements.append((target, declared[target], node))
         assigned = {s[0] for s in self._statements}
         missing = [n for _, n in self.out_params if n not in assigned]
         if missing:
@@ -250,19 +324,32 @@ class StrictElementwiseKernel:
                                 f"{types[ctype]} (kernel {self.name})")
             types.setdefault(ctype, a.dtype)
             env[pname] = a
-        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays[:n_in]))
+        for (ctype, _), a in zip(self.out_params, arrays[n_in:]):  # given outputs bind
+            if len(ctype) == 1:
+                types.setdefault(ctype, np.asarray(a).dtype)
+        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))  # outputs given too
+        if any(np.shape(a) != shape for a in arrays[n_in:]):
+            raise ValueError("Out shape is mismatched")
         if self._error is not None:
             raise self._error
 
+        def resolve(ctype: str) -> np.dtype:
+            return _c_type(ctype, types, self.name)
+
         def compute() -> list[Any]:  # the kernel's launch (recorded while capturing)
             local = dict(env)
+            local["@types"] = resolve
+            local["i"] = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
             with np.errstate(all="ignore"):
                 for target, ctype, node in self._statements:
-                    value = node(local)
-                    if ctype is not None:
-                        value = np.asarray(value).astype(_c_type(ctype, types, self.name),
-                                                         copy=False)
-                    local[target] = value
+                    try:
+                        value = node(local)
+                    except _strict_c.Undefined as e:
+                        raise ValueError(f"ElementwiseKernel {self.name}: {e}") from None
+                    except CError as e:  # a type error: nvrtc's, at the first call
+                        raise _compile_error(KernelSyntaxError(str(e)), self.name,
+                                             self.operation, self.options) from None
+                    local[target] = _strict_c.cast(value, resolve(ctype))
             results = []
             for k, (ctype, pname) in enumerate(self.out_params):
                 dtype = _c_type(ctype, types, self.name)
@@ -286,8 +373,9 @@ class StrictElementwiseKernel:
 def _c_type(ctype: str, types: dict[str, np.dtype], kernel: str) -> np.dtype:
     if ctype in types:
         return types[ctype]
-    known = {"float": np.float32, "double": np.float64, "bool": np.bool_, "int": np.int32}
-    if ctype not in known:
+    if len(ctype) > 1 and ctype not in C_TYPES:  # a parameter's numpy dtype name
+        return np.dtype(ctype)
+    if ctype not in C_TYPES:
         raise KernelSyntaxError(f"ElementwiseKernel {kernel}: type {ctype!r} is neither a "
                                 "placeholder bound by an input nor a C type the double knows")
-    return np.dtype(known[ctype])
+    return C_TYPES[ctype]

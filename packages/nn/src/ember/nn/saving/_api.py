@@ -183,18 +183,15 @@ def _random_state(model: Any) -> dict[str, Any]:
             "seeds": {str(s): em.random._gen(s).state for s in _layer_seeds(model)}}
 
 
-def _check_pcg64(state: Any, where: str) -> dict[str, Any]:
-    ok = (isinstance(state, dict) and state.get("bit_generator") == "PCG64"
-          and isinstance(state.get("state"), dict)
-          and all(isinstance(state["state"].get(k), int) and 0 <= state["state"][k] < 2 ** 128
-                  for k in ("state", "inc"))
-          and state.get("has_uint32") in (0, 1)
-          and isinstance(state.get("uinteger"), int) and 0 <= state["uinteger"] < 2 ** 32)
-    if not ok:
-        raise ValueError(f"{where}: metadata.json's random state is malformed")
-    return {"bit_generator": "PCG64", "state": {"state": state["state"]["state"],
-                                                "inc": state["state"]["inc"]},
-            "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
+def _check_state(state: Any, where: str) -> dict[str, Any]:
+    """A saved generator state as ``em.random.Generator.state`` takes it; a malformed one
+    or numpy's PCG64 (ember's generator before Philox) raises, naming the file."""
+    try:
+        key, stream, counter = em.random.checked_state(state)
+    except ValueError as e:
+        raise ValueError(f"{where}: metadata.json's random state: {e}") from None
+    return {"bit_generator": em.random.STATE_FORMAT, "key": key, "stream": stream,
+            "counter": counter}
 
 
 def _restore_random(meta: dict[str, Any], where: str) -> None:
@@ -204,12 +201,12 @@ def _restore_random(meta: dict[str, Any], where: str) -> None:
         return
     if not isinstance(saved, dict) or not isinstance(saved.get("seeds", {}), dict):
         raise ValueError(f"{where}: metadata.json's random state is malformed")
-    glob = _check_pcg64(saved.get("global"), where)
+    glob = _check_state(saved.get("global"), where)
     seeds = {}
     for key, state in saved.get("seeds", {}).items():
         if not (isinstance(key, str) and key.lstrip("-").isdigit() and len(key) < 40):
             raise ValueError(f"{where}: metadata.json's random state names seed {key!r:.40}")
-        seeds[int(key)] = _check_pcg64(state, where)
+        seeds[int(key)] = _check_state(state, where)
     em.random.get_global_generator().state = glob
     for seed, state in seeds.items():
         em.random._gen(seed).state = state
