@@ -138,6 +138,17 @@ def attention(lib: Any) -> Any:
     return lib.Model([query, value], L.Dense(2)(L.Concatenate()([cross, own])))
 
 
+def trained_attention(lib: Any) -> Any:
+    """Trained with Adam: the file holds Adam's moments of the per-head kernels, in
+    Keras's shapes."""
+    L = lib.layers
+    x = L.Input((5, 6))
+    h = L.MultiHeadAttention(num_heads=2, key_dim=3)(x, x)
+    model = lib.Model(x, L.Dense(4)(L.GlobalAveragePooling1D()(h)))
+    model.compile(optimizer=lib.optimizers.Adam(learning_rate=0.01), loss="mse")
+    return model
+
+
 def compiled_metrics(lib: Any) -> Any:
     """A compile config with metrics by name and by object, and a loss by name."""
     L = lib.layers
@@ -191,6 +202,7 @@ CASES: dict[str, tuple[Any, Any]] = {
     "time_distributed": (time_distributed, _floats(3, 4, 6, 6, 2)),
     "conv_transpose": (conv_transpose, _floats(2, 3, 3, 3)),
     "attention": (attention, lambda rng: [_floats(3, 5, 8)(rng), _floats(3, 6, 4)(rng)]),
+    "trained_attention": (trained_attention, _floats(6, 5, 6)),
     "compiled_metrics": (compiled_metrics, _floats(10, 8)),
     "compiled_loss_object": (compiled_loss_object, _floats(10, 8)),
 }
@@ -221,7 +233,7 @@ def evaluate(model: Any, name: str) -> dict[str, float]:
 # compiled cases: one step of fit before the save and one after the load, on either side
 # (full batch, no shuffling, no dropout), so the second step uses the optimizer's saved
 # state (its step count and Adam's moments) and BatchNormalization's moving statistics
-TRAINED = {"trained_bn_mlp"}
+TRAINED = {"trained_bn_mlp", "trained_attention"}
 
 
 def train_step(model: Any, name: str) -> None:

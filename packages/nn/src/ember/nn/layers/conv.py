@@ -205,7 +205,7 @@ class Conv2DTranspose(_Conv):
         self.output_padding: tuple[int, ...] | None = None
         if output_padding is not None:
             pads = (output_padding,) * 2 if isinstance(output_padding, int) else \
-                tuple(output_padding)
+                tuple(output_padding) if isinstance(output_padding, (list, tuple)) else ()
             if len(pads) != 2 or not all(isinstance(p, int) and 0 <= p < s
                                          for p, s in zip(pads, self.strides)):
                 raise ValueError(f"Conv2DTranspose: output_padding={output_padding!r} must "
