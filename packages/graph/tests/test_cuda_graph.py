@@ -14,6 +14,7 @@ import ember.core as em
 from ember import graph
 from ember.core import extend
 from ember.core.testing import simulated_gpus
+from ember.core.testing._strict_nvmath import without_nvmath
 
 rng = np.random.default_rng(0)
 
@@ -81,14 +82,24 @@ def test_a_training_step_runs_as_a_graph_and_trains_bit_for_bit_like_eager(devic
         assert status.startswith("call: not captured: its device cannot capture graphs")
 
 
-def test_a_step_with_a_float_matmul_says_why_it_is_not_captured(device):
-    f = _train_like_eager(elementwise=False)  # op by op, still bit for bit like eager
+def test_a_step_with_a_float_matmul_captures_through_nvmath(device):
+    """Its products go through nvmath-python's cuBLASLt (cupy 14 refuses cuBLAS during a
+    capture), eagerly too: the captured step trains bit for bit like eager."""
+    f = _train_like_eager(elementwise=False)
     (status,) = f.cuda_graph_status()
     if device.startswith("/gpu"):
-        assert status == ("call: not captured: matmul calls cuBLAS, which cupy refuses "
-                          "during stream capture")
+        assert status == "call: captured (launched 4 times)"
     else:
         assert status.startswith("call: not captured: its device cannot capture graphs")
+
+
+def test_without_nvmath_a_float_matmul_says_why_it_is_not_captured():
+    with simulated_gpus(1, strict=True) as (gpu,), em.device("/gpu:0"), without_nvmath(gpu):
+        f = _train_like_eager(elementwise=False)  # op by op, still bit for bit like eager
+        (status,) = f.cuda_graph_status()
+    assert status == ("call: not captured: matmul calls cuBLAS, which cupy refuses during "
+                      "stream capture; nvmath-python is not installed (pip install "
+                      "ember-core[cuda12], or ember-core[cuda13] on CUDA 13)")
 
 
 def test_cuda_graphs_false_replays_op_by_op(device):

@@ -69,22 +69,13 @@ _VALUE_SHAPES = {"boolean_mask", "where_indices"}
 # stream (cupy issue 6290; the strict double refuses them too, testing/_strict_libraries):
 # spec -> (the op that calls it, the library), for float dtypes: integer products are
 # cupy's own kernels and capture. The factorizations would read their status back too (the devInfo check), but
-# cupy refuses the library call before it: the order the H200 showed.
+# cupy refuses the library call before it: the order the H200 showed. Float matrix
+# products (matmul, tensordot, the convolutions' GEMMs, the recurrent cells' gate products,
+# a bias gradient's batch sum) go through nvmath-python's cuBLASLt and capture
+# (ember.core._nvmath_products); einsum's contractions are cupy's own calls into cuBLAS.
 _B, _S = "cuBLAS", "cuSOLVER"
 _LIBRARY_CALLS = {
-    "matmul": ("matmul", _B), "tensordot": ("matmul", _B), "einsum": ("einsum", _B),
-    "einsum.ellipsis": ("einsum", _B),
-    # convolutions as GEMMs (im2col, Winograd's transformed products)
-    "nn_ops.conv1d": ("conv2d", _B), "nn_ops.conv2d": ("conv2d", _B),
-    "nn_ops.conv2d_transpose": ("conv2d_backprop_input", _B),
-    "conv2d_backprop_input": ("conv2d_backprop_input", _B),
-    "conv2d_backprop_filter": ("conv2d_backprop_filter", _B),
-    # recurrent cells: their gate products; a bias gradient's batch sum is a product too
-    "nn_ops.lstm_cell": ("lstm_cell", _B), "nn_ops.gru_cell": ("gru_cell", _B),
-    "lstm_cell_grad": ("lstm_cell_grad", _B), "gru_cell_grad": ("gru_cell_grad", _B),
-    "nn_ops.lstm_sequence": ("lstm_sequence", _B), "lstm_sequence_grad": ("lstm_sequence_grad", _B),
-    "nn_ops.gru_sequence": ("gru_sequence", _B), "gru_sequence_grad": ("gru_sequence_grad", _B),
-    "bias_activation_grad": ("bias_activation_grad", _B),  # float16's sum is a reduction
+    "einsum": ("einsum", _B), "einsum.ellipsis": ("einsum", _B),
     # LU of small matrices: cuBLAS getrfBatched; the rest cuSOLVER
     "linalg.det": ("matrix_determinant", _B), "linalg.slogdet": ("log_matrix_determinant", _B),
     "linalg.slogdet.log_abs_determinant": ("log_matrix_determinant", _B),
