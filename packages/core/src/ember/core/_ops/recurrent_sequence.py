@@ -28,7 +28,7 @@ import numpy as np
 from .._dtypes import bfloat16 as _BF16
 from .._errors import InvalidArgumentError
 from .._registry import execute, register
-from . import _args
+from . import _args, _fused, recurrent_fused
 
 F = "recurrent"
 
@@ -60,6 +60,9 @@ _SIGN = (-1.0, -1.0, 1.0, -1.0)  # gates i, f, c, o: the sigmoid gates' columns 
 def _lstm_seq(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
               use_bias: bool, masked: bool) -> tuple[Any, ...]:
     xp = be.xp
+    if _fused.fusable(xp):  # a GPU: each step one matmul and one kernel
+        return recurrent_fused.lstm_forward(be, x, h0, c0, k, rk, *rest, use_bias=use_bias,
+                                            masked=masked)
     n, steps, f = x.shape
     u = h0.shape[1]
     dt = h0.dtype
@@ -137,6 +140,10 @@ def _lstm_seq_grad(be: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs:
     u4 = 4 * u
     one = gates.dtype.type(1)
     mask, dhs, extra = unpack_grad_inputs(rest, masked, sequence_gradient)
+    if not extra and _fused.fusable(xp):  # a GPU: each step one kernel and one matmul
+        return recurrent_fused.lstm_backward(
+            be, dh, dc, gates, cs, tcs, hs, x, h0, c0, k, rk, mask, dhs,
+            use_bias=use_bias, need_inputs=need_inputs)
     keep = None if mask is None else mask.T[..., None].astype(gates.dtype)
     dhs_t = None if dhs is None else dhs.transpose(1, 0, 2)
     rk_t = xp.ascontiguousarray(rk.T)  # a little faster in the 28 products than a view
