@@ -21,18 +21,20 @@ from typing import Any
 from . import _fused
 
 
-def _cell_source(use_bias: bool, masked: bool) -> tuple[str, str, str]:
+def _cell_source(use_bias: bool, masked: bool, last: bool) -> tuple[str, str, str]:
     b = ("bi", "bf", "bg", "bo") if use_bias else ("", "", "", "")
     z = [f"x{k} + {bk} + h{k}" if use_bias else f"x{k} + h{k}"
          for k, bk in zip("ifgo", b)]
     ins = "T xi, T xf, T xg, T xo, T hi, T hf, T hg, T ho, T c"
     ins += ", T bi, T bf, T bg, T bo" if use_bias else ""
     ins += ", bool keep, T h" if masked else ""
-    outs = "T gi, T gf, T gg, T go, T c2, T tc, T h2"
+    outs = "T gi, T gf, T gg, T go, T c2, T tc, T h2" + (", T cl, T hl" if last else "")
     body = (f"gi = 1 / (1 + exp(-({z[0]}))); gf = 1 / (1 + exp(-({z[1]}))); "
             f"gg = tanh({z[2]}); go = 1 / (1 + exp(-({z[3]}))); "
             "T cn = gf * c + gi * gg; tc = tanh(cn); T hn = go * tc; ")
     body += "c2 = keep ? cn : c; h2 = keep ? hn : h" if masked else "c2 = cn; h2 = hn"
+    if last:  # the final states as arrays of their own, not copies of the last step's
+        body += "; cl = c2; hl = h2"
     return ins, outs, body
 
 
@@ -44,8 +46,8 @@ def lstm_forward(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
     u = h0.shape[1]
     dt = h0.dtype
     proj = xp.matmul(x.reshape(n * steps, f), k).reshape(n, steps, 4 * u)
-    ins, outs, body = _cell_source(use_bias, masked)
-    cell = _fused.kernel(xp, f"lstm_cell_{int(use_bias)}{int(masked)}", ins, outs, body)
+    cells = [_fused.kernel(xp, f"lstm_cell_{int(use_bias)}{int(masked)}{int(last)}",
+                           *_cell_source(use_bias, masked, last)) for last in (False, True)]
     bias = tuple(rest[0][j * u:(j + 1) * u] for j in range(4)) if use_bias else ()
     mask = rest[-1] if masked else None
     gates = xp.empty((steps, 4, n, u), dtype=dt)
@@ -53,6 +55,7 @@ def lstm_forward(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
     tcs = xp.empty((steps, n, u), dtype=dt)
     hs = xp.empty((steps, n, u), dtype=dt)
     h, c = h0, c0
+    h_last, c_last = xp.empty((n, u), dtype=dt), xp.empty((n, u), dtype=dt)
     for t in range(steps):
         hu = xp.matmul(h, rk)
         z = proj[:, t]
@@ -62,9 +65,11 @@ def lstm_forward(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
         if mask is not None:
             args += [mask[:, t:t + 1], h]
         g = gates[t]
-        cell(*args, g[0], g[1], g[2], g[3], cs[t], tcs[t], hs[t])
+        last = t == steps - 1
+        cells[last](*args, g[0], g[1], g[2], g[3], cs[t], tcs[t], hs[t],
+                    *((c_last, h_last) if last else ()))
         h, c = hs[t], cs[t]
-    return hs.transpose(1, 0, 2), hs[-1].copy(), cs[-1].copy(), gates, cs, tcs
+    return hs.transpose(1, 0, 2), h_last, c_last, gates, cs, tcs
 
 
 def _cell_grad_source(sequence: bool, masked: bool) -> tuple[str, str, str]:
@@ -114,14 +119,18 @@ def lstm_backward(be: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: 
         if passed:
             dh += passed[0]
     flat = dz.reshape(steps * n, 4 * u)
-    drk = xp.matmul(h0.T, dz[0])
+    # the kernel's and the recurrent kernel's gradients as one product: each step's
+    # input beside the state it started from, time-major, against every step's gradients
+    f = x.shape[2]
+    xh = xp.empty((steps, n, f + u), dtype=gates.dtype)
+    xh[:, :, :f] = x.transpose(1, 0, 2)
+    xh[0, :, f:] = h0
     if steps > 1:
-        h_prev = hs.transpose(1, 0, 2)[:-1].reshape((steps - 1) * n, u)
-        drk += xp.matmul(h_prev.T, flat[n:])
+        xh[1:, :, f:] = hs.transpose(1, 0, 2)[:-1]
+    dw = xp.matmul(xh.reshape(steps * n, f + u).T, flat)
     if need_inputs:
         dx = xp.matmul(flat, k.T).reshape(steps, n, -1).transpose(1, 0, 2)
     else:
         dx = xp.zeros_like(x)
-    xt = xp.ascontiguousarray(x.transpose(1, 0, 2)).reshape(steps * n, -1)
-    out = (dx, dh, dc, xp.matmul(xt.T, flat), drk)
+    out = (dx, dh, dc, dw[:f], dw[f:])
     return (*out, flat.sum(0)) if use_bias else out

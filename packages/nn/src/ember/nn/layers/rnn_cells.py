@@ -233,8 +233,8 @@ class _GatedCell(Layer):
             raise ValueError(f"{type(self).__name__}.get_initial_state: give batch_size "
                              f"or inputs")
         dt = self.dtype if dtype is None else dtype
-        return [em.zeros((int(batch_size), self.units), dtype=dt)
-                for _ in range(self.n_states)]
+        return [zero_state((int(batch_size), self.units), dt, i)
+                for i in range(self.n_states)]
 
     def zero_state(self, batch_size: int, dtype: Any = None) -> list[Any]:
         """Alias of ``get_initial_state`` (the TensorFlow 1.x name)."""
@@ -531,6 +531,24 @@ class StackedRNNCells(Layer):
         config = dict(config)
         config["cells"] = [deserialize_cell(c) for c in config["cells"]]
         return cls(**config)
+
+
+_ZERO_STATES: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def zero_state(shape: tuple[int, ...], dtype: Any, index: int) -> Any:
+    """``em.zeros(shape, dtype)``. On a GPU, outside a graph trace, the tensor is kept and
+    given again for the same shape, dtype, device and state ``index`` (tensors are
+    immutable): a training step launches no memset for its initial states (two of a
+    small LSTM's step). The host makes them afresh (a calloc costs nothing there)."""
+    dev = em.current_device()
+    if dev.kind == "cpu" or em.recording.tracers():
+        return em.zeros(shape, dtype=dtype)
+    key = (shape, em.as_dtype(dtype) if dtype is not None else None, id(dev), index)
+    hit = _ZERO_STATES.get(key)
+    if hit is None or hit[0] is not dev:  # (a device of the same name made anew)
+        hit = _ZERO_STATES[key] = (dev, em.zeros(shape, dtype=dtype))
+    return hit[1]
 
 
 def initial_state_of(cell: Any, inputs: Any, batch_size: Any, dtype: Any) -> Any:
