@@ -297,8 +297,27 @@ def _window_views(x: Any, ksize: tuple[int, int]) -> list[Any]:
     return [x[:, i::kh, j::kw, :] for i in range(kh) for j in range(kw)]
 
 
+def _pool_sources(k: int) -> tuple[str, str, str, str]:
+    """(inputs, the forward's body, the backward's outputs and body) of the fused kernels
+    for windows of ``k`` elements: ``a0..`` the window's elements, ``y`` its maximum."""
+    ins = ", ".join(f"T a{j}" for j in range(k))
+    fwd = "T m0 = a0; " + "".join(
+        f"T m{j} = (m{j - 1} > a{j} || isnan(m{j - 1})) ? m{j - 1} : a{j}; "
+        for j in range(1, k)) + f"y = m{k - 1}"  # NaN propagates, as in reduce_max
+    outs = ", ".join(f"T d{j}" for j in range(k))
+    # the host path's arithmetic: ties counted, at least 1, the share times each mask
+    bwd = "".join(f"T e{j} = a{j} == y; " for j in range(k))
+    bwd += "T cnt = " + " + ".join(f"e{j}" for j in range(k)) + "; "
+    bwd += "T share = dy / (cnt < 1 ? 1 : cnt); "
+    bwd += "; ".join(f"d{j} = e{j} * share" for j in range(k))
+    return ins, fwd, outs, bwd
+
+
 def _max_pool_tiled(be: Any, x: Any, *, ksize: tuple[int, int]) -> Any:
     views = _window_views(x, ksize)
+    if _fused.fusable(be.xp) and len(views) <= 16:  # a GPU: one kernel
+        ins, fwd, _, _ = _pool_sources(len(views))
+        return _fused.kernel(be.xp, f"max_pool_{len(views)}", ins, "T y", fwd)(*views)
     y = be.xp.array(views[0], copy=True)
     for v in views[1:]:
         be.xp.maximum(y, v, out=y)  # NaN propagates, as in reduce_max
@@ -311,6 +330,13 @@ def _max_pool_tiled_grad(be: Any, x: Any, y: Any, dy: Any, *,
     (reduce_max's gradient); a window whose maximum is NaN gets none. (A non-finite ``dy``
     reaches the whole window: mask times share, 3x faster than a select.)"""
     xp = be.xp
+    k = ksize[0] * ksize[1]
+    if _fused.fusable(xp) and k <= 16:  # a GPU: one kernel writes every window's share
+        ins, _, outs, bwd = _pool_sources(k)
+        dx = xp.empty(x.shape, dtype=dy.dtype)
+        _fused.kernel(xp, f"max_pool_grad_{k}", ins + ", T y, T dy", outs, bwd)(
+            *_window_views(x, ksize), y, dy, *_window_views(dx, ksize))
+        return dx
     n, h, w, c = x.shape
     kh, kw = ksize
     # the windows as axes 2 and 4 of a view: one comparison and one product, each a pass
