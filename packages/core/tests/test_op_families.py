@@ -19,7 +19,8 @@ CORE = pathlib.Path(em.__file__).parent
 MODULE_OF_FAMILY = {"nn": "define_nn"}
 # The op modules in an order where each imports only those before it (test_layering).
 OP_MODULES = ["math", "array", "reduce", "linalg", "conv", "conv_geometry", "conv_im2col",
-              "conv_fft", "conv_winograd", "conv_select", "define_nn", "nn_fused", "creation",
+              "conv_fft", "conv_winograd", "conv_select", "conv_depthwise",
+              "define_nn", "nn_fused", "creation",
               "random", "recurrent", "recurrent_fused", "recurrent_sequence", "recurrent_gru_sequence"]
 
 

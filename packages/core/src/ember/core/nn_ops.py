@@ -18,6 +18,7 @@ import numpy as np
 from . import _dtypes, random
 from ._errors import InvalidArgumentError
 from ._ops import _args
+from ._ops import conv_depthwise as _depthwise
 from ._ops import conv_select as _conv
 from ._ops import math as m
 from ._ops import reduce as r
@@ -44,6 +45,7 @@ softplus = m.softplus
 
 __all__ = [
     "avg_pool2d", "batch_normalization", "bias_add", "conv1d", "conv2d", "conv2d_transpose",
+    "depthwise_conv2d", "separable_conv2d",
     "dropout", "elu", "gelu", "l2_loss", "leaky_relu", "log_softmax", "max_pool2d", "moments",
     "relu", "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
     "softmax_cross_entropy_with_logits", "softplus", "sparse_softmax_cross_entropy_with_logits",
@@ -181,6 +183,69 @@ def conv2d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
             raise InvalidArgumentError(f"conv2d: filters {w.shape} (dilation {d}) are larger "
                                        f"than the padded input {x.shape} along axis {ax + 1}")
     return _conv.conv2d(x, w, s, d, pads)
+
+
+def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: Any,
+                     data_format: str | None = None, dilations: Any = None,
+                     name: str | None = None) -> Any:
+    """Depthwise 2-D convolution, as ``tf.nn.depthwise_conv2d``: each of the C input
+    channels is convolved with its own M filters, ``filter`` of shape (KH, KW, C, M), into
+    C * M output channels (channel ``c * M + m`` from input channel ``c``); channels are
+    never mixed. ``strides`` (an int, a pair, or TensorFlow's length-4 form in the layout
+    of ``data_format``) and ``dilations`` (None, an int or a pair) may both exceed 1.
+
+    Examples:
+        >>> import ember.core as em
+        >>> x = em.reshape(em.range(8.0), (1, 2, 2, 2))
+        >>> em.nn_ops.depthwise_conv2d(x, em.ones((2, 2, 2, 1)), 1, "VALID").numpy().ravel()
+        array([12., 16.], dtype=float32)
+    """
+    x, w = _args.tensor(input), _args.tensor(filter)
+    op = "depthwise_conv2d"
+    d = 1 if dilations is None else dilations
+    if _channels_first(op, data_format, ("NHWC",), ("NCHW",)):
+        if x.ndim != 4:
+            raise InvalidArgumentError(f"{op}: expected NCHW input of rank 4, got {x.shape}")
+        return _to_first(depthwise_conv2d(_to_last(x), w, _nchw_pair(strides),
+                                          _nchw_pair(padding), "NHWC", _nchw_pair(d)))
+    if x.ndim != 4 or w.ndim != 4:
+        raise InvalidArgumentError(f"{op}: expected input (N, H, W, C) and filter "
+                                   f"(KH, KW, C, multiplier), got {x.shape} and {w.shape}")
+    if x.shape[3] != w.shape[2]:
+        raise InvalidArgumentError(f"{op}: input has {x.shape[3]} channels but filter "
+                                   f"{w.shape} expects {w.shape[2]}")
+    s, dd = _pair(op, strides, "strides"), _pair(op, d, "dilations")
+    pads = padding_amounts(op, padding, x.shape[1:3], (w.shape[0], w.shape[1]), s, dd)
+    for ax, (n, k, di, (p0, p1)) in enumerate(zip(x.shape[1:3], w.shape[:2], dd, pads)):
+        if n + p0 + p1 < (k - 1) * di + 1:
+            raise InvalidArgumentError(f"{op}: filter {w.shape} (dilation {dd}) is larger "
+                                       f"than the padded input {x.shape} along axis {ax + 1}")
+    return _depthwise.depthwise_conv2d_native(x, w, s, dd, pads)
+
+
+def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, strides: Any,
+                     padding: Any, data_format: str | None = None, dilations: Any = None,
+                     name: str | None = None) -> Any:
+    """Depthwise-separable 2-D convolution, as ``tf.nn.separable_conv2d``: a
+    :func:`depthwise_conv2d` with ``depthwise_filter`` (KH, KW, C, M), then a 1x1
+    convolution with ``pointwise_filter`` (1, 1, C * M, C_out) that mixes the channels.
+
+    Examples:
+        >>> import ember.core as em
+        >>> y = em.nn_ops.separable_conv2d(em.ones((1, 4, 4, 3)), em.ones((3, 3, 3, 2)),
+        ...                                em.ones((1, 1, 6, 5)), 1, "SAME")
+        >>> y.shape, float(y[0, 1, 1, 0])
+        ((1, 4, 4, 5), 54.0)
+    """
+    op = "separable_conv2d"
+    dw, pw = _args.tensor(depthwise_filter), _args.tensor(pointwise_filter)
+    if dw.ndim != 4 or pw.ndim != 4 or pw.shape[:2] != (1, 1) \
+            or pw.shape[2] != dw.shape[2] * dw.shape[3]:
+        raise InvalidArgumentError(f"{op}: expected depthwise_filter (KH, KW, C, M) and "
+                                   f"pointwise_filter (1, 1, C * M, C_out), got {dw.shape} "
+                                   f"and {pw.shape}")
+    y = depthwise_conv2d(input, dw, strides, padding, data_format, dilations)
+    return conv2d(y, pw, 1, "VALID", "NHWC" if data_format is None else data_format)
 
 
 def _nchw_pair(v: Any) -> Any:

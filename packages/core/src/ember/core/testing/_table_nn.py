@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from .. import nn_ops as nn
 from .. import random as rnd
-from .._ops import conv, conv_select, define_nn
+from .._ops import conv, conv_depthwise, conv_select, define_nn
 from ._spec import (
     F16,
     F32,
@@ -151,6 +151,94 @@ def _conv_products() -> list[OpSpec]:
     ]
 
 
+def _depthwise_ref(x: np.ndarray, w: np.ndarray, strides: Any = 1, padding: Any = "VALID",
+                   data_format: Any = None, dilations: Any = None) -> np.ndarray:
+    if data_format == "NCHW":
+        nhwc = [strides[0], strides[2], strides[3], strides[1]] \
+            if not isinstance(strides, int) and len(strides) == 4 else strides
+        return _depthwise_ref(x.transpose(0, 2, 3, 1), w, nhwc, padding, None,
+                              dilations).transpose(0, 3, 1, 2)
+    d = 1 if dilations is None else dilations
+    p = _patches_ref(x, w.shape[:2], strides, d, padding)  # (N, OH, OW, KH, KW, C)
+    y = np.einsum("nhwijc,ijcm->nhwcm", p.astype(np.float64), w.astype(np.float64))
+    return y.reshape(y.shape[:3] + (-1,)).astype(x.dtype)
+
+
+def _separable_ref(x: np.ndarray, dw: np.ndarray, pw: np.ndarray, strides: Any = 1,
+                   padding: Any = "VALID", data_format: Any = None,
+                   dilations: Any = None) -> np.ndarray:
+    y = _depthwise_ref(x, dw, strides, padding, None, dilations)
+    return np.tensordot(y, pw[0, 0], [[3], [0]]).astype(x.dtype)
+
+
+def _depthwise_torch(T: Any, x: Any, w: Any, strides: Any = 1, padding: Any = "VALID",
+                     data_format: Any = None, dilations: Any = None) -> Any:
+    """PyTorch's grouped convolution, one group per input channel (its output channel
+    ``c * M + m`` is TensorFlow's too); SAME padding made explicit first."""
+    if data_format is not None:
+        return None
+    kh, kw, c, m = w.shape
+    s, d = _pair(strides), _pair(1 if dilations is None else dilations)
+    (pt, pb), (pl, pr) = _pads(padding, x.shape[1:3], (kh, kw), s, d)
+    xt = T.nn.functional.pad(_nchw(T, x), (pl, pr, pt, pb))
+    wt = w.permute(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
+    y = T.nn.functional.conv2d(xt, wt, stride=s, dilation=d, groups=c)
+    return y.permute(0, 2, 3, 1)
+
+
+def _separable_torch(T: Any, x: Any, dw: Any, pw: Any, strides: Any = 1,
+                     padding: Any = "VALID", data_format: Any = None,
+                     dilations: Any = None) -> Any:
+    y = _depthwise_torch(T, x, dw, strides, padding, data_format, dilations)
+    return None if y is None else T.tensordot(y, pw[0, 0], dims=([3], [0]))
+
+
+# (input shape, filter shape, strides, dilations, pads, output gradient shape) of the
+# depthwise gradient products: one multiplier and several, strided, dilated, both at once.
+_DEPTHWISE_GEOMETRIES = {
+    "valid_3x3": ((2, 5, 6, 3), (3, 3, 3, 1), (1, 1), (1, 1), ((0, 0), (0, 0)), (2, 3, 4, 3)),
+    "same_multiplier_2": ((2, 5, 6, 3), (3, 3, 3, 2), (1, 1), (1, 1), ((1, 1), (1, 1)),
+                          (2, 5, 6, 6)),
+    "strided_padded": ((1, 5, 6, 2), (3, 2, 2, 3), (2, 2), (1, 1), ((1, 1), (0, 1)),
+                       (1, 3, 3, 6)),
+    "strided_dilated": ((1, 7, 8, 2), (2, 3, 2, 1), (2, 1), (2, 2), ((0, 1), (1, 1)),
+                        (1, 3, 6, 2)),
+    # the last row and column are in no window: their input gradient is zero
+    "strided_uncovered": ((1, 6, 7, 2), (3, 3, 2, 2), (2, 3), (1, 1), ((0, 0), (0, 0)),
+                          (1, 2, 2, 4)),
+}
+
+
+def _dw_bp_input_ref(dy: np.ndarray, w: np.ndarray, input_shape: Any, strides: Any,
+                     dilations: Any, pads: Any) -> np.ndarray:
+    d = dy.reshape(dy.shape[:3] + w.shape[2:]).astype(np.float64)
+    cols = np.einsum("nhwcm,ijcm->nhwijc", d, w.astype(np.float64))
+    return _to_image_ref(cols, input_shape, strides, dilations, pads).astype(dy.dtype)
+
+
+def _dw_bp_filter_ref(x: np.ndarray, dy: np.ndarray, filter_shape: Any, strides: Any,
+                      dilations: Any, pads: Any) -> np.ndarray:
+    p = _patches_ref(x, filter_shape[:2], strides, dilations, [list(q) for q in pads])
+    d = dy.reshape(dy.shape[:3] + tuple(filter_shape[2:])).astype(np.float64)
+    return np.einsum("nhwijc,nhwcm->ijcm", p.astype(np.float64), d).astype(x.dtype)
+
+
+def _depthwise_products() -> list[OpSpec]:
+    g = _DEPTHWISE_GEOMETRIES
+    return [
+        OpSpec("depthwise_conv2d_native_backprop_input",
+               conv_depthwise.depthwise_conv2d_native_backprop_input, _dw_bp_input_ref,
+               tuple(case(n, args(arr(*dy), arr(*w), x, s, d, p))
+                     for n, (x, w, s, d, p, dy) in g.items()),
+               FLOATS, True, (0, 1), tol={F32: (1e-5, 1e-5)}),
+        OpSpec("depthwise_conv2d_native_backprop_filter",
+               conv_depthwise.depthwise_conv2d_native_backprop_filter, _dw_bp_filter_ref,
+               tuple(case(n, args(arr(*x), arr(*dy), w, s, d, p))
+                     for n, (x, w, s, d, p, dy) in g.items()),
+               FLOATS, True, (0, 1), tol={F32: (1e-5, 1e-5)}),
+    ]
+
+
 def _pool_ref(kind: str) -> Any:
     def ref(x: np.ndarray, ksize: Any, strides: Any = None, padding: str = "VALID") -> Any:
         s = ksize if strides is None else strides
@@ -215,6 +303,26 @@ def _windows() -> list[OpSpec]:
             case("one_channel", args(arr(2, 5, 6, 1), arr(3, 2, 1, 2)), strides=(1, 2),
                  padding="SAME"),
         ), FLOATS, True, (0, 1), _conv2d_torch, tol={F32: (1e-5, 1e-5)}),
+        OpSpec("nn_ops.depthwise_conv2d", nn.depthwise_conv2d, _depthwise_ref, (
+            case("valid", args(img, arr(3, 3, 3, 1), 1, "VALID")),
+            case("same_multiplier_2", args(img, arr(3, 3, 3, 2), 1, "SAME")),
+            case("same_strided", args(img, arr(3, 2, 3, 2), 2, "SAME")),
+            case("tf_strides", args(img, arr(2, 2, 3, 1), [1, 2, 1, 1], "VALID")),
+            case("dilated", args(img, arr(2, 2, 3, 3), 1, "VALID"), dilations=[2, 2]),
+            case("strided_dilated", args(arr(1, 7, 8, 2), arr(2, 3, 2, 1), (2, 1), "SAME"),
+                 dilations=2),
+            case("explicit_pads", args(img, arr(3, 3, 3, 1), 1, [[1, 0], [0, 2]])),
+            case("one_by_one", args(img, arr(1, 1, 3, 2), 1, "VALID")),
+            case("nchw", args(arr(2, 3, 5, 6), arr(3, 3, 3, 2), [1, 1, 2, 2], "SAME"),
+                 data_format="NCHW"),
+        ), FLOATS, True, (0, 1), _depthwise_torch, tol={F32: (1e-5, 1e-5)}),
+        OpSpec("nn_ops.separable_conv2d", nn.separable_conv2d, _separable_ref, (
+            case("same", args(img, arr(3, 3, 3, 1), arr(1, 1, 3, 4), 1, "SAME")),
+            case("strided_multiplier_2", args(img, arr(3, 3, 3, 2), arr(1, 1, 6, 2), 2,
+                                              "VALID")),
+            case("dilated", args(img, arr(2, 2, 3, 1), arr(1, 1, 3, 2), 1, "SAME"),
+                 dilations=2),
+        ), FLOATS, True, (0, 1, 2), _separable_torch, tol={F32: (1e-5, 1e-5)}),
         OpSpec("nn_ops.conv1d", nn.conv1d, _conv1d_ref, (
             case("valid", args(arr(2, 7, 3), arr(3, 3, 4))),
             case("same_strided", args(arr(2, 7, 3), arr(3, 3, 2)), stride=2, padding="SAME"),
@@ -492,4 +600,5 @@ def _random() -> list[OpSpec]:
 
 
 def specs() -> list[OpSpec]:
-    return _windows() + _conv_products() + _activations() + _norm_losses() + _lookups() + _random()
+    return (_windows() + _conv_products() + _depthwise_products() + _activations()
+            + _norm_losses() + _lookups() + _random())

@@ -1,5 +1,6 @@
 """Gradients of the sliding-window primitives under pooling, and of the three convolution
-primitives, which are each other's gradients (so every order comes free)."""
+primitives and the three depthwise ones, which are each other's gradients (so every order
+comes free)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from ember.core import REGISTRY, Tensor
 from ember.core.extend import run_op
 
-from . import Gradients, OpContext
+from . import Gradients, OpContext, reads_only
 from . import register_gradient as reg
 
 _EXTRACT = REGISTRY["extract_patches"]
@@ -70,3 +71,40 @@ def _conv2d_filter(op: OpContext, g: Tensor) -> Gradients:
     x, dy = op.inputs  # the result is d<dy, conv2d(x, w)>/dw, linear in x and in dy
     return (_input(dy, g, x.shape, op) if op.needs[0] else None,
             _conv(x, g, op) if op.needs[1] else None)
+
+
+# --- depthwise convolution: the same trilinear form, channel by channel -------------------
+_DW = REGISTRY["depthwise_conv2d_native"]
+_DW_INPUT = REGISTRY["depthwise_conv2d_native_backprop_input"]
+_DW_FILTER = REGISTRY["depthwise_conv2d_native_backprop_filter"]
+for _name in (_DW.name, _DW_INPUT.name, _DW_FILTER.name):
+    reads_only(_name, outputs=False)
+
+
+def _dw_input(dy: Tensor, w: Tensor, x_shape: Sequence[int], op: OpContext) -> Tensor:
+    return run_op(_DW_INPUT, (dy, w), {"input_shape": tuple(x_shape), **_geom(op)})
+
+
+def _dw_filter(x: Tensor, dy: Tensor, w_shape: Sequence[int], op: OpContext) -> Tensor:
+    return run_op(_DW_FILTER, (x, dy), {"filter_shape": tuple(w_shape), **_geom(op)})
+
+
+@reg("depthwise_conv2d_native")
+def _depthwise(op: OpContext, dy: Tensor) -> Gradients:
+    x, w = op.inputs
+    return (_dw_input(dy, w, x.shape, op) if op.needs[0] else None,
+            _dw_filter(x, dy, w.shape, op) if op.needs[1] else None)
+
+
+@reg("depthwise_conv2d_native_backprop_input")
+def _depthwise_input(op: OpContext, g: Tensor) -> Gradients:
+    dy, w = op.inputs  # d<dy, depthwise(x, w)>/dx, linear in dy and in w
+    return (run_op(_DW, (g, w), _geom(op)) if op.needs[0] else None,
+            _dw_filter(g, dy, w.shape, op) if op.needs[1] else None)
+
+
+@reg("depthwise_conv2d_native_backprop_filter")
+def _depthwise_filter(op: OpContext, g: Tensor) -> Gradients:
+    x, dy = op.inputs  # d<dy, depthwise(x, w)>/dw, linear in x and in dy
+    return (_dw_input(dy, g, x.shape, op) if op.needs[0] else None,
+            run_op(_DW, (x, g), _geom(op)) if op.needs[1] else None)
