@@ -4,6 +4,7 @@ into tiny pieces over several threads restores every byte, or nothing where one 
 without the native library everything still restores, on one thread."""
 
 import ctypes
+import os
 import threading
 import zlib
 
@@ -74,9 +75,26 @@ def test_tasks_run_on_several_threads_in_order_and_the_first_error_is_raised():
     assert _parallel.run([threading.get_ident] * 4, 1) == [main] * 4  # one: the caller's
 
 
-def test_copies_cut_into_pieces_equal_plain_copies(monkeypatch):
+@pytest.fixture
+def idle(monkeypatch):
+    """Several threads whatever the machine's load (the default gives busy CPUs none)."""
+    monkeypatch.setattr(_parallel, "WORKERS", 4)
+    monkeypatch.setattr(_parallel, "_cpus", lambda: 4)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert _parallel.idle_workers() == 4
+
+
+def test_threads_are_started_only_where_cpus_are_idle(monkeypatch):
+    monkeypatch.setattr(_parallel, "WORKERS", 4)
+    monkeypatch.setattr(_parallel, "_cpus", lambda: 4)
+    for load, workers in [(0.0, 4), (1.0, 4), (2.5, 2), (3.0, 2), (4.0, 1), (9.0, 1)]:
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert _parallel.idle_workers() == workers, load
+    assert set(_parallel.run([threading.get_ident] * 8)) == {threading.get_ident()}
+
+
+def test_copies_cut_into_pieces_equal_plain_copies(monkeypatch, idle):
     monkeypatch.setattr(_reading, "PIECE", 40)
-    monkeypatch.setattr(_parallel, "WORKERS", 3)
     rng = np.random.default_rng(2)
     sources = [rng.standard_normal((37, 11)).astype(np.float32),
                rng.standard_normal((6, 8)),  # into a strided target
@@ -109,9 +127,8 @@ def _flip(path, key, offset):
 
 @pytest.mark.parametrize("native", [True, False])
 def test_a_restore_in_tiny_pieces_on_several_threads_is_exact_or_changes_nothing(
-        tmp_path, monkeypatch, native):
+        tmp_path, monkeypatch, idle, native):
     monkeypatch.setattr(_reading, "PIECE", 24)
-    monkeypatch.setattr(_parallel, "WORKERS", 4)
     if not native:  # the Python function: correct, on one thread
         monkeypatch.setattr(_checksum, "_NATIVE", None)
         monkeypatch.setattr(_checksum, "GIL_FREE", False)

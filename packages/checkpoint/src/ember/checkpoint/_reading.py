@@ -175,7 +175,8 @@ def check_mapped(checksum: Callable[[np.ndarray, int], int], spans: Mapping[str,
 def copy_all(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
     """``np.copyto(target, source)`` for each pair, on every CPU: same-typed contiguous
     arrays are cut into pieces of ``PIECE`` bytes, and small copies share a task. (A copy
-    is memory-bound; it cannot fail once shapes and dtypes were checked.)"""
+    is memory-bound; it cannot fail once shapes and dtypes were checked.) Pieces are
+    copied last first: give them in file order, the order ``check_mapped`` read them in."""
     parts: list[tuple[np.ndarray, np.ndarray]] = []
     for target, source in pairs:
         if (target.dtype == source.dtype and target.shape == source.shape
@@ -187,6 +188,7 @@ def copy_all(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
                       for i in range(0, target.size, step)]
         else:
             parts.append((target, source))
+    parts.reverse()  # the last bytes checked first: they may still be in the CPU's cache
     tasks, group, size = [], [], 0
     for part in parts:
         group.append(part)

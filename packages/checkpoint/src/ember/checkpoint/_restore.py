@@ -391,9 +391,10 @@ class Restorer:
             copies = []
             for key, target in targets + arrays:
                 undo.append(_array_undo(target) if container else _nothing)
-                copies.append((target, source(key)))
+                copies.append((self.file.entries[key].begin, target, source(key)))
             key = "<copies of checked values>"
-            _reading.copy_all(copies)  # on every CPU: the one loop over all the bytes
+            copies.sort(key=lambda c: c[0])  # in file order, as checked (copy_all's order)
+            _reading.copy_all([(target, value) for _, target, value in copies])
         except Exception as err:
             self._fail(undo, key, err, container)
         loaded.clear()
