@@ -171,6 +171,20 @@ def compiled_loss_object(lib: Any) -> Any:
     return model
 
 
+def depthwise_separable(lib: Any) -> Any:
+    """Depthwise (a multiplier, strides with dilation, no bias) and separable convolutions
+    (channels first, a multiplier): Keras's kernel layouts and output channel order."""
+    L = lib.layers
+    return lib.Sequential([
+        L.Input((9, 9, 3)), L.DepthwiseConv2D(3, depth_multiplier=2, padding="same",
+                                              activation="relu"),
+        L.DepthwiseConv2D(2, strides=2, dilation_rate=2, use_bias=False),
+        L.SeparableConv2D(4, 3, padding="same", depth_multiplier=2),
+        L.Permute((3, 1, 2)),
+        L.SeparableConv2D(3, 2, strides=2, data_format="channels_first"),
+        L.GlobalAveragePooling2D(data_format="channels_first"), L.Dense(2)])
+
+
 # name -> (builder, inputs maker): inputs are fixed (numpy, one seed per case)
 def _floats(*shape: int) -> Any:
     return lambda rng: rng.standard_normal(shape).astype(np.float32)
@@ -205,6 +219,7 @@ CASES: dict[str, tuple[Any, Any]] = {
     "trained_attention": (trained_attention, _floats(6, 5, 6)),
     "compiled_metrics": (compiled_metrics, _floats(10, 8)),
     "compiled_loss_object": (compiled_loss_object, _floats(10, 8)),
+    "depthwise_separable": (depthwise_separable, _floats(3, 9, 9, 3)),
 }
 
 

@@ -4,6 +4,7 @@ from ._symbolic import Input, SymbolicTensor
 from .attention import MultiHeadAttention
 from .base import InputSpec, Layer, current_training
 from .conv import Conv1D, Conv2D, Conv2DTranspose
+from .conv_depthwise import DepthwiseConv2D, SeparableConv2D
 from .core import (
     Activation,
     Dropout,
@@ -73,6 +74,7 @@ from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from .wrappers import Bidirectional, TimeDistributed
 
 Convolution2D = Conv2D
+SeparableConvolution2D = SeparableConv2D
 
 __all__ = [
     "GRU", "LSTM", "Activation", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
@@ -93,3 +95,4 @@ __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "Inte
             "Normalization", "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation",
             "RandomTranslation", "RandomZoom", "Rescaling", "Resizing", "StringLookup",
             "TextVectorization"]
+__all__ += ["DepthwiseConv2D", "SeparableConv2D", "SeparableConvolution2D"]

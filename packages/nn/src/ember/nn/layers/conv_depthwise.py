@@ -1,0 +1,215 @@
+"""Depthwise and depthwise-separable 2-D convolutions, as Keras 3's.
+
+``DepthwiseConv2D`` convolves each input channel with its own ``depth_multiplier`` filters
+and never mixes channels; ``SeparableConv2D`` follows that with a 1x1 convolution that
+mixes them (Xception's and MobileNet's block): about ``k * k`` times fewer weights and
+multiplies than a Conv2D of the same output. Weights, their names, shapes and order are
+Keras 3's (``kernel`` (KH, KW, C_in, multiplier) and ``bias`` (C_in * multiplier) for the
+depthwise layer; ``depthwise_kernel``, ``pointwise_kernel`` (1, 1, C_in * multiplier,
+filters) and ``bias`` (filters) for the separable one), so weights files exchange with
+Keras's by position as every layer's do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.core as em
+
+from .. import activations, constraints, regularizers
+from .base import InputSpec, Layer
+from .conv import _padding, _tuple, check_data_format, to_channels_first, to_channels_last
+
+
+def _positive(who: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{who}: {name} must be a positive int, got {value!r}")
+    return value
+
+
+class _DepthwiseBase(Layer):
+    """What both layers share: the window arguments, the depthwise kernel, the bias, the
+    activation and channels first."""
+
+    def __init__(self, kernel_size: Any, strides: Any, padding: str, depth_multiplier: int,
+                 data_format: str | None, dilation_rate: Any, activation: Any,
+                 use_bias: bool, depthwise_initializer: Any, bias_initializer: Any,
+                 depthwise_regularizer: Any, bias_regularizer: Any,
+                 depthwise_constraint: Any, bias_constraint: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        who = type(self).__name__
+        self.kernel_size = _tuple(kernel_size, 2, f"{who}: kernel_size")
+        self.strides = _tuple(strides, 2, f"{who}: strides")
+        self.padding = _padding(padding)
+        self.depth_multiplier = _positive(who, "depth_multiplier", depth_multiplier)
+        self.data_format = check_data_format(data_format, who)
+        self.dilation_rate = _tuple(dilation_rate, 2, f"{who}: dilation_rate")
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.depthwise_initializer = depthwise_initializer
+        self.bias_initializer = bias_initializer
+        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    def _channels(self, input_shape: Any) -> int:
+        if len(input_shape) != 4:
+            raise ValueError(f"layer {self.name!r} ({type(self).__name__}) expects inputs of "
+                             f"rank 4 ({self.data_format.replace('_', ' ')}), got shape "
+                             f"{tuple(input_shape)}")
+        axis = 1 if self.data_format == "channels_first" else -1
+        c = int(input_shape[axis])
+        self.input_spec = InputSpec(ndim=4, axes={axis: c})
+        return c
+
+    def _depthwise_weight(self, name: str, channels: int) -> Any:
+        return self.add_weight(name, self.kernel_size + (channels, self.depth_multiplier),
+                               initializer=self.depthwise_initializer,
+                               regularizer=self.depthwise_regularizer,
+                               constraint=self.depthwise_constraint)
+
+    def _bias_weight(self, size: int) -> None:
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (size,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+
+    def call(self, inputs: Any) -> Any:
+        first = self.data_format == "channels_first"
+        y = self._convolve(to_channels_last(inputs) if first else inputs)
+        if self.use_bias:  # relu and linear: one op with the bias, one back
+            y = activations.bias_then(self.activation, y, self.bias.value())
+        else:
+            y = self.activation(y)
+        return to_channels_first(y) if first else y
+
+    def _depthwise(self, x: Any, kernel: Any) -> Any:
+        return em.nn_ops.depthwise_conv2d(x, kernel.value(), self.strides, self.padding,
+                                          dilations=self.dilation_rate)
+
+    def _convolve(self, x: Any) -> Any:
+        """The convolution of channels-last ``x`` (no bias, no activation)."""
+        raise NotImplementedError
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding.lower(),
+                "depth_multiplier": self.depth_multiplier, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "use_bias": self.use_bias,
+                "depthwise_initializer": self.depthwise_initializer,
+                "bias_initializer": self.bias_initializer}
+
+
+class DepthwiseConv2D(_DepthwiseBase):
+    """Depthwise 2-D convolution of NHWC (or NCHW) inputs: each input channel convolved
+    with its own ``depth_multiplier`` filters, into C_in * depth_multiplier channels (the
+    first step of a separable convolution; channels are never mixed).
+
+    Args:
+        kernel_size, strides, dilation_rate: an int or one per spatial axis (strides and
+            dilations above 1 may be combined).
+        padding: ``"valid"`` or ``"same"`` (TensorFlow's SAME: extra padding at the end).
+        depth_multiplier: filters per input channel.
+        data_format: ``"channels_last"`` (default) or ``"channels_first"``.
+        activation: a name or callable applied to the output (None: linear).
+        use_bias: add a bias per output channel.
+        depthwise_initializer, bias_initializer: initializers of ``kernel`` (KH, KW, C_in,
+            depth_multiplier) and ``bias`` (C_in * depth_multiplier).
+        depthwise_regularizer, bias_regularizer: penalties that join ``losses``.
+        depthwise_constraint, bias_constraint: projections optimizers apply after each
+            update.
+        **kwargs: as :class:`Layer` (``activity_regularizer`` included).
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> layer = nn.layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same")
+        >>> layer(em.ones((2, 8, 8, 3))).shape, layer.kernel.shape
+        ((2, 8, 8, 6), (3, 3, 3, 2))
+    """
+
+    def __init__(self, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+                 depth_multiplier: int = 1, data_format: str | None = None,
+                 dilation_rate: Any = (1, 1), activation: Any = None, use_bias: bool = True,
+                 depthwise_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", depthwise_regularizer: Any = None,
+                 bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 depthwise_constraint: Any = None, bias_constraint: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(kernel_size, strides, padding, depth_multiplier, data_format,
+                         dilation_rate, activation, use_bias, depthwise_initializer,
+                         bias_initializer, depthwise_regularizer, bias_regularizer,
+                         depthwise_constraint, bias_constraint,
+                         activity_regularizer=activity_regularizer, **kwargs)
+
+    def build(self, input_shape: Any) -> None:
+        c = self._channels(input_shape)
+        self.kernel = self._depthwise_weight("kernel", c)
+        self._bias_weight(c * self.depth_multiplier)
+
+    def _convolve(self, x: Any) -> Any:
+        return self._depthwise(x, self.kernel)
+
+
+class SeparableConv2D(_DepthwiseBase):
+    """Depthwise-separable 2-D convolution of NHWC (or NCHW) inputs: a
+    :class:`DepthwiseConv2D` (without its bias) then a 1x1 convolution to ``filters``
+    channels, then the bias and the activation.
+
+    Args:
+        filters: the number of output channels.
+        kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier,
+            activation, use_bias: as :class:`DepthwiseConv2D`'s.
+        depthwise_initializer, pointwise_initializer, bias_initializer: initializers of
+            ``depthwise_kernel`` (KH, KW, C_in, depth_multiplier), ``pointwise_kernel``
+            (1, 1, C_in * depth_multiplier, filters) and ``bias`` (filters).
+        depthwise_regularizer, pointwise_regularizer, bias_regularizer: penalties.
+        depthwise_constraint, pointwise_constraint, bias_constraint: projections.
+        **kwargs: as :class:`Layer` (``activity_regularizer`` included).
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> layer = nn.layers.SeparableConv2D(4, 3, padding="same")
+        >>> layer(em.ones((2, 8, 8, 3))).shape, layer.pointwise_kernel.shape
+        ((2, 8, 8, 4), (1, 1, 3, 4))
+    """
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1),
+                 padding: str = "valid", data_format: str | None = None,
+                 dilation_rate: Any = (1, 1), depth_multiplier: int = 1,
+                 activation: Any = None, use_bias: bool = True,
+                 depthwise_initializer: Any = "glorot_uniform",
+                 pointwise_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", depthwise_regularizer: Any = None,
+                 pointwise_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, depthwise_constraint: Any = None,
+                 pointwise_constraint: Any = None, bias_constraint: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(kernel_size, strides, padding, depth_multiplier, data_format,
+                         dilation_rate, activation, use_bias, depthwise_initializer,
+                         bias_initializer, depthwise_regularizer, bias_regularizer,
+                         depthwise_constraint, bias_constraint,
+                         activity_regularizer=activity_regularizer, **kwargs)
+        self.filters = _positive(type(self).__name__, "filters", filters)
+        self.pointwise_initializer = pointwise_initializer
+        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "filters": self.filters,
+                "pointwise_initializer": self.pointwise_initializer}
+
+    def build(self, input_shape: Any) -> None:
+        c = self._channels(input_shape)
+        self.depthwise_kernel = self._depthwise_weight("depthwise_kernel", c)
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel", (1, 1, c * self.depth_multiplier, self.filters),
+            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
+            constraint=self.pointwise_constraint)
+        self._bias_weight(self.filters)
+
+    def _convolve(self, x: Any) -> Any:
+        y = self._depthwise(x, self.depthwise_kernel)
+        return em.nn_ops.conv2d(y, self.pointwise_kernel.value(), 1, "VALID")
