@@ -146,3 +146,52 @@ def test_a_number_set_as_the_learning_rate_goes_into_the_users_variable_a_trace_
     before = w.numpy().copy()
     step()
     np.testing.assert_array_equal(w.numpy(), before)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_a_number_set_between_traced_steps_changes_the_next_replay(case):
+    """``opt.momentum = 0.9`` between two replays of a traced step: the next replay uses it,
+    bit for bit as eagerly (a number read as a Python float was baked into the trace)."""
+    from ember import graph
+
+    cls, kw, name, a, b = case
+    lr = {} if name == "learning_rate" else {"learning_rate": 0.05}
+    eager = cls(**lr, **kw, **{name: a})
+    expected = _run(eager, lambda: setattr(eager, name, b))
+    traced = cls(**lr, **kw, **{name: a})
+    v = em.Variable(np.array([1.0, -2.0, 0.5], np.float32))
+    step = graph.function(lambda g: traced.apply_gradients([(g, v)]))
+    for i, g in enumerate(GRADS):
+        if i == 1:
+            setattr(traced, name, b)
+        step(em.constant(g))
+    np.testing.assert_array_equal(v.numpy(), expected)
+    assert name == "learning_rate" or getattr(traced, name) == pytest.approx(b)
+    # the first call makes the slots (so the second traces again); the change retraces nothing
+    assert step.experimental_get_tracing_count() <= 2
+
+
+def test_a_hyperparameter_number_reads_as_a_number_and_is_config_not_state():
+    opt = O.Adam(beta_1=0.8)
+    assert opt.beta_1 == pytest.approx(0.8) and isinstance(opt.beta_1, float)
+    assert opt.get_config()["beta_1"] == pytest.approx(0.8)
+    assert set(opt.__checkpoint_children__()) == {"iterations", "learning_rate"}
+
+
+def test_changes_a_traced_step_cannot_follow_are_refused_by_name():
+    from ember import graph
+
+    opt = O.SGD(0.1)  # momentum 0: the trace has no momentum slot
+    v = em.Variable(np.float32(1.0))
+    step = graph.function(lambda: opt.apply_gradients([(em.constant(np.float32(1.0)), v)]))
+    step()
+    with pytest.raises(ValueError, match="momentum changed from 0.0 to 0.9 after a traced"):
+        opt.momentum = 0.9
+    with pytest.raises(ValueError, match="learning_rate cannot be replaced by Variable"):
+        opt.learning_rate = em.Variable(0.5)
+    opt.learning_rate = 0.5  # a number is assigned into what the trace reads
+    step()
+    assert float(v) == pytest.approx(1.0 - 0.1 - 0.5)
+    eager = O.SGD(0.1)
+    eager.apply_gradients([(em.constant(np.float32(1.0)), em.Variable(np.float32(1.0)))])
+    eager.momentum = 0.9  # eagerly nothing was traced: the next step makes the slot

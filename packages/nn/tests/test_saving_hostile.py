@@ -295,10 +295,20 @@ def test_a_functional_config_with_a_loop_or_a_missing_layer_is_refused(tmp_path)
 
 def test_malformed_random_state_is_refused(good, tmp_path):
     meta = json.loads(good[1]["metadata.json"])
-    meta["ember"]["random"]["global"]["state"]["state"] = 2 ** 200
+    meta["ember"]["random"]["global"]["counter"] = 2 ** 200
     path = _zip(tmp_path / "r.keras", _members(good[1], **{
         "metadata.json": json.dumps(meta).encode()}))
-    _refused(path, "random state is malformed")
+    _refused(path, "random state")
+
+
+def test_a_random_state_saved_before_philox_is_refused_by_name(good, tmp_path):
+    meta = json.loads(good[1]["metadata.json"])
+    meta["ember"]["random"]["global"] = {  # what ember wrote before its generator changed
+        "bit_generator": "PCG64", "state": {"state": 2 ** 100, "inc": 3},
+        "has_uint32": 0, "uinteger": 0}
+    path = _zip(tmp_path / "r.keras", _members(good[1], **{
+        "metadata.json": json.dumps(meta).encode()}))
+    _refused(path, "PCG64")
 
 
 # --- HDF5 --------------------------------------------------------------------------------

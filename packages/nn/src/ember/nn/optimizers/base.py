@@ -78,6 +78,9 @@ class Optimizer(_Listened):
             refused by name.
     """
 
+    # Hyperparameters whose being zero or not decides slots or the update's form.
+    _STRUCTURAL = frozenset({"momentum", "weight_decay"})
+
     learning_rate = Hyper()
     clipnorm = Hyper()
     clipvalue = Hyper()
@@ -103,6 +106,7 @@ class Optimizer(_Listened):
             raise ValueError("set at most one of clipnorm and global_clipnorm")
         self.name = name or type(self).__name__
         self._hypers: dict[str, Any] = {}
+        self._traced = False  # a graph.function trace has read the hyperparameters
         self.iterations = em.Variable(np.int64(0), name=f"{self.name}/iterations",
                                       trainable=False)
         self.learning_rate = learning_rate
@@ -115,23 +119,41 @@ class Optimizer(_Listened):
 
     # --- hyperparameters -------------------------------------------------------------
     def _set_hyper(self, name: str, value: Any) -> None:
-        if value is None:
-            self._hypers[name] = None
+        """A number becomes (or is assigned into) a float32 variable the optimizer owns, as
+        TensorFlow's optimizers hold their hyperparameters: a traced step reads it, so
+        ``opt.momentum = 0.5`` changes the next replay (a Python float would be baked into
+        the trace and the change silently ignored). Its value is mirrored on the host for
+        decisions made in Python (is momentum zero?), so those read no device."""
+        mirror = self.__dict__.setdefault("_mirror", {})
+        old = self._hypers.get(name)
+        if value is None or _is_dynamic(value):
+            if old is not None and value is not old and self.__dict__.get("_traced"):
+                raise ValueError(
+                    f"{self.name}: {name} cannot be replaced by "
+                    f"{'None' if value is None else type(value).__name__} after a traced step "
+                    f"read it: the replays would keep reading the old one. Assign a number "
+                    f"(opt.{name} = 0.5), or a new value into the variable you gave")
+            mirror.pop(name, None)
+            self._hypers[name] = value
             return
-        if name == "learning_rate" and not _is_dynamic(value):
-            old = self._hypers.get(name)
-            if isinstance(old, em.Variable):  # the variable a traced step reads (as Keras
-                # assigns into it): a new one would be silently ignored by the replays
-                old.assign(np.asarray(_number(self, name, value), dtype=old.dtype))
-                return
-            var = em.Variable(np.float32(_number(self, name, value)),
-                              name=f"{self.name}/learning_rate", trainable=False)
-            _OWNED.add(var.uid)
-            self._hypers[name] = var
+        number = _number(self, name, value)
+        if isinstance(old, em.Variable) and old.uid in _OWNED or (
+                name == "learning_rate" and isinstance(old, em.Variable)):
+            before = mirror.get(name)
+            if before is not None and (before == 0) != (number == 0) and \
+                    self.__dict__.get("_traced") and name in self._STRUCTURAL:
+                raise ValueError(
+                    f"{self.name}: {name} changed from {before} to {number} after a traced "
+                    f"step was made with {name} {'zero' if before == 0 else 'nonzero'}; the "
+                    f"trace's slots and update follow that choice, so the replays would "
+                    f"ignore the change. Set {name} before the first traced step")
+            old.assign(np.asarray(number, dtype=old.dtype))  # what traced steps read
+            mirror[name] = number
             return
-        if not _is_dynamic(value):
-            value = _number(self, name, value)
-        self._hypers[name] = value
+        var = em.Variable(np.float32(number), name=f"{self.name}/{name}", trainable=False)
+        _OWNED.add(var.uid)
+        self._hypers[name] = var
+        mirror[name] = number
 
     def _hyper(self, name: str) -> Any:
         """The value of hyperparameter ``name`` for this step's arithmetic: a float, or a
@@ -164,6 +186,10 @@ class Optimizer(_Listened):
         """Hyperparameter ``name`` as a float, for decisions made in Python (is momentum
         zero?) and for ``get_config``."""
         src = self._hypers.get(name)
+        mirror = self.__dict__.get("_mirror", {})
+        if name in mirror and name != "learning_rate" and isinstance(src, em.Variable) \
+                and src.uid in _OWNED:  # (a user may assign into the learning rate's)
+            return mirror[name]
         if isinstance(src, (em.Variable, em.Tensor)):
             return self._host_value(src)
         return self._hyper(name)
@@ -183,10 +209,21 @@ class Optimizer(_Listened):
         cache[key] = (t, value)
         return value
 
+    def _user_dynamic(self, name: str) -> bool:
+        """Whether the user gave ``name`` as a variable, tensor, callable or schedule (its
+        value may change without this optimizer seeing it)."""
+        src = self._hypers.get(name)
+        return src is not None and _is_dynamic(src) and not (
+            isinstance(src, em.Variable) and src.uid in _OWNED)
+
     def _hyper_attr(self, name: str) -> Any:
         src = self._hypers.get(name)
-        if isinstance(src, em.Variable):
+        if name == "learning_rate" and isinstance(src, em.Variable):
             return src  # so ``opt.learning_rate.assign(...)`` works, as in Keras
+        if isinstance(src, em.Variable) and src.uid in _OWNED:
+            return self._host_hyper(name)  # ``opt.beta_1`` is a number, as in Keras
+        if isinstance(src, em.Variable):
+            return src
         return self._hyper(name)
 
     lr = learning_rate
@@ -195,7 +232,10 @@ class Optimizer(_Listened):
     def __checkpoint_children__(self) -> dict[str, Any]:
         kids: dict[str, Any] = {"iterations": self.iterations}
         for name, src in self._hypers.items():
-            if isinstance(src, em.Variable):
+            # the learning rate, and a user's variable; numbers given to the constructor
+            # are its config (what Keras saves), not state
+            if isinstance(src, em.Variable) and (name == "learning_rate" or
+                                                 src.uid not in _OWNED):
                 kids[name] = src
         return kids
 
@@ -274,6 +314,8 @@ class Optimizer(_Listened):
         if not pairs:
             raise ValueError(f"{self.name}: no gradients provided for any variable")
         self._place(pairs[0][1].device)
+        if not self._traced and em.recording.tracers():
+            self._traced = True
         with em.recording.paused():
             grads = [g if type(g) is em.Tensor else em.convert_to_tensor(g) for g, _ in pairs]
             self._now = {name: self._read_hyper(name) for name in self._hypers}

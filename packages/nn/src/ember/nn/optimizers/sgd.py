@@ -35,9 +35,8 @@ class SGD(Optimizer):
         if self._host_hyper("momentum") < 0:
             raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
         self.nesterov = bool(nesterov)
-        if self.nesterov and not self._host_hyper("momentum") and not isinstance(
-                self._hypers.get("momentum"), (em.Variable, em.Tensor)) and not callable(
-                self._hypers.get("momentum")):
+        if self.nesterov and not self._host_hyper("momentum") and \
+                not self._user_dynamic("momentum"):
             raise ValueError("SGD: nesterov=True needs a momentum (momentum is 0)")
 
     def init_slots(self, var: Any) -> None:
