@@ -159,8 +159,9 @@ def _install_all(session: nox.Session, torch: bool = False) -> None:
 @nox.session
 def integration(session: nox.Session) -> None:
     """The tutorials' walkthroughs and the main job end to end, every package installed;
-    bench/compare.py's and tools/'s self-tests."""
+    bench/compare.py's (and its chart's) and tools/'s self-tests."""
     _install_all(session, torch=True)
+    session.install("matplotlib")  # bench/plot_compare.py's test draws a chart
     _pytest(session, "integration_tests", "bench/tests", "tools/tests")
 
 

@@ -313,8 +313,24 @@ def table(names: Iterable[str], samples: dict[str, dict[tuple[str, str], list[fl
     return lines
 
 
+def write_json(path: pathlib.Path, ref: str, sha: str, head: str,
+               samples: dict[str, dict[tuple[str, str], list[float]]]) -> None:
+    """The medians, ratios and spreads as JSON (what ``bench/plot_compare.py`` draws)."""
+    rows = []
+    for key, work in samples["work"].items():
+        if key in samples["ref"]:
+            mr, mw, ratio, spread, flag = summarize(work, samples["ref"][key])
+            rows.append({"benchmark": key[0], "figure": key[1], "ref_seconds": mr,
+                         "work_seconds": mw, "ratio": ratio, "spread": spread,
+                         "flag": flag, "rounds": len(work)})
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"ref": ref, "ref_sha": sha, "head": head, "rows": rows},
+                              indent=1) + "\n")
+    os.replace(tmp, path)
+
+
 def compare(ref: str, names: list[str], rounds: int, threads: int | None,
-            timeout: float) -> int:
+            timeout: float, json_path: pathlib.Path | None = None) -> int:
     benches = {n: resolve_benchmark(n) for n in names}
     sha = git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") if ref else ""
     head = git("rev-parse", "--short", "HEAD")
@@ -378,6 +394,8 @@ def compare(ref: str, names: list[str], rounds: int, threads: int | None,
                          f"(a move smaller than that cannot be told from noise); rerun on a quiet "
                          f"machine or with more --rounds.")
         print("\n".join(lines), flush=True)
+        if json_path is not None:
+            write_json(json_path, ref, sha, head, samples)
         return 1 if failed else 0
     finally:
         try:
@@ -405,6 +423,9 @@ def main(argv: list[str]) -> int:
                         "(default 1)")
     p.add_argument("--timeout", type=float, default=900,
                    help="seconds one benchmark process may run (default 900)")
+    p.add_argument("--json", type=pathlib.Path, default=None,
+                   help="also write the medians and ratios to this JSON file (for "
+                        "bench/plot_compare.py)")
     args = p.parse_args(argv)
     if args.rounds < 3:  # with two, one figure in five is flagged on identical code
         p.error(f"--rounds must be at least 3 (a spread of two rounds flags one figure in "
@@ -423,7 +444,7 @@ def main(argv: list[str]) -> int:
     # a SIGTERM (a CI timeout, a killed nox) still removes the worktree
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     threads = None if args.threads == "env" else int(args.threads)
-    return compare(args.ref, args.benchmarks, args.rounds, threads, args.timeout)
+    return compare(args.ref, args.benchmarks, args.rounds, threads, args.timeout, args.json)
 
 
 if __name__ == "__main__":

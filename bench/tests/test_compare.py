@@ -9,6 +9,7 @@ AttributeError or as a slowdown that lands on both sides and is not flagged.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pathlib
 import re
@@ -143,13 +144,21 @@ def test_head_against_head_flags_nothing_on_two_tiny_benchmarks():
 def test_a_slowdown_injected_in_the_working_tree_is_flagged(repo):
     core = repo / "packages" / "core" / "src" / "ember" / "core" / "__init__.py"
     core.write_text(CORE.format(body="sum(range(100000))"))  # uncommitted: not in REF
-    done = _run(repo / "bench" / "compare.py", "HEAD", "tiny", "steady", "--rounds", "5")
+    out = repo / "compare.json"
+    done = _run(repo / "bench" / "compare.py", "HEAD", "tiny", "steady", "--rounds", "5",
+                "--json", str(out))
     assert done.returncode == 0, done.stderr
     rows = _rows(done.stdout)
     ref, work, ratio, spread, moved = rows[("tiny", "work")]
     assert moved == "**slower**" and float(ratio[:-1]) > 3, done.stdout
     assert rows[("steady", "steady")][4] == "", done.stdout  # the untouched one is not flagged
     _no_worktree_left(repo)
+    # the JSON holds what the table shows (what plot_compare.py draws)
+    saved = {(r["benchmark"], r["figure"]): r for r in json.loads(out.read_text())["rows"]}
+    assert set(saved) == set(rows)
+    assert saved[("tiny", "work")]["flag"] == "slower"
+    assert f"{saved['tiny', 'work']['ratio']:.2f}x" == ratio
+    assert saved[("tiny", "work")]["rounds"] == 5
 
 
 def test_a_speedup_is_flagged_as_faster(repo):
@@ -251,3 +260,27 @@ def test_the_spread_rule():
     assert compare.summarize([0.1, 0.12, 0.1], [1.0, 2.5, 1.0])[2:] == (
         pytest.approx(0.1), pytest.approx(1.5), "faster")
     assert compare.summarize([0.5, 0.5, 0.5], [1.0, 2.5, 1.0])[4] == ""  # 2x < 2.5x spread
+
+
+def test_the_chart_draws_ember_figures_with_their_spread(tmp_path):
+    pytest.importorskip("matplotlib")  # the integration session installs it
+    spec = importlib.util.spec_from_file_location("plot_compare", BENCH / "plot_compare.py")
+    plot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot)
+    data = {"ref": "41829c3", "ref_sha": "41829c3" + "0" * 33, "head": "abc1234", "rows": [
+        {"benchmark": "eager_overhead", "figure": "tape step (ember)", "ref_seconds": 2e-5,
+         "work_seconds": 1e-5, "ratio": 0.5, "spread": 0.1, "flag": "faster", "rounds": 5},
+        {"benchmark": "eager_overhead", "figure": "em.add 2x2", "ref_seconds": 6e-7,
+         "work_seconds": 6.6e-7, "ratio": 1.1, "spread": 0.2, "flag": "", "rounds": 5},
+        {"benchmark": "eager_overhead", "figure": "numpy by hand", "ref_seconds": 1e-3,
+         "work_seconds": 1e-3, "ratio": 1.0, "spread": 0.05, "flag": "", "rounds": 5}]}
+    (tmp_path / "c.json").write_text(json.dumps(data))
+    out = tmp_path / "img" / "c.svg"
+    assert plot.main([str(tmp_path / "c.json"), str(out)]) == 0
+    svg = out.read_text()
+    assert svg.lstrip().startswith("<?xml") and "</svg>" in svg
+    # the ember figures and their ratios are drawn; the contender left out
+    assert "0.50x" in svg and "1.10x" in svg and "1.00x" not in svg
+    assert not list(out.parent.glob("*.tmp"))
+    assert plot.main([str(tmp_path / "c.json"), str(out), "--all"]) == 0
+    assert "1.00x" in out.read_text()
