@@ -33,7 +33,7 @@ def idle_workers() -> int:
     """Threads worth starting now: ``WORKERS``, fewer where other processes keep the CPUs
     busy (the 1-minute load average, this process included). On a machine whose CPUs are
     all taken, a second thread only waits for its turn while the caller waits for it: on
-    a 2-CPU machine at load 8-9, restores with two threads ran 0.86-1.0x as fast as with
+    a 2-CPU machine at load 8-9, restores with two threads ran 0.88-0.95x as fast as with
     one (issue 30's measurements)."""
     try:
         load = os.getloadavg()[0]

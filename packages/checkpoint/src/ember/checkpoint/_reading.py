@@ -137,7 +137,7 @@ def check_mapped(checksum: Callable[[np.ndarray, int], int], spans: Mapping[str,
                  keys: Iterable[str], mapped: Callable[[int, int], np.ndarray]
                  ) -> dict[str, int]:
     """The checksums of the tensors ``keys``, taken in ``mapped(begin, end)`` (a view of the
-    file: no read, no copy), on every CPU where the checksum releases the GIL.
+    file: no read, no copy), on the idle CPUs where the checksum releases the GIL.
 
     Each tensor is cut into pieces of ``PIECE`` bytes whose checksums are taken separately
     (from 0) and joined in file order (``_checksum.combiner``), so one large tensor is
@@ -173,7 +173,7 @@ def check_mapped(checksum: Callable[[np.ndarray, int], int], spans: Mapping[str,
 
 
 def copy_all(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
-    """``np.copyto(target, source)`` for each pair, on every CPU: same-typed contiguous
+    """``np.copyto(target, source)`` for each pair, on the idle CPUs: same-typed contiguous
     arrays are cut into pieces of ``PIECE`` bytes, and small copies share a task. (A copy
     is memory-bound; it cannot fail once shapes and dtypes were checked.) Pieces are
     copied last first: give them in file order, the order ``check_mapped`` read them in."""
