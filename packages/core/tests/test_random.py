@@ -224,3 +224,139 @@ def test_gpu_draws_keep_the_state_on_the_device():
     ref.normal([3])
     assert_array_equal(a.numpy(), ref.uniform([6]).numpy())
     assert g.state == ref.state
+
+
+# --- the chunked numpy path against a plain reference ----------------------------------
+def _ref_words(key, stream, blocks):
+    """Philox4x32-10 block by block in Python integers (the spec, no numpy tricks)."""
+    out = []
+    for b in blocks:
+        c = [b & 0xFFFFFFFF, b >> 32, stream & 0xFFFFFFFF, stream >> 32]
+        k0, k1 = key & 0xFFFFFFFF, key >> 32
+        for r in range(10):
+            if r:
+                k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+            p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+            c = [(p1 >> 32) ^ c[1] ^ k0, p1 & 0xFFFFFFFF, (p0 >> 32) ^ c[3] ^ k1,
+                 p0 & 0xFFFFFFFF]
+        out.append(c)
+    return np.array(out, np.uint64).reshape(-1, 4)
+
+
+def _ref_box_muller(x, xbits, octant, r, rbits):
+    """Box-Muller in the kernel's order of steps, written plainly (whole-array numpy)."""
+    from ember.core import _philox as P
+
+    e = np.floor(np.log2(x)).astype(np.int64)  # x is a whole number: log2 is exact enough
+    e[np.ldexp(1.0, e) > x] -= 1
+    e[np.ldexp(1.0, e + 1) <= x] += 1
+    m = np.ldexp(x, -e)
+    big = m > P.SQRT2
+    m = np.where(big, m / 2, m)
+    e = e + big
+    f = m - 1
+    dk = (e - xbits).astype(np.float64)
+    s = f / (2 + f)
+    z = s * s
+    w = z * z
+    t1 = w * (P.LG[1] + w * (P.LG[3] + w * P.LG[5]))
+    t2 = z * (P.LG[0] + w * (P.LG[2] + w * (P.LG[4] + w * P.LG[6])))
+    hfsq = f * f / 2
+    lnu = dk * P.LN2_HI - ((hfsq - (s * (hfsq + (t2 + t1)) + dk * P.LN2_LO)) - f)
+    rad = np.sqrt(-2 * lnu)
+    rr = np.where(octant & 1, float((1 << rbits) - 1) - r, r)
+    phi = (2 * rr + 1) / float(1 << (rbits + 1)) * P.PIO4
+    z = phi * phi
+    S, C = P.S, P.C
+    sn = phi + z * phi * (S[0] + z * (S[1] + z * (S[2] + z * (S[3] + z * (S[4] + z * S[5])))))
+    rc = z * (C[0] + z * (C[1] + z * (C[2] + z * (C[3] + z * (C[4] + z * C[5])))))
+    w = 1 - z / 2
+    cs = w + (((1 - w) - z / 2) + z * rc)
+    swap = ((octant ^ (octant >> 1)) & 1).astype(bool)
+    sin_t = np.where(swap, cs, sn) * rad
+    cos_t = np.where(swap, sn, cs) * rad
+    sin_t = np.where(octant >= 4, -sin_t, sin_t)
+    cos_t = np.where(((octant ^ (octant >> 1)) & 2).astype(bool), -cos_t, cos_t)
+    return cos_t, sin_t
+
+
+def _reference(kind, key, stream, start, n, dtype):
+    """A draw the plain way: every block's words, then the values of the whole array."""
+    from ember.core import _philox as P
+
+    wide = np.dtype(dtype) == np.float64
+    nb = P.blocks_for(("uniform" if kind == "uniform" else "normal") + ("64" if wide else "32"), n)
+
+    def block_words(first):
+        return _ref_words(key, stream, [(first + i) % 2 ** 64 for i in range(nb)])
+
+    def normals(q):
+        if not wide:
+            p = q.reshape(-1, 2)
+            zc, zs = _ref_box_muller(p[:, 0].astype(np.float64) + 1, 32, p[:, 1] >> 29,
+                                     (p[:, 1] & 0x1FFFFFFF).astype(np.float64), 29)
+        else:
+            k = (q[:, 0] << 21) | (q[:, 1] >> 11)
+            r = ((q[:, 2] & 0x1FFFFFFF) << 21) | (q[:, 3] >> 11)
+            zc, zs = _ref_box_muller(k.astype(np.float64) + 1, 53, q[:, 2] >> 29,
+                                     r.astype(np.float64), 50)
+        return np.stack([zc, zs], 1).reshape(-1)
+
+    q = block_words(start)
+    if kind == "uniform":
+        if wide:
+            p = q.reshape(-1, 2)
+            v = ((p[:, 0] >> 5) << 26 | (p[:, 1] >> 6)).astype(np.float64) / 2.0 ** 53
+        else:
+            bits = P.float_bits(dtype)
+            v = (q.reshape(-1) >> (32 - bits)).astype(np.float32) / np.float32(2 ** bits)
+        return v[:n].astype(dtype)
+    if kind == "normal":
+        return normals(q)[:n].astype(dtype)
+    out = normals(q)[:n]
+    for r in range(1, P.TRUNCATED_ROUNDS):
+        far = np.abs(out) > 2
+        if not far.any():
+            break
+        cand = normals(block_words(start + r * nb))[:n]
+        if r == P.TRUNCATED_ROUNDS - 1:
+            cand = np.clip(cand, -2, 2)
+        out = np.where(far, cand, out)
+    return out.astype(dtype)
+
+
+@pytest.mark.parametrize(("start", "n"), [(0, 1), (7, 3), (2 ** 32 - 2, 5), (2 ** 32 - 300, 2047),
+                                          (2 ** 64 - 3, 9), (12345, 16384 * 4 + 6)])
+@pytest.mark.parametrize(("kind", "dtype"), [("uniform", np.float32), ("uniform", np.float16),
+                                             ("uniform", np.float64), ("normal", np.float32),
+                                             ("normal", np.float64), ("truncated", np.float32),
+                                             ("truncated", np.float64)])
+def test_the_chunked_numpy_path_draws_the_plain_references_bits(kind, dtype, start, n):
+    """``_philox``'s chunked arrays, bit tricks and reused buffers change no bit: against
+    Philox in Python integers and Box-Muller written plainly, at sizes that are not whole
+    blocks or chunks (the chunk is 16384 blocks), from counters whose low word wraps
+    inside the draw and from one that wraps at 2**64."""
+    from ember.core import _philox as P
+
+    key, stream = 0x0123456789ABCDEF ^ start, 2 ** 40 + n
+    fn = {"uniform": P.uniform, "normal": P.normal, "truncated": P.truncated_normal}[kind]
+    got = fn(key, stream, start, n, dtype)
+    want = _reference(kind, key, stream, start, n, dtype)
+    assert got.dtype == want.dtype and got.shape == (n,)
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_words_and_integers_match_python_integers_across_chunks():
+    from ember.core import _philox as P
+
+    key, stream = 2 ** 64 - 5, 3
+    blocks = [(2 ** 32 - 7 + i) % 2 ** 64 for i in range(16384 + 20)] + [2 ** 64 - 1, 0, 5]
+    want = _ref_words(key, stream, blocks)
+    assert np.array_equal(P.words(key, stream, blocks), want.astype(np.uint32))
+    n = 2 * len(blocks) - 1
+    start = 2 ** 32 - 7
+    q = _ref_words(key, stream, [(start + i) % 2 ** 64 for i in range(-(-n // 2))])
+    v = ((q.reshape(-1, 2)[:, 0] << 32) | q.reshape(-1, 2)[:, 1])[:n]
+    assert np.array_equal(P.integers(key, stream, start, n, -500, 1000, np.int16),
+                          ((v % 1000) + np.uint64(2 ** 64 - 500)).astype(np.int16))
+    assert np.array_equal(P.integers(key, stream, start, n, 0, 2 ** 64, np.uint64), v)
