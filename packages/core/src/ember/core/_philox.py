@@ -413,7 +413,8 @@ def truncated_normal(key: int, stream: int, start: int, n: int, dtype: Any) -> n
     for r in range(1, TRUNCATED_ROUNDS):
         if left.size == 0:
             break
-        blocks = np.unique(left >> _U(shift))
+        blocks = left >> _U(shift)  # sorted (as ``left`` is): unique without a hash table
+        blocks = blocks[np.concatenate(([True], blocks[1:] != blocks[:-1]))]
         ph = _Philox(key, stream, min(_CHUNK, blocks.size))
         cand = np.empty((blocks.size, per))
         base = _U((start + r * nb) & MASK64)
