@@ -14,6 +14,13 @@ currently unsupported")`` (likewise "cuSOLVER", "cuRAND"; cupy issue 6290: cuFFT
 and NCCL are allowed). The H200 run of 2026-11-27 (cupy 14.2) failed 58 CUDA-graph tests
 this way that the double had let capture.
 
+ember's own float products do not meet this refusal where nvmath-python is installed: its
+GPU backends route ``xp.matmul`` through nvmath's cuBLASLt (``ember.core._nvmath_products``;
+the double's stand-in is ``_strict_nvmath``), and only what that route leaves to cupy
+(integer and mixed dtypes, broadcasting batches, and every product without nvmath-python)
+reaches the rules below, as do ``einsum``, ``dot`` and the factorizations, which cupy
+calls into cuBLAS and cuSOLVER itself.
+
 What was read (cupy v14.2.0, github.com/cupy/cupy):
 
 - ``cupy_backends/cuda/libs/{cublas,cusolver,curand}.pyx``: ``setStream`` raises while
