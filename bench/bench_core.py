@@ -1,7 +1,9 @@
 """Small-op overhead: em.add and em.matmul on (2, 2) float32 against numpy, PyTorch, TF.
 
 Also the BLAS thread policy: a 256x256 matmul with 1 and 2 BLAS threads, on a quiet
-machine and while another process keeps one core busy.
+machine and while another process keeps one core busy; and random draws of 1e6 float32
+values on the CPU: ember's Philox4x32-10 (numpy) against numpy's PCG64 (ember's
+generator before Philox) and PyTorch's CPU generator.
 """
 
 from __future__ import annotations
@@ -69,10 +71,43 @@ def _blas_threads() -> str:
     return "\n".join(rows) + "\n"
 
 
+def _random() -> str:
+    """1e6 float32 draws: uniform (dropout masks, augmentation), normal and truncated
+    normal (initializers). Philox costs ten rounds of ufunc passes a block in numpy, which
+    PCG64's C loop does not pay; PyTorch runs one thread here."""
+    n = 10**6
+    pcg = np.random.Generator(np.random.PCG64(0))
+    gen = em.random.Generator(0)
+    torch = try_import("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    cases = {
+        "uniform": (lambda: gen.uniform([n]), lambda: pcg.random(n, dtype=np.float32),
+                    "rand", lambda: torch.rand(n)),
+        "normal": (lambda: gen.normal([n]), lambda: pcg.standard_normal(n, dtype=np.float32),
+                   "randn", lambda: torch.randn(n)),
+        "truncated_normal": (lambda: gen.truncated_normal([n]),
+                             lambda: pcg.standard_normal(n, dtype=np.float32),
+                             "nn.init.trunc_normal_",
+                             lambda: torch.nn.init.trunc_normal_(torch.empty(n), a=-2, b=2)),
+    }
+    out = []
+    for name, (ours, old, tname, theirs) in cases.items():
+        ref = "numpy PCG64 standard_normal" if name != "uniform" else "numpy PCG64 random"
+        c = {ref: old, f"ember em.random.{name}": ours}
+        if torch is not None:
+            c[f"PyTorch torch.{tname}"] = theirs
+        times = compare(c, number=3, rounds=9)
+        if torch is None:
+            times[f"PyTorch torch.{tname}"] = NAN
+        out.append(table(f"random {name}: 1e6 float32 on the CPU", times, ref, unit="ms"))
+    return "\n".join(out)
+
+
 def main() -> None:
     text = (f"## ember-core: op overhead\n\nMachine: {platform.machine()}, "
             f"{mp.cpu_count()} cores, numpy {np.__version__}.\n\n")
-    text += _small_ops() + "\n" + _blas_threads()
+    text += _small_ops() + "\n" + _blas_threads() + "\n" + _random()
     write("core", text)
 
 
