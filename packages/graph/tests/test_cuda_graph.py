@@ -14,7 +14,7 @@ import ember.core as em
 from ember import graph
 from ember.core import extend
 from ember.core.testing import simulated_gpus
-from ember.core.testing._strict_nvmath import without_nvmath
+from ember.core.testing import without_nvmath
 
 rng = np.random.default_rng(0)
 

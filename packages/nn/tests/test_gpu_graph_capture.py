@@ -10,7 +10,7 @@ from numpy.testing import assert_array_equal
 
 import ember.core as em
 from ember import graph, nn, tape
-from ember.core.testing._strict_nvmath import without_nvmath
+from ember.core.testing import without_nvmath
 
 ONLY_BACKENDS = ["strict-gpu"]  # CUDA graphs and the counters belong to the GPU double
 L = nn.layers

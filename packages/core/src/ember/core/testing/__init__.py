@@ -6,6 +6,7 @@ whole framework is tested over one table of ops and one set of backends.
 
 from ._spec import BACKEND_TOL, DEFAULT_TOL, Case, OpSpec, Raw, backend_tolerance, sample
 from ._strict import CUPY_LACKS, StrictArray, TransferCounters
+from ._strict_nvmath import without_nvmath
 from .devices import (
     TEST_BACKENDS,
     available_backends,
@@ -44,5 +45,5 @@ __all__ = [
     "check_case_forward", "check_spec_forward", "ember_args", "flatten", "get_spec",
     "gpu_skip_reason", "install_present_gpu", "iter_cases", "make_case", "numpy_args",
     "present_gpu", "real_gpu_available",
-    "run_case", "run_torch", "sample", "simulated_gpus", "torch_args",
+    "run_case", "run_torch", "sample", "simulated_gpus", "torch_args", "without_nvmath",
 ]
