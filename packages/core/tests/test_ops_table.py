@@ -46,7 +46,8 @@ EXEMPT = {
     "linalg", "debugging", "config",
     "recording", "name_scope", "executing_eagerly", "set_num_threads",
     # random: state, not samplers
-    "Generator", "get_global_generator", "get_global_seed", "set_seed",
+    "Generator", "get_global_generator", "get_global_seed", "set_seed", "STATE_FORMAT",
+    "checked_state",
 }
 # Registered ops that the table reaches only through other paths.
 REGISTRY_EXEMPT = {
