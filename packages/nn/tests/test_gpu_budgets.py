@@ -54,11 +54,10 @@ def test_eager_training_step_with_data_on_the_device_makes_no_host_copy(counters
     for _ in range(3):
         loss = _step(model, opt, loss_fn, x, y)
     assert counters.to_host == 0 and counters.syncs == 0, counters
-    # Uploads: only dropout's masks (drawn on the host; see the traced test below). Python
-    # numbers (learning rates, Adam's betas, the iteration's 1) are uploaded once each: a
-    # pageable upload would make the host wait for the device.
-    dropouts = sum(isinstance(layer, nn.layers.Dropout) for layer in model.layers)
-    assert counters.from_host == 3 * dropouts, counters
+    # No uploads: dropout's masks are drawn on the device (Philox, its state there), and
+    # Python numbers (learning rates, Adam's betas, the iteration's 1) are uploaded once
+    # each: a pageable upload would make the host wait for the device.
+    assert counters.from_host == 0, counters
     assert float(loss) < float(first)  # it trained (read after the budget was taken)
 
 
@@ -77,10 +76,11 @@ def test_traced_training_step_makes_no_sync_and_no_copy(counters, make):
         loss = step(model, opt, loss_fn, x, y)
     assert step.experimental_get_tracing_count() == 2  # the three calls above replayed
     assert counters.syncs == 0 and counters.to_host == 0, counters
-    # uploads: only the random draws (dropout masks are drawn on the host, as every random
-    # number in ember, so a seed gives the same numbers on the CPU and on a GPU)
-    dropouts = sum(isinstance(layer, nn.layers.Dropout) for layer in model.layers)
-    assert counters.from_host == 3 * dropouts, counters
+    # no uploads: dropout's masks are drawn on the device (the same numbers as on the CPU);
+    # the step, dropout included, is captured as a CUDA graph on the second of these three
+    # replays (the first warms the caches) and launched from then on
+    assert counters.from_host == 0, counters
+    assert counters.graph_launches == 2, counters
     assert float(loss) < float(first)
 
 

@@ -99,3 +99,62 @@ def test_without_nvmath_the_step_is_not_captured_and_says_why(backend):
     assert status.startswith("call: not captured: ") and "calls cuBLAS, which cupy refuses " \
         "during stream capture; nvmath-python is not installed (pip install " \
         "ember-core[cuda12]" in status
+
+
+def _dropout_model():
+    em.random.set_seed(5)  # the same initial weights for every variant
+    return nn.Sequential([L.Dense(64, activation="relu", input_shape=(32,)), L.Dropout(0.5),
+                          L.Dense(10)])
+
+
+def _dropout_step(model, opt, x, y):
+    """A step that also returns what Dropout let through (its mask, on the GPU)."""
+    with tape.GradientTape() as t:
+        h = model.layers[0](x)
+        dropped = model.layers[1](h, training=True)
+        loss = nn.losses.sparse_softmax_cross_entropy(y, model.layers[2](dropped))
+    variables = model.trainable_variables
+    opt.apply_gradients(zip(t.gradient(loss, variables), variables))
+    return loss, em.cast(em.equal(dropped, 0.0), em.int32) * em.cast(
+        em.greater(h, 0.0), em.int32)  # 1 where dropout zeroed a nonzero activation
+
+
+def _dropout_script(step, data):
+    """Steps with a reseed and host (CPU) draws between them: each step's loss and
+    dropout mask, each host draw, and the trained weights."""
+    model = _dropout_model()
+    opt = nn.optimizers.Adam(0.01)
+    em.random.set_seed(11)
+    seen = []
+    for i, (x, y) in enumerate(data):
+        if i == 5:
+            em.random.set_seed(12)  # reseeds the captured step as it reseeds eager code
+        if i in (6, 7):
+            with em.device("/cpu:0"):  # a host draw sees the counter the graph advanced
+                seen.append(em.random.uniform([3]).numpy())
+        loss, mask = step(model, opt, x, y)
+        seen += [loss.numpy(), mask.numpy()]
+    return seen, [v.numpy() for v in model.variables]
+
+
+@pytest.mark.parametrize("cuda_graphs", [True, False])
+def test_a_captured_dropout_step_draws_fresh_masks_bit_for_bit_like_eager(backend,
+                                                                          cuda_graphs):
+    """Dropout draws on the GPU with the Philox kernel, which reads the generator's state
+    on the device and advances it: the captured step draws a new mask each launch, the
+    same as the eager step and as its op-by-op replay, through a reseed and host draws."""
+    data = _data((16, 32), 9, seed=2)
+    eager, eager_weights = _dropout_script(_dropout_step, data)
+    traced = graph.function(_dropout_step, cuda_graphs=cuda_graphs)
+    got, weights = _dropout_script(traced, data)
+    for a, b in zip(got, eager):
+        assert_array_equal(a, b)
+    for a, b in zip(weights, eager_weights):
+        assert_array_equal(a, b)
+    masks = [m for m in eager if m.shape == (16, 64)]
+    assert len({m.tobytes() for m in masks}) == len(masks) and masks[0].any()
+    (status,) = traced.cuda_graph_status()
+    if cuda_graphs:  # Adam makes its slots on the first call: traced on the second
+        assert status == "call: captured (launched 6 times)"
+    else:
+        assert status == "call: not captured: graph.function(cuda_graphs=False)"

@@ -76,7 +76,17 @@ class Generator:
     def _reset(self, key: int, stream: int, counter: int) -> None:
         self._lock = threading.Lock()
         self._cpu = np.array([key, counter, stream], np.uint64)  # [key, next block, stream]
-        self._dev: tuple[Any, int, Any] | None = None  # (backend, index, state) on a GPU
+        # (backend, index, state) on a GPU. The array is kept for the generator's life
+        # there (a host draw or a new state writes into it when the state next goes
+        # back): a captured CUDA graph reads and advances it at its fixed address.
+        self._dev: tuple[Any, int, Any] | None = None
+        self._host_holds = True  # whether _cpu, not the device array, holds the state
+
+    def _set(self, key: int, stream: int, counter: int) -> None:
+        """A new state, in place (the device array stays the one a graph reads)."""
+        with self._lock:
+            self._cpu = np.array([key, counter, stream], np.uint64)
+            self._host_holds = True
 
     @classmethod
     def from_seed(cls, seed: int) -> Generator:
@@ -91,24 +101,49 @@ class Generator:
     # --- state -----------------------------------------------------------------------
     def _host_state(self) -> np.ndarray:
         """The state on the host (read back from its GPU: one synchronization)."""
-        if self._dev is None:
+        if self._host_holds or self._dev is None:
             return self._cpu
         be, _, arr = self._dev
         return np.asarray(be.to_host(arr), np.uint64)
 
     def _pull(self) -> np.ndarray:
-        if self._dev is not None:
+        if not self._host_holds:
             self._cpu = self._host_state().copy()
-            self._dev = None
+            self._host_holds = True
         return self._cpu
 
     def _on(self, be: Any, index: int) -> Any:
-        """The state on GPU ``index`` of ``be`` (moved there if it lives elsewhere)."""
-        if self._dev is not None and self._dev[0] is be and self._dev[1] == index:
-            return self._dev[2]
+        """The state on GPU ``index`` of ``be`` (moved there if it lives elsewhere; back
+        into the same array when it was there before)."""
+        dev = self._dev
+        if dev is not None and dev[0] is be and dev[1] == index:
+            if self._host_holds:
+                ctx = be.activate(index)
+                with ctx if ctx is not None else _nothing():
+                    be.xp.copyto(dev[2], be.from_host(self._cpu.copy(), index))
+                self._host_holds = False
+            return dev[2]
         host = self._pull()
         self._dev = (be, index, be.from_host(host.copy(), index))
+        self._host_holds = False
         return self._dev[2]
+
+    def _target(self) -> Generator:
+        """The generator that draws (the global streams look theirs up)."""
+        return self
+
+    def _device_state(self, be: Any, index: int) -> Any:
+        """The uint64 [key, next block, stream] array on GPU ``index`` of ``be`` that a
+        draw there reads and advances (a CUDA graph capturing a draw reads it)."""
+        with self._lock:
+            return self._on(be, index)
+
+    def _adopt(self, be: Any, index: int, state: Any) -> None:
+        """Make ``state`` (on GPU ``index`` of ``be``, holding this generator's state)
+        the array its draws there read: a captured graph's, whose address is fixed."""
+        with self._lock:
+            self._dev = (be, index, state)
+            self._host_holds = False
 
     @property
     def state(self) -> dict[str, Any]:
@@ -122,9 +157,7 @@ class Generator:
     @state.setter
     def state(self, value: dict[str, Any]) -> None:
         key, stream, counter = checked_state(value)
-        with self._lock:
-            self._cpu = np.array([key, counter, stream], np.uint64)
-            self._dev = None
+        self._set(key, stream, counter)
 
     def __checkpoint_state__(self) -> dict[str, Any]:
         return self.state
@@ -282,6 +315,16 @@ class _GlobalState:
         self.generator = Generator(seed)
         self.op_generators: dict[Any, Generator] = {}
 
+    def reseed(self, seed: int) -> None:
+        """Each generator reseeded in place, not replaced: its device state array stays
+        the one a captured CUDA graph reads (a new array would leave the graph drawing
+        from the old stream)."""
+        key = _seed_key(seed)
+        self.seed = seed
+        self.generator._set(key, 0, 0)
+        for op_seed, g in self.op_generators.items():  # as _gen would make them anew
+            g._set(key ^ _OP_KEY_TWEAK, _seed_key(op_seed), 0)
+
 
 _global = _GlobalState(None)
 
@@ -289,11 +332,13 @@ _global = _GlobalState(None)
 def set_seed(seed: int) -> None:
     """Seed the global generator (and the op-level seed streams): a repeatable program.
 
+    The global generator is reseeded in place (``get_global_generator()`` is the same
+    object before and after), so traced steps captured as CUDA graphs follow the seed.
     Also sets ``ember.data``'s global seed (its unseeded shuffles) if ember.data is
     imported; ember.data imported later adopts it through ``get_global_seed``.
     """
-    global _global
-    _global = _GlobalState(int(seed))
+    _seed_key(int(seed))  # out of range: refused before anything changes
+    _global.reseed(int(seed))
     data_set_seed = getattr(sys.modules.get("ember.data"), "set_seed", None)
     if callable(data_set_seed):
         data_set_seed(int(seed))
@@ -327,6 +372,9 @@ class _Stream(Generator):
 
     def _draw(self, *args: Any, **kwargs: Any) -> Any:
         return _gen(self.seed)._draw(*args, **kwargs)
+
+    def _target(self) -> Generator:
+        return _gen(self.seed)
 
     @property  # type: ignore[override]
     def state(self) -> dict[str, Any]:

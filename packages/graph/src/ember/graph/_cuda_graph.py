@@ -13,8 +13,20 @@ cannot fill: generated kernels compiled, library handles made). A plan is not ca
 when a graph would repeat something a call must redo on the host:
 
 - a guard or a value-dependent shape (both read device values on the host);
-- a random draw (numbers are drawn on the host and uploaded: a graph would repeat them);
+- a random draw from a generator with no device state (its numbers would be drawn on the
+  host and uploaded: a graph would repeat them);
 - work on more than one device, or on a backend that cannot capture (the CPU).
+
+Random draws are captured: ember's generator draws on a GPU with one Philox kernel that
+reads the generator's state (a uint64 [key, next block, stream] array on the device) and
+one in-place add that advances it (``ember.core._philox_cuda``), so each launch reads the
+counter the last one left and draws new numbers. The graph keeps the state array it
+captured; the generator keeps that array for its life on the GPU (``set_seed``, a new
+``state`` and a host draw write into it), and at each launch the state is put back into
+it if it lives elsewhere (a host draw, another device), so a launch draws exactly what
+the op-by-op replay would. The capture itself leaves the counter as it found it (CUDA
+runs nothing while capturing; the strict double runs the work once, and the counter is
+put back).
 
 Anything else a capture meets that CUDA or cupy forbids raises during the capture, and the
 plan then replays op by op, as before, with the reason kept in ``status``, naming the op
@@ -56,20 +68,55 @@ def blocker(plan: Any, steps: list[Any], devices: list[Any]) -> str | None:
         return "it reads device values on the host (guards)"
     if any(s.shapes is not None for s in steps):
         return "an op's result shape depends on values"
-    if plan.generators:
-        return "it draws random numbers (drawn on the host: a graph would repeat them)"
+    for s in steps:
+        g = s.attrs.get("generator") if s.attrs else None
+        if g is not None and not callable(getattr(g, "_target", None)):
+            return (f"{s.name} draws random numbers from a {type(g).__name__}, which has no "
+                    "device state a graph could advance (drawn on the host: a graph would "
+                    "repeat them)")
     return None
+
+
+class _DeviceDraws:
+    """The generators a capture draws from, and the state array each one's draws read
+    on the graph's device (see the module docstring)."""
+
+    def __init__(self, generators: list[Any], device: Any) -> None:
+        self.be, self.index = device.backend, device.index
+        self.generators = generators
+        self.states = [g._target()._device_state(self.be, self.index) for g in generators]
+
+    def saved(self) -> list[Any]:
+        return [s.copy() for s in self.states]
+
+    def restore(self, saved: list[Any]) -> None:
+        for state, old in zip(self.states, saved):
+            self.be.xp.copyto(state, old)
+
+    def before_launch(self) -> None:
+        """Each generator's current state into the array the graph reads (nothing to do
+        when it lives there, as it does unless the generator moved or was replaced)."""
+        for g, state in zip(self.generators, self.states):
+            target = g._target()
+            now = target._device_state(self.be, self.index)  # uploads a host-held state
+            if now is not state:
+                self.be.xp.copyto(state, now)
+                target._adopt(self.be, self.index, state)
 
 
 class CudaGraph:
     """A plan's replay captured on one GPU: ``launch(args)`` returns (stores, outputs)."""
 
-    def __init__(self, replay: Any, args: list[Any], device: Any) -> None:
+    def __init__(self, replay: Any, args: list[Any], device: Any,
+                 generators: list[Any] = ()) -> None:
         xp = self.xp = device.xp
         cuda = xp.cuda
         self.device = device
         self.pool = cuda.MemoryPool()  # the graph's own: see the module docstring
         self.stream = cuda.Stream(non_blocking=True)
+        with self._on_device():
+            self.draws = _DeviceDraws(list(generators), device)  # uploaded before capture
+            counters = self.draws.saved()
         with self._on_device(), cuda.using_allocator(self.pool.malloc):
             self.inputs = [xp.empty_like(a) for a in args]
             for buffer, a in zip(self.inputs, args):  # (only the strict double reads them)
@@ -80,6 +127,8 @@ class CudaGraph:
                     self.results = replay(*self.inputs)
                 finally:
                     self.graph = self.stream.end_capture()
+        with self._on_device():
+            self.draws.restore(counters)  # the capture drew nothing
         self.launches = 0
 
     def _on_device(self) -> Any:
@@ -90,6 +139,7 @@ class CudaGraph:
         with self._on_device():
             for buffer, a in zip(self.inputs, args):
                 xp.copyto(buffer, a)
+            self.draws.before_launch()
             self.graph.launch()  # on the current stream, after the copies
             self.launches += 1
             stores, outs = self.results
@@ -99,9 +149,10 @@ class CudaGraph:
 class Capturing:
     """A plan's CUDA Graph, from warm-up to capture (or to the reason it has none)."""
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: Any, generators: list[Any] = ()) -> None:
         self.why_not: str | None = None
         self.device = device
+        self.generators = list(generators)  # drawn from by the replay (_DeviceDraws)
         self.replays = 0
         self.graph: CudaGraph | None = None
 
@@ -119,7 +170,7 @@ class Capturing:
         self.replays += 1
         if self.why_not is None and self.replays >= CAPTURE_ON_REPLAY:
             try:
-                self.graph = CudaGraph(replay, args, self.device)
+                self.graph = CudaGraph(replay, args, self.device, self.generators)
             except Exception as e:  # whatever the capture met: replay op by op, as before
                 self.why_not = why_not_captured(e, replay)
             else:

@@ -109,7 +109,8 @@ class Plan:
         devices = [trace.devices[k] for k in trace.inputs if k in trace.devices]
         devices += [d for _, d in self.outputs] + [d for _, _, d in self.var_stores]
         self.cuda_graph_blocker = blocker(self, kept, devices)
-        self.cuda_graph = Capturing(devices[0]) if self.cuda_graph_blocker is None else None
+        self.cuda_graph = Capturing(devices[0], [g for _, g in self.generators]) \
+            if self.cuda_graph_blocker is None else None
 
     def cuda_graph_status(self) -> str:
         """Whether this plan replays as a CUDA Graph, and if not, why."""
