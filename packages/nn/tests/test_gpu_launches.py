@@ -1,7 +1,9 @@
 """Kernel launches of a training step on the strict GPU double (``counters.launches``), at
-the shapes of the H200 report (``bench/bench_nn.py``'s models, SGD, float32): the double's
-launch model, calibrated op by op in ``packages/core/tests/test_launch_counter.py``, must
-also add up to what the H200 ran for whole steps, eagerly and traced (``graph.function``)."""
+the shapes of the H200 report (``bench/bench_nn.py``'s models, float32): the double's
+launch model, calibrated op by op in ``packages/core/tests/test_launch_counter.py`` and on
+whole steps against the H200 (below), holds eager and traced (``graph.function``) steps to
+issue #28's budgets, SGD and Adam: a step counts no more kernels than now, the budgets not
+met yet are expected to fail, and a captured step is one host launch."""
 
 import numpy as np
 import pytest
@@ -14,20 +16,11 @@ ONLY_BACKENDS = ["strict-gpu"]  # the counters belong to the strict double (conf
 L = nn.layers
 
 # Kernels per training step on the H200 (CUPTI through torch.profiler, memsets included;
-# 2026-11-27 report, ember at bbc82ec). The traced steps ran op by op there: cupy refuses
-# cuBLAS during stream capture, so no step with a matrix product was captured.
-H200 = {("mlp", "eager"): 76, ("mlp", "traced"): 67, ("lenet", "eager"): 237,
-        ("lenet", "traced"): 226, ("lstm", "eager"): 1202, ("lstm", "traced"): 1194}
-# What the double counted when this test was written (2026-11-27), for the record: eager /
-# traced MLP 78/69, LeNet 230/219, LSTM 1206/1198 (at 9549a1f, the report's code plus no-op
-# seams: eager 74, 226, 1202, four fewer for MLP and LeNet before sparse cross-entropy
-# checked its labels into the GPU's error flag; that double still captured cuBLAS calls, so
-# its traced MLP and LSTM steps ran as CUDA graphs: 83 and 1210, the input copies included).
-# The H200's eager counts calibrated the counter (the double counted 76-78, 226-237 and
-# 1202-1206 for them at 9549a1f, within 4%); issue #28's fused kernels replaced those
-# eager steps (below), so only the traced steps are still held to the H200's counts: a
-# traced step must count within TOLERANCE of what the H200 ran.
-TOLERANCE = 0.15
+# 2026-11-27 report, ember at bbc82ec), kept as the calibration's record: eager / traced MLP
+# 76/67, LeNet 237/226, LSTM 1202/1194 (SGD). The traced steps ran op by op there (cupy
+# refused cuBLAS during stream capture). The double counted 76-78, 226-237 and 1202-1206
+# for the eager steps at 9549a1f (within 4%); issue #28's fused kernels and captured
+# steps have since replaced both, so the steps are held to the issue's budgets instead.
 
 # Issue #28's budgets for an eager step (kernels, SGD or Adam), and what the double counts
 # now (2026-11-28): the MLP meets its budget; LeNet's step spends 117 launches in its
@@ -37,6 +30,17 @@ TOLERANCE = 0.15
 EAGER_BUDGET = {"mlp": 40, "lenet": 80, "lstm": 170}
 EAGER_NOW = {"mlp": 40, "lenet": 164, "lstm": 177}
 OPTIMIZERS = {"sgd": lambda: nn.optimizers.SGD(0.01), "adam": lambda: nn.optimizers.Adam()}
+
+# Issue #28's budgets for a traced step: the kernels its CUDA graph holds, counted as the
+# launches of its uncaptured replay (``cuda_graphs=False``), and one host launch a step
+# once captured. What the double counts now (2026-11-28, at fd839c9), per optimizer: no
+# budget is met yet. A step must not count more than now.
+TRACED_BUDGET = {"mlp": 30, "lenet": 60, "lstm": 150}
+TRACED_NOW = {("mlp", "sgd"): 40, ("mlp", "adam"): 81, ("lenet", "sgd"): 164,
+              ("lenet", "adam"): 217, ("lstm", "sgd"): 179, ("lstm", "adam"): 214}
+# Steps not captured now, and why (a strict xfail: it passes once they are).
+NOT_CAPTURED = {"lenet": "Winograd's transforms are uploaded on every call "
+                         "(conv_winograd), which a capture refuses (an H2D transfer)"}
 
 
 def _mlp():
@@ -80,21 +84,29 @@ def as_the_h200_tuned():
         yield
 
 
-def _count(backend, name, mode, opt):
-    """(launches, syncs, host copies) of one training step, after three that build the
-    weights, trace and warm the caches of uploaded numbers."""
+def _counters(backend, name, mode, opt):
+    """The counters of one training step and its CUDA graph status, after four that build the weights and the
+    optimizer's slots, trace, warm the caches of uploaded numbers and capture. ``mode``:
+    "eager", "traced" (replayed op by op: ``cuda_graphs=False``) or "captured"."""
     rng = np.random.default_rng(0)
     model, shape = MODELS[name]()
     x = em.constant(rng.random(shape, dtype=np.float32))
     y = em.constant(rng.integers(0, 10, shape[0]))
     assert x.device == "/gpu:0"
-    step = graph.function(_step) if mode == "traced" else _step
-    for _ in range(3):
+    step = _step if mode == "eager" else graph.function(_step,
+                                                        cuda_graphs=mode == "captured")
+    for _ in range(4):
         step(model, opt, x, y)
     counters = em.get_device(backend).backend.counters
     counters.reset()
     step(model, opt, x, y)
-    return counters.launches, counters.syncs, counters.to_host
+    return counters, None if mode == "eager" else step.cuda_graph_status()
+
+
+def _count(backend, name, mode, opt):
+    """(launches, syncs, host copies) of one training step (``_counters``)."""
+    c, _ = _counters(backend, name, mode, opt)
+    return c.launches, c.syncs, c.to_host
 
 
 @pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
@@ -119,13 +131,35 @@ def test_an_eager_mlp_step_meets_its_budget(backend, opt):
     assert got <= EAGER_BUDGET["mlp"], f"mlp {opt}: {got} kernels a step"
 
 
-@pytest.mark.parametrize("mode", ["traced"])
+def _unmet(budget, now):
+    """(name, opt) cases, those whose budget is not met now expected to fail."""
+    return [pytest.param(n, o, marks=pytest.mark.xfail(strict=True, reason=(
+        f"issue #28's budget of {budget[n]} kernels is not met yet: {now[n, o]} now")))
+        if now[n, o] > budget[n] else pytest.param(n, o) for n, o in sorted(now)]
+
+
+@pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
 @pytest.mark.parametrize("name", ["mlp", "lenet", "lstm"])
-def test_a_training_step_counts_the_kernels_the_h200_ran(backend, as_the_h200_tuned, name,
-                                                         mode):
-    opt = nn.optimizers.SGD(0.01)
-    got, syncs, to_host = _count(backend, name, mode, opt)
-    want = H200[name, mode]
-    assert abs(got - want) <= TOLERANCE * want, (
-        f"{name} {mode}: the double counts {got} kernels a step, the H200 ran {want}")
+def test_a_traced_step_launches_no_more_kernels_than_now(backend, as_the_h200_tuned, name,
+                                                         opt):
+    got, syncs, to_host = _count(backend, name, "traced", OPTIMIZERS[opt]())
+    now = TRACED_NOW[name, opt]
+    assert got <= now, f"{name} {opt}: {got} kernels a traced step, {now} before"
     assert syncs == 0 and to_host == 0  # and it reads nothing back
+
+
+@pytest.mark.parametrize(("name", "opt"), _unmet(TRACED_BUDGET, TRACED_NOW))
+def test_a_traced_step_meets_its_budget(backend, as_the_h200_tuned, name, opt):
+    got, _, _ = _count(backend, name, "traced", OPTIMIZERS[opt]())
+    assert got <= TRACED_BUDGET[name], f"{name} {opt}: {got} kernels a traced step"
+
+
+@pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
+    strict=True, reason=f"not captured now: {NOT_CAPTURED[n]}")) if n in NOT_CAPTURED else n
+    for n in MODELS])
+def test_a_captured_step_is_one_host_launch(backend, as_the_h200_tuned, name, opt):
+    c, status = _counters(backend, name, "captured", OPTIMIZERS[opt]())
+    assert status[0].startswith("call: captured"), status
+    assert c.graph_launches == 1
+    assert c.syncs == 0 and c.to_host == 0 and c.from_host == 0
