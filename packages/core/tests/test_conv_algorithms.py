@@ -241,10 +241,12 @@ F64_CASES = [c for c in CASES if c[2] == np.float64]
                          ids=[case_id(*c) for c in F64_CASES])
 def test_batch_chunks_match_the_reference(spec, case, dtype, device, monkeypatch,
                                           conv_algorithm):
-    """Every algorithm works through the batch in chunks (bounded workspace)."""
-    from ember.core._ops import conv_geometry, conv_im2col
+    """Every algorithm works through the batch in chunks (bounded workspace), on the
+    host and on a GPU (whose chunks are larger: ``conv_gather``)."""
+    from ember.core._ops import conv_gather, conv_geometry, conv_im2col
 
     monkeypatch.setattr(conv_geometry, "CHUNK_ELEMENTS", 64)  # one image a chunk
+    monkeypatch.setattr(conv_gather, "GPU_CHUNK_ELEMENTS", 64)
     monkeypatch.setattr(conv_im2col, "SHIFT_CHUNK_ELEMENTS", 64)  # im2col's input gradient
     check_case_forward(spec, case, dtype, device)
 

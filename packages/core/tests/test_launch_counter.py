@@ -39,6 +39,12 @@ KNOWN = {
     "size-matrix-": "the same 0-d upload",
     "convert_to_tensor-scalar-": "the same 0-d upload",
     "constant-broadcast-": "the same 0-d upload",
+    **dict.fromkeys(("nn_ops.conv2d-", "nn_ops.conv1d-", "nn_ops.conv2d_transpose-",
+                     "conv2d_backprop_input-", "conv2d_backprop_filter-"),
+                    "im2col on a GPU gathers each window matrix with one kernel, padding "
+                    "folded in, the input gradient too (conv_gather, issue #28), where "
+                    "bbc82ec padded (a fill and a copy), copied the windows and took the "
+                    "input gradient tap by tap"),
 }
 DEVICE_MEMOPS = frozenset({launches.MEMSET, launches.DTOD, launches.MEMSET_0D})
 HOST_COPIES = frozenset({launches.DTOH, launches.HTOD, launches.LIBRARY_MEMOPS})

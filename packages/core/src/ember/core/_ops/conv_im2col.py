@@ -3,7 +3,8 @@
 The window matrix has KH * KW times the input's elements, so the batch is cut into chunks
 whose window matrix holds at most ``conv_geometry.CHUNK_ELEMENTS`` elements: the peak
 memory stays near the activations' (the products stay large enough for BLAS to run at
-speed).
+speed). On a GPU (cupy, the strict double) the three products take ``conv_gather``'s
+path instead: one gather kernel a window matrix, no padded copies, few chunks.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from . import conv_gather
 from .conv_geometry import Geometry, batch_chunks, crop_image
 
 
@@ -46,6 +48,8 @@ def _windows(xp: Any, x: Any, g: Geometry) -> Any:
 
 
 def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
+    if conv_gather.runs_here(xp):
+        return conv_gather.forward(xp, x, w, g)
     kh, kw, c, co = g.w_shape
     wm = w.reshape(kh * kw * c, co)
     y = xp.empty(g.y_shape, dtype=xp.result_type(x, w))
@@ -66,6 +70,8 @@ def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
     shapes). Under ``SHIFT_MIN_CHANNELS`` input channels each product would have too few
     columns: the window matrix's one product and scatter-add win there (1.2-1.3x, 1 and 3
     channels, measured)."""
+    if conv_gather.runs_here(xp):
+        return conv_gather.backprop_input(xp, dy, w, g)
     kh, kw, c, co = g.w_shape
     if c < SHIFT_MIN_CHANNELS:
         return _backprop_input_windows(xp, dy, w, g)
@@ -88,6 +94,8 @@ def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
 
 
 def backprop_filter(xp: Any, x: Any, dy: Any, g: Geometry) -> Any:
+    if conv_gather.runs_here(xp):
+        return conv_gather.backprop_filter(xp, x, dy, g)
     co = g.w_shape[3]
     dw = None
     for a, b, gc in _chunks(g):

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from . import conv_gather
 from .conv_geometry import Geometry, batch_chunks, pad_image
 
 MAX_TAPS = 5  # filters up to 5x5: beyond, the transforms' rounding error grows fast
@@ -146,6 +147,10 @@ def _transform(xp: Any, k: Any, a: Any) -> Any:
 def _tiles(xp: Any, x: Any, g: Geometry, p: _Plan, t: dict[str, Any]) -> Any:
     """V = B^T d B for every tile d of the padded input: (points, N * TH * TW, C)."""
     (mh, mw), (ah, aw), (th, tw) = p.m, p.a, p.t
+    if conv_gather.runs_here(xp):  # one kernel: the tiles of the unpadded input
+        (pt, _), (pl, _) = g.pads
+        return _transform(xp, t["input"], conv_gather.gather(
+            xp, x, (th, tw), (ah, aw), (mh, mw), (1, 1), (pt, pl), layout="taps"))
     hp, wp = g.padded_hw
     kh, kw = g.w_shape[:2]
     xp_ = xp.ascontiguousarray(pad_image(xp, x, g.pads, (mh * th + kh - 1 - hp,
@@ -179,9 +184,13 @@ def _out_tiles(xp: Any, dy: Any, p: _Plan, t: dict[str, Any]) -> Any:
 _BUFFERS = 4
 
 
-def _chunks(g: Geometry) -> Any:
+def _chunks(xp: Any, g: Geometry) -> Any:
+    """The batch's chunks: on a GPU as large as ``conv_gather``'s (each chunk costs its
+    kernels' launches, and a GPU's cache is not what the host's chunks are sized for)."""
     p = _plan(g)
-    return batch_chunks(g, _BUFFERS * p.points * p.t[0] * p.t[1] * max(g.w_shape[2:]))
+    budget = conv_gather.GPU_CHUNK_ELEMENTS if conv_gather.runs_here(xp) else None
+    return batch_chunks(g, _BUFFERS * p.points * p.t[0] * p.t[1] * max(g.w_shape[2:]),
+                        budget)
 
 
 def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
@@ -193,7 +202,7 @@ def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
     u = _filter(xp, w, t)
     n, oh, ow, co = g.y_shape
     y = xp.empty((n, th, mh, tw, mw, co), dtype=u.dtype)
-    for a, b, gc in _chunks(g):
+    for a, b, gc in _chunks(xp, g):
         m = xp.matmul(_tiles(xp, x[a:b], gc, p, t), u)  # (points, P, CO)
         out = _transform(xp, t["output"], m).reshape(mh, mw, b - a, th, tw, co)
         y[a:b] = out.transpose(2, 3, 0, 4, 1, 5)
@@ -224,7 +233,7 @@ def backprop_filter(xp: Any, x: Any, dy: Any, g: Geometry) -> Any:
     p = _plan(g)
     t = _transforms(xp, p, x.dtype)
     du = None
-    for a, b, gc in _chunks(g):
+    for a, b, gc in _chunks(xp, g):
         part = xp.matmul(_tiles(xp, x[a:b], gc, p, t).transpose(0, 2, 1),
                          _out_tiles(xp, dy[a:b], p, t))  # (points, C, CO)
         du = part if du is None else xp.add(du, part, out=du)

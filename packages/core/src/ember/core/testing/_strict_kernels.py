@@ -17,7 +17,12 @@ outside the type's width are refused. Floating-point literals are refused: in C 
 double and would promote a float kernel, which numpy's weak Python floats would not
 mirror. Parameters follow cupy's rules: a one-letter type is a placeholder (all of one
 placeholder must have one dtype), any other is a numpy dtype name (``float32``,
-``uint64``); ``raw`` parameters are refused.
+``uint64``). A ``raw`` input is read by subscript, ``x[j]``: ``j`` an integer, the
+element at that position of ``x`` in C order (cupy's ``CArray::operator[]``, views
+included); raw inputs take no part in the loop's shape. The double evaluates both arms of
+``?:``, so a subscript must be in bounds in every element, the discarded arm's too (write
+``x[inside ? j : 0]``, as a kernel that never reads out of bounds does); one out of
+bounds is refused (a GPU would read garbage or fault). ``raw`` outputs are refused.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ _FUNCTIONS = {n: _strict_numerics.gpu_math(n, f) for n, f in _FUNCTIONS.items()}
 _FUNCTIONS.update({"ilogb": _strict_c.ilogb, "ldexp": _strict_c.ldexp,
                    "__umulhi": _strict_c.umulhi})
 _TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+[eE])|(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)|"
-                    r"([A-Za-z_]\w*)|(\|\||&&|<<|>>|<=|>=|==|!=|[-+*/%<>!?:(),&|^~]))")
+                    r"([A-Za-z_]\w*)|(\|\||&&|<<|>>|<=|>=|==|!=|[-+*/%<>!?:(),&|^~\[\]]))")
 _C_WORDS = frozenset(w for t in C_TYPES for w in t.split())
 Node = Callable[[dict[str, Any]], Any]
 
@@ -86,10 +91,11 @@ def _compile_error(e: KernelSyntaxError, name: str, operation: str,
 
 
 class _Parser:
-    def __init__(self, text: str, kernel: str, placeholders: frozenset[str] = frozenset()
-                 ) -> None:
+    def __init__(self, text: str, kernel: str, placeholders: frozenset[str] = frozenset(),
+                 raw: frozenset[str] = frozenset()) -> None:
         self.kernel = kernel
         self.placeholders = placeholders  # the parameters' one-letter types
+        self.raw = raw  # the raw inputs: read only by subscript
         self.names: set[str] = set()  # the identifiers the expression reads
         self.tokens: list[tuple[str, str]] = []
         pos, text = 0, text.strip()
@@ -199,6 +205,8 @@ class _Parser:
             return node
         if kind != "name":
             self.fail(f"unexpected {text!r}")
+        if self.peek() == "[" or text in self.raw:
+            return self.subscript(text)
         if self.peek() != "(":
             self.names.add(text)
             return lambda env: env[text]
@@ -215,17 +223,50 @@ class _Parser:
                                 for v in (a(env) for a in args)))
 
 
-def _params(text: str, kernel: str) -> list[tuple[str, str]]:
+    def subscript(self, name: str) -> Node:
+        """``name[index]`` of a raw input: its element at that C-order position."""
+        if name not in self.raw:
+            self.fail(f"subscripted value {name!r} is not a raw array parameter")
+        if self.peek() != "[":
+            self.fail(f"raw parameter {name!r} is an array (CArray), not a value: read "
+                      f"its elements as {name}[index]")
+        self.names.add(name)
+        self.take("[")
+        index = self.ternary()
+        self.take("]")
+
+        def read(env: dict[str, Any]) -> Any:
+            j = index(env)
+            if _strict_c.dtype_of(j).kind not in "iub":
+                raise CError(f"expression must have integral or unscoped enum type "
+                             f"(subscript of {name!r})")
+            j = np.asarray(j.value if isinstance(j, Lit) else j).astype(np.int64)
+            flat = env[name].reshape(-1)
+            bad = (j < 0) | (j >= flat.size)
+            if bad.any():
+                raise _strict_c.Undefined(
+                    f"{name}[{int(j[bad].flat[0])}] reads outside its {flat.size} elements "
+                    "(a GPU reads garbage or faults; the double evaluates both arms of "
+                    "?:, so a subscript must be in bounds in every element)")
+            return flat[j]
+        return read
+
+
+def _params(text: str, kernel: str, raw: set[str] | None = None) -> list[tuple[str, str]]:
     """cupy's parameters (``ParameterInfo``): ``<type> <name>``, the type a one-letter
     placeholder or a numpy dtype's own name (cupy raises ``ValueError('Wrong type')``
-    for ``float`` or ``double`` there); ``raw`` parameters the double does not evaluate."""
+    for ``float`` or ``double`` there); ``raw <type> <name>`` only where ``raw`` (a set,
+    given for the inputs) collects their names: the double evaluates no raw output."""
     out = []
     for p in filter(None, (s.strip() for s in text.split(","))):
         parts = p.split()
+        if len(parts) == 3 and parts[0] == "raw" and raw is not None:
+            raw.add(parts[2])
+            parts = parts[1:]
         if len(parts) != 2:
             if "raw" in parts[:-2]:
-                raise KernelSyntaxError(f"ElementwiseKernel {kernel}: raw parameter {p!r}: "
-                                        "the strict double evaluates element-wise ones only")
+                raise KernelSyntaxError(f"ElementwiseKernel {kernel}: raw output parameter "
+                                        f"{p!r}: the strict double evaluates raw inputs only")
             raise KernelSyntaxError(f"ElementwiseKernel {kernel}: parameter {p!r} is not "
                                     "'<type> <name>'")
         if len(parts[0]) > 1:
@@ -256,7 +297,8 @@ class StrictElementwiseKernel:
         self._ns = ns
         self.name = name
         self.options = tuple(options)
-        self.in_params = _params(in_params, name)
+        self.raw: set[str] = set()  # the raw inputs' names
+        self.in_params = _params(in_params, name, self.raw)
         self.out_params = _params(out_params, name)
         self.return_tuple = return_tuple
         self.operation = operation
@@ -292,7 +334,7 @@ class StrictElementwiseKernel:
             elif target not in declared:
                 raise KernelSyntaxError(f"ElementwiseKernel {name}: identifier {target!r} is "
                                         f"undefined in {stmt!r}")
-            parser = _Parser(m.group(3), name, placeholders)
+            parser = _Parser(m.group(3), name, placeholders, frozenset(self.raw))
             node = parser.parse()
             undefined = sorted(parser.names - known)
             if undefined:
@@ -318,7 +360,10 @@ class StrictElementwiseKernel:
         types: dict[str, np.dtype] = {}
         env: dict[str, Any] = {}
         for (ctype, pname), a in zip(self.in_params, arrays):
-            a = np.asarray(a)
+            # a Python scalar given for a parameter of a named dtype takes it (cupy's
+            # CScalar.apply_dtype): int32 arithmetic stays int32
+            a = np.asarray(a, dtype=ctype if len(ctype) > 1 and not isinstance(
+                a, np.ndarray) else None)
             if ctype in types and types[ctype] != a.dtype:
                 raise TypeError(f"Type is mismatched. {pname} {a.dtype} {ctype} "
                                 f"{types[ctype]} (kernel {self.name})")
@@ -327,7 +372,11 @@ class StrictElementwiseKernel:
         for (ctype, _), a in zip(self.out_params, arrays[n_in:]):  # given outputs bind
             if len(ctype) == 1:
                 types.setdefault(ctype, np.asarray(a).dtype)
-        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))  # outputs given too
+        raw = [k < n_in and self.in_params[k][1] in self.raw for k in range(len(arrays))]
+        looped = [a for a, r in zip(arrays, raw) if not r]  # raw inputs shape no loop
+        if not any(isinstance(a, np.ndarray) for a in looped):
+            raise ValueError("Loop size is undecided.")
+        shape = np.broadcast_shapes(*(np.shape(a) for a in looped))  # outputs given too
         if any(np.shape(a) != shape for a in arrays[n_in:]):
             raise ValueError("Out shape is mismatched")
         if self._error is not None:
@@ -363,7 +412,7 @@ class StrictElementwiseKernel:
             return results
 
         results = ns._backend.run(compute, arrays)
-        ns._backend.launched(_strict_launches.kernels("ElementwiseKernel", arrays, {},
+        ns._backend.launched(_strict_launches.kernels("ElementwiseKernel", looped, {},
                                                       results))
         outs = [args[n_in + k] if len(arrays) > n_in else ns._wrap(r, self.name)
                 for k, r in enumerate(results)]
