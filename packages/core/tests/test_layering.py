@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("tensor", ["_operators", "_tensor"]),
     ("registry and dispatch", ["_registry"]),
     ("ops", ["_ops._args", "_ops._fused", "_ops._define", "_ops.math", "_ops._index_keys", "_ops.array", "_ops.reduce",
-             "_ops.linalg", "_ops.conv_geometry", "_ops.conv", "_ops.conv_im2col",
+             "_ops.linalg", "_ops.conv_geometry", "_ops.conv_gather", "_ops.conv", "_ops.conv_im2col",
              "_ops.conv_fft", "_ops.conv_winograd", "_ops.conv_select", "_ops.conv_depthwise",
              "_ops.define_nn",
              "_ops.nn_fused", "_ops.creation", "_ops.random", "_ops.recurrent",
