@@ -19,8 +19,7 @@ from numpy.testing import assert_array_equal
 
 import ember.core as em
 from ember import graph, nn, tape
-from ember.core.testing import simulated_gpus
-from ember.core.testing import without_nvmath
+from ember.core.testing import simulated_gpus, without_nvmath
 
 rng = np.random.default_rng(0)
 

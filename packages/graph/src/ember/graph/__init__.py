@@ -72,7 +72,8 @@ def function(fn: Callable[..., Any] | None = None, input_signature: Any = None, 
         cuda_graphs: On a GPU, capture each replay as a CUDA Graph on its second replay
             and launch that graph afterwards: one launch per call instead of one per op.
             Replays that read values on the host or span devices are not captured
-            (random draws are: each launch draws new numbers on the GPU) (``Function.cuda_graph_status()`` says which and why).
+            (random draws are: each launch draws new numbers on the GPU);
+            ``Function.cuda_graph_status()`` says which and why.
             False replays op by op (to profile kernels one by one, say).
 
     Returns:
