@@ -87,7 +87,7 @@ BY_FORMAT: dict[str, tuple[str, Callable[[np.ndarray, int], int]]] = {
 }
 
 # Reflected polynomials, as the CRCs above compute them.
-_POLY = {crc32c: 0x82F63B78, crc32: 0xEDB88320}
+_POLY: dict[Any, int] = {crc32c: 0x82F63B78, crc32: 0xEDB88320}
 
 
 def _multiply(a: int, b: int, poly: int) -> int:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 CAPTURE_ON_REPLAY = 2  # the replay that captures (the first one warms the caches)
@@ -108,7 +109,7 @@ class CudaGraph:
     """A plan's replay captured on one GPU: ``launch(args)`` returns (stores, outputs)."""
 
     def __init__(self, replay: Any, args: list[Any], device: Any,
-                 generators: list[Any] = ()) -> None:
+                 generators: Sequence[Any] = ()) -> None:
         xp = self.xp = device.xp
         cuda = xp.cuda
         self.device = device
@@ -149,7 +150,7 @@ class CudaGraph:
 class Capturing:
     """A plan's CUDA Graph, from warm-up to capture (or to the reason it has none)."""
 
-    def __init__(self, device: Any, generators: list[Any] = ()) -> None:
+    def __init__(self, device: Any, generators: Sequence[Any] = ()) -> None:
         self.why_not: str | None = None
         self.device = device
         self.generators = list(generators)  # drawn from by the replay (_DeviceDraws)
