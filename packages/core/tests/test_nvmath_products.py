@@ -219,3 +219,52 @@ def test_the_fake_refuses_an_event_captured_and_waited_on_from_another_stream(gp
             released.execute(release_workspace=True)
 
     _capture(gpu, twice_released)
+
+
+def test_an_unsplit_product_is_one_kernel_where_cublaslt_would_split_k(gpu):
+    """The LSTM's recurrent gradient, (64, 512) @ (512, 128): cuBLASLt adds a split-K
+    reduction after its GEMM on an H200; planned with no reduction scheme allowed
+    (``matmul_unsplit``) it is the GEMM alone, the same product to rounding."""
+    backend = gpu.backend
+    xp, counters, products = backend.xp, backend.counters, backend.products
+    a, b = xp.asarray(_f32(64, 512)), xp.asarray(_f32(128, 512)).T
+    split = xp.matmul(a, b)
+    counters.reset()
+    split = xp.matmul(a, b)
+    assert counters.launches == 2  # GEMM + split-K reduction
+    planned = products.planned
+    unsplit = xp.matmul_unsplit(a, b)
+    assert products.planned == planned + 1  # a plan of its own, not the split one
+    counters.reset()
+    unsplit = xp.matmul_unsplit(a, b)
+    assert counters.launches == 1 and products.planned == planned + 1
+    want = np.matmul(backend.to_host(a), backend.to_host(b))
+    assert_allclose(backend.to_host(unsplit), want, rtol=2e-5, atol=2e-5)
+    assert not np.array_equal(backend.to_host(unsplit), backend.to_host(split))  # another algorithm
+    with without_nvmath(gpu):  # cupy's cuBLAS has no such preference: its product
+        counters.reset()
+        xp.matmul_unsplit(a, b)
+        assert counters.launches == 2 and products.fell_back == 1
+
+
+def test_the_fake_takes_nvmaths_reduction_scheme_preference_and_refuses_the_rest(gpu):
+    adv = NVMATH.linalg.advanced
+    counters = gpu.backend.counters
+    none = adv.MatmulReductionScheme.NONE
+    for prefs in (adv.MatmulPlanPreferences(reduction_scheme_mask=none),
+                  {"reduction_scheme_mask": none}):
+        mm = _mm(gpu, _f32(64, 512), _f32(512, 128))
+        mm.plan(preferences=prefs)
+        counters.reset()
+        mm.execute()
+        assert counters.launches == 1
+    mm = _mm(gpu, _f32(64, 512), _f32(512, 128))
+    mm.plan(preferences=adv.MatmulPlanPreferences())  # every scheme: it splits
+    counters.reset()
+    mm.execute()
+    assert counters.launches == 2
+    for bad in ({"reduction_scheme_mask": adv.MatmulReductionScheme.INPLACE}, {"limit": 1}):
+        with pytest.raises(NotImplementedError, match="not modelled by the strict double"):
+            mm.plan(preferences=bad)
+    with pytest.raises(ValueError):
+        mm.plan(preferences={"reduction_scheme_mask": 8})

@@ -29,6 +29,13 @@ How: ``Products.matmul`` stands for ``xp.matmul`` in the backend's namespace
   that stream into the capture.) ``reset_operands()`` afterwards drops the operands, so a
   plan keeps no activation alive.
 
+``Products.matmul_unsplit`` (``unsplit_matmul(xp)`` in an op) is the same product planned
+with ``MatmulPlanPreferences(reduction_scheme_mask=NONE)``: cuBLASLt considers no algorithm
+that splits ``k``, so the product is one kernel, without the split-K reduction kernel it
+adds after a thin product's GEMM (an H200 ran one after the LSTM's (64, 512) @ (512, 128)
+recurrent gradient at each step). For products inside a time loop, where launches, not
+arithmetic, bound a step; if no algorithm qualifies, it is planned as ``matmul`` plans.
+
 Eager calls take the same route, so a step computes the same bits eagerly, traced op by op
 and captured. What nvmath does not take falls back to cupy's ``matmul``: integer and mixed
 dtypes, empty operands, batch dimensions that broadcast against each other, extra keyword
@@ -96,10 +103,18 @@ class Products:
 
     def matmul(self, a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         """``cupy.matmul(a, b, out=out, **kwargs)``, through nvmath where it takes it."""
+        return self._route(a, b, out, kwargs, split_k=True)
+
+    def matmul_unsplit(self, a: Any, b: Any, out: Any = None) -> Any:
+        """``matmul`` planned so that cuBLASLt does not split ``k`` (one kernel a product,
+        no split-K reduction; see the module docstring)."""
+        return self._route(a, b, out, {}, split_k=False)
+
+    def _route(self, a: Any, b: Any, out: Any, kwargs: dict[str, Any], split_k: bool) -> Any:
         why = self._why_not(a, b, out, kwargs)
         if why is None:
             try:
-                return self._planned(a, b, out)
+                return self._planned(a, b, out, split_k)
             except _Refused as r:
                 why = r.reason
         return self._fallback(a, b, out, kwargs, why)
@@ -132,7 +147,7 @@ class Products:
             setattr(e, REASON_ATTR, why)
             raise
 
-    def _planned(self, a: Any, b: Any, out: Any) -> Any:
+    def _planned(self, a: Any, b: Any, out: Any, split_k: bool = True) -> Any:
         xp = self.xp
         a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
         b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
@@ -150,7 +165,7 @@ class Products:
         c = out.reshape(batch + (m, n)) if into else xp.empty(batch + (m, n), a.dtype)
         for ai, bi, ci in _pieces(a2, b2, c):
             ai, bi = _readable(xp, ai), _readable(xp, bi)
-            mm = self._plan_for(ai, bi, ci)
+            mm = self._plan_for(ai, bi, ci, split_k)
             with self._lock:
                 mm.reset_operands(ai, bi, ci)
                 mm.execute(stream=xp.cuda.get_current_stream(), release_workspace=True)
@@ -163,9 +178,9 @@ class Products:
             return out
         return c.reshape(shape)
 
-    def _plan_for(self, a: Any, b: Any, c: Any) -> Any:
+    def _plan_for(self, a: Any, b: Any, c: Any, split_k: bool = True) -> Any:
         key = (a.shape, _strides(a), b.shape, _strides(b), c.shape, _strides(c), a.dtype.str,
-               a.data.device_id)
+               a.data.device_id, split_k)
         align = (_alignment(a), _alignment(b), _alignment(c))
         for planned_align, mm in self._plans.get(key, ()):
             if all(x >= y for x, y in zip(align, planned_align)):
@@ -181,7 +196,7 @@ class Products:
         adv = self.nvmath.linalg.advanced
         try:
             mm = adv.Matmul(a, b, c=c, beta=0.0, options=adv.MatmulOptions(inplace=True))
-            mm.plan()
+            _plan(adv, mm, split_k)
             mm.reset_operands()
         except (ValueError, TypeError, RuntimeError) as e:  # what nvmath does not take
             self._refused[key + align] = f"nvmath-python refused it: {e}"
@@ -191,13 +206,35 @@ class Products:
         return mm
 
 
+def _plan(adv: Any, mm: Any, split_k: bool) -> None:
+    """``mm.plan()``; without ``split_k``, first with no reduction scheme allowed (no
+    algorithm that splits ``k``), and as ``matmul`` plans where none qualifies."""
+    if not split_k:
+        unsplit = adv.MatmulPlanPreferences(
+            reduction_scheme_mask=adv.MatmulReductionScheme.NONE)
+        try:
+            mm.plan(preferences=unsplit)
+            return
+        except RuntimeError:  # nvmath: "Planning failed to find any suitable algorithm."
+            pass
+    mm.plan()
+
+
+def unsplit_matmul(xp: Any) -> Any:
+    """``xp.matmul_unsplit`` where ``xp`` routes products through nvmath (one kernel a
+    product: ``Products.matmul_unsplit``), else ``xp.matmul``."""
+    return getattr(xp, "matmul_unsplit", None) or xp.matmul
+
+
 class RoutedNamespace:
     """An ``xp`` (cupy's module, or the strict double's namespace) whose ``matmul`` is
-    ``Products.matmul``; every other name is ``xp``'s own, looked up once and kept."""
+    ``Products.matmul`` (and ``matmul_unsplit`` its unsplit form); every other name is
+    ``xp``'s own, looked up once and kept."""
 
     def __init__(self, xp: Any, products: Any) -> None:
         self._xp = xp
         self.matmul = products.matmul
+        self.matmul_unsplit = products.matmul_unsplit
         self.__name__ = getattr(xp, "__name__", "cupy")
 
     def __getattr__(self, name: str) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._nvmath_products import unsplit_matmul
 from . import _fused
 
 
@@ -56,8 +57,9 @@ def lstm_forward(be: Any, x: Any, h0: Any, c0: Any, k: Any, rk: Any, *rest: Any,
     hs = xp.empty((steps, n, u), dtype=dt)
     h, c = h0, c0
     h_last, c_last = xp.empty((n, u), dtype=dt), xp.empty((n, u), dtype=dt)
+    step_matmul = unsplit_matmul(xp)
     for t in range(steps):
-        hu = xp.matmul(h, rk)
+        hu = step_matmul(h, rk)
         z = proj[:, t]
         args = [z[:, j * u:(j + 1) * u] for j in range(4)]
         args += [hu[:, j * u:(j + 1) * u] for j in range(4)]
@@ -104,7 +106,8 @@ def lstm_backward(be: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: 
                          ins, outs, body)
     dz = xp.empty((steps, n, 4 * u), dtype=gates.dtype)  # Keras's layout, time-major
     rk_t = rk.T
-    for t in range(steps - 1, -1, -1):
+    step_matmul = unsplit_matmul(xp)  # (cuBLASLt split the thin (batch, 4 units) @
+    for t in range(steps - 1, -1, -1):  # (4 units, units) product: a reduction kernel)
         g = gates[t]
         args = [dh, dc, g[0], g[1], g[2], g[3], tcs[t], c0 if t == 0 else cs[t - 1]]
         if dhs is not None:
@@ -115,22 +118,50 @@ def lstm_backward(be: Any, dh: Any, dc: Any, gates: Any, cs: Any, tcs: Any, hs: 
         dc = xp.empty((n, u), dtype=gates.dtype)
         passed = () if mask is None else (xp.empty((n, u), dtype=gates.dtype),)
         cell(*args, *(zt[:, j * u:(j + 1) * u] for j in range(4)), dc, *passed)
-        dh = xp.matmul(zt, rk_t)
+        dh = step_matmul(zt, rk_t)
         if passed:
             dh += passed[0]
     flat = dz.reshape(steps * n, 4 * u)
-    # the kernel's and the recurrent kernel's gradients as one product: each step's
-    # input beside the state it started from, time-major, against every step's gradients
+    # the kernel's, the recurrent kernel's and the bias's gradients as one product: each
+    # step's input beside the state it started from (and a one), time-major, against
+    # every step's gradients
     f = x.shape[2]
-    xh = xp.empty((steps, n, f + u), dtype=gates.dtype)
-    xh[:, :, :f] = x.transpose(1, 0, 2)
-    xh[0, :, f:] = h0
-    if steps > 1:
-        xh[1:, :, f:] = hs.transpose(1, 0, 2)[:-1]
-    dw = xp.matmul(xh.reshape(steps * n, f + u).T, flat)
+    xh = _inputs_beside_states(xp, x, h0, hs, use_bias)
+    dw = xp.matmul(xh.reshape(steps * n, xh.shape[2]).T, flat)
     if need_inputs:
         dx = xp.matmul(flat, k.T).reshape(steps, n, -1).transpose(1, 0, 2)
     else:
         dx = xp.zeros_like(x)
-    out = (dx, dh, dc, dw[:f], dw[f:])
-    return (*out, flat.sum(0)) if use_bias else out
+    out = (dx, dh, dc, dw[:f], dw[f:f + u])
+    return (*out, dw[f + u]) if use_bias else out
+
+
+_GATHER_XH = """
+I w = F + U + B;
+I j = (I)i % w; I r = (I)i / w;
+I b = r % N; I t = r / N;
+bool in_x = j < F; bool in_h = !in_x && j < F + U;
+T xv = x[in_x ? (b * S + t) * F + j : 0];
+T h0v = h0[in_h && t == 0 ? b * U + j - F : 0];
+T hv = hs[in_h && t > 0 ? ((t - 1) * N + b) * U + j - F : 0];
+xh = in_x ? xv : in_h ? (t == 0 ? h0v : hv) : (T)1
+"""
+
+
+def _inputs_beside_states(xp: Any, x: Any, h0: Any, hs: Any, use_bias: bool) -> Any:
+    """``(steps, batch, features + units [+ 1])``: at step ``t``, ``x[:, t]`` beside the
+    state the step started from (``h0``, then ``hs[:, t - 1]``) and, with ``use_bias``, a
+    column of ones, gathered by one kernel (three copies and the bias's column sums
+    before)."""
+    n, steps, f = x.shape
+    u = h0.shape[1]
+    xs, h0s = xp.ascontiguousarray(x), xp.ascontiguousarray(h0)
+    hs_t = xp.ascontiguousarray(hs.transpose(1, 0, 2))  # time-major underneath: no copy
+    xh = xp.empty((steps, n, f + u + int(use_bias)), dtype=h0.dtype)
+    index = "long long" if xh.size > 2 ** 31 - 1 else "int"
+    gather = _fused.kernel(xp, f"lstm_inputs_beside_states_{index.replace(' ', '_')}",
+                           "raw T x, raw T h0, raw T hs, int32 N, int32 S, int32 F, "
+                           "int32 U, int32 B", "T xh",
+                           _GATHER_XH.replace("I ", index + " ").replace("(I)", f"({index})"))
+    gather(xs, h0s, hs_t, n, steps, f, u, int(use_bias), xh)
+    return xh

@@ -18,7 +18,13 @@ matmulmod.py`` and ``nvmath/linalg/_internal/{typemaps,utils}.py``):
   operands have them, else the other operand broadcast; C's batch as the product's.
 - ``plan()`` asks cuBLASLt for algorithms in a blocking call (an event synchronize), so
   it raises during a capture; the algorithms assume the operands' address alignment
-  (``min_alignment_*_bytes``, up to 256).
+  (``min_alignment_*_bytes``, up to 256). ``plan(preferences=MatmulPlanPreferences(...)
+  or a dict)``: ``reduction_scheme_mask`` ``MatmulReductionScheme.MASK`` (all, the
+  default) or ``NONE``; ``NONE`` leaves cuBLASLt only algorithms that do not split ``k``
+  (a split needs a reduction scheme), so the product is its GEMM (or GEMV) alone, never
+  followed by a split-K reduction kernel, and it rounds as another algorithm would (another
+  hash, ``SALT_UNSPLIT``). Other masks and preferences (limits, wave counts, numerical
+  implementations, epilogs) are not modelled (raise).
 - ``reset_operands(a=None, b=None, c=None, ...)``: dtype, extents and strides must match
   the planned ones ("The strides of the new operand must match ..."); with no argument it
   drops the operands, and then all of them are required again. It first makes the
@@ -50,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -61,6 +68,7 @@ from . import _strict_launches, _strict_numerics
 from ._strict_launches_libs import _gemm
 
 SALT = 0x6E766D617468  # "nvmath": cuBLASLt's rounding, not cupy's cuBLAS's
+SALT_UNSPLIT = 0x6E6F73706C6974  # "nosplit": an algorithm that does not split k rounds apart
 _SUPPORTED = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64,
                                              np.complex64, np.complex128))
 
@@ -77,6 +85,54 @@ class MatmulOptions:
     blocking: Any = "auto"
     memory_limit: Any = "80%"
     logger: Any = None
+
+
+class MatmulReductionScheme(enum.IntEnum):
+    """nvmath's (``cublasLtReductionScheme_t``): how a split ``k`` is reduced."""
+
+    NONE = 0  # no split: each dot product in one sequence
+    INPLACE = 1  # in place in the output, with counters in the workspace
+    COMPUTE_TYPE = 2  # partial sums in the workspace, reduced in a separate kernel
+    OUTPUT_TYPE = 4
+    MASK = 7
+
+
+@dataclasses.dataclass
+class MatmulPlanPreferences:
+    """nvmath's ``MatmulPlanPreferences`` (its fields and defaults); the strict double
+    models ``reduction_scheme_mask`` ``MASK`` or ``NONE`` with the other fields' defaults."""
+
+    reduction_scheme_mask: Any = MatmulReductionScheme.MASK
+    max_waves_count: Any = 0.0
+    numerical_impl_mask: Any = None  # nvmath's MatmulNumericalImplFlags.ALL
+    limit: int = 8
+    epilog: Any = None
+
+    def __post_init__(self) -> None:
+        if self.reduction_scheme_mask is None:
+            self.reduction_scheme_mask = MatmulReductionScheme.MASK
+        self.reduction_scheme_mask = MatmulReductionScheme(self.reduction_scheme_mask)
+
+
+def _splits(preferences: Any) -> bool:
+    """Whether cuBLASLt may split ``k`` under ``preferences`` (see the module docstring)."""
+    if preferences is None:
+        return True
+    if isinstance(preferences, dict):
+        preferences = MatmulPlanPreferences(**preferences)
+    if not isinstance(preferences, MatmulPlanPreferences):
+        raise TypeError(f"Matmul.plan: preferences must be MatmulPlanPreferences or a dict, "
+                        f"got {type(preferences).__name__}")
+    p, d = preferences, MatmulPlanPreferences()
+    if (p.max_waves_count not in (None, d.max_waves_count) or p.numerical_impl_mask is not None
+            or p.limit != d.limit or p.epilog is not None):
+        raise NotImplementedError("Matmul.plan: preferences other than reduction_scheme_mask "
+                                  "are not modelled by the strict double")
+    mask = p.reduction_scheme_mask
+    if mask not in (MatmulReductionScheme.MASK, MatmulReductionScheme.NONE):
+        raise NotImplementedError(f"Matmul.plan: reduction_scheme_mask {mask!r} is not "
+                                  "modelled by the strict double (MASK or NONE)")
+    return mask == MatmulReductionScheme.MASK
 
 
 @dataclasses.dataclass
@@ -188,6 +244,7 @@ class Matmul:
         self.last_compute_event: _Event | None = None
         self.workspace_stream: Any = None
         self._align: tuple[int, ...] = ()
+        self._split_k = True  # what plan()'s preferences allow
 
     def _traits(self, a: np.ndarray, b: np.ndarray, c: np.ndarray | None) -> None:
         la, lb = _layout(a, "A", "row"), _layout(b, "B", "col")
@@ -252,7 +309,9 @@ class Matmul:
                                       "modelled by the strict double")
         if self.operands is None:
             raise RuntimeError("Matmul.plan: the operands were reset to None")
+        split_k = _splits(preferences)
         self._backend.check_not_capturing("synchronous API calls")  # the heuristic query
+        self._split_k = split_k
         self._align = tuple(_alignment(x) for x in self.operands)
         self.planned = True
         return ("algorithm 0 (strict double)",)
@@ -318,14 +377,19 @@ class Matmul:
             arrays = [x._a for x in self.operands]
             inplace = self.options.inplace
             alpha, beta, a_order, batch = self.alpha, self.beta, self._a_order, self._batch
+            salt = SALT if self._split_k else SALT_UNSPLIT
 
             def compute() -> np.ndarray:
-                return _product(arrays, alpha, beta, inplace, a_order, batch)
+                return _product(arrays, alpha, beta, inplace, a_order, batch, salt)
 
             out = be.run(compute, arrays)
             m, n, k = self._mnk
-            names = ["gemmBatched"] if batch else _gemm(m, n, k, a_order == "col" and m > 1
-                                                        and k > 1)
+            if batch:
+                names = ["gemmBatched"]
+            elif not self._split_k:  # no reduction scheme: the GEMM (GEMV) alone
+                names = ["gemv" if m == 1 or n == 1 else "gemm"]
+            else:
+                names = _gemm(m, n, k, a_order == "col" and m > 1 and k > 1)
             for rec in _strict_launches._recorders:  # (the launch counter's recording())
                 rec.append(("nvmath.Matmul.execute", names))
             be.launched(len(names))
@@ -349,7 +413,7 @@ class Matmul:
 
 
 def _product(arrays: list[np.ndarray], alpha: Any, beta: Any, inplace: bool, a_order: str,
-             batch: tuple[int, ...]) -> np.ndarray:
+             batch: tuple[int, ...], salt: int = SALT) -> np.ndarray:
     """``alpha * a @ b + beta * c`` as cuBLASLt gives it: numpy's product, cuBLASLt's
     rounding; into ``c`` in place, else a new array laid out as nvmath lays the result out
     (``a``'s order)."""
@@ -361,7 +425,7 @@ def _product(arrays: list[np.ndarray], alpha: Any, beta: Any, inplace: bool, a_o
         else:
             p = np.matmul(a, b)
         p = np.asarray(_strict_numerics.as_gpu_computes("matmul", (a, b), {}, p, fn=np.matmul,
-                                                        salt=SALT))
+                                                        salt=salt))
         if alpha != 1:
             p = (p * alpha).astype(a.dtype)
         if c is not None and beta != 0:
@@ -384,6 +448,8 @@ class _Module(types.SimpleNamespace):
 NVMATH = _Module(
     __name__="nvmath", __version__="1.0.0 (strict double)",
     linalg=_Module(advanced=_Module(Matmul=Matmul, MatmulOptions=MatmulOptions,
+                                    MatmulPlanPreferences=MatmulPlanPreferences,
+                                    MatmulReductionScheme=MatmulReductionScheme,
                                     InvalidMatmulState=InvalidMatmulState)))
 
 
@@ -417,5 +483,5 @@ def planned_products(device: Any) -> int:
     return getattr(device, "backend", device).products.planned
 
 
-__all__ = ["NVMATH", "SALT", "Matmul", "MatmulOptions", "install", "planned_products",
-           "without_nvmath"]
+__all__ = ["NVMATH", "SALT", "SALT_UNSPLIT", "Matmul", "MatmulOptions", "MatmulPlanPreferences",
+           "MatmulReductionScheme", "install", "planned_products", "without_nvmath"]
