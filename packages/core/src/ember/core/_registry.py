@@ -19,7 +19,7 @@ from ._convert import convert_array, scalar_array
 from ._device import Device, current_device, placement
 from ._errors import DeviceError, DTypeError, InvalidArgumentError
 from ._tensor import Tensor, is_variable, wrap
-from .recording import Recorder, _active
+from .recording import Recorder, _recorders
 
 
 class OpDef:
@@ -71,7 +71,7 @@ def register(name: str, forward: Callable[..., Any], *, family: str,
 
 def notify(recorders: tuple[Recorder, ...], op: OpDef, inputs: tuple[Any, ...],
            attrs: dict[str, Any] | None, outputs: tuple[Any, ...]) -> None:
-    """Tell ``recorders`` (the active ones: ``recording._active.get()``) that ``op`` ran.
+    """Tell ``recorders`` (the active ones: ``recording._recorders()``) that ``op`` ran.
 
     Callers read the active recorders first and call this only when there are some, so
     an op run with no tape costs one ``ContextVar.get()``.
@@ -125,7 +125,7 @@ def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = N
         result._data = out
         result._device = dev
         outputs = (result,)
-    recs = _active.get()
+    recs = _recorders()
     if recs:
         notify(recs, op, inputs, attrs, outputs)
     return result

@@ -16,7 +16,7 @@ from ._operators import TensorOperators
 from ._ops.array import copy_to_device
 from ._ops.creation import convert_to_tensor
 from ._tensor import Tensor
-from .recording import _active, notify_variable_created, notify_variable_write, tracers
+from .recording import _recorders, notify_variable_created, notify_variable_write, tracers
 
 _uid = itertools.count()
 
@@ -58,13 +58,13 @@ class Variable(TensorOperators):
         self.uid = next(_uid)
         self.name = f"{name or 'Variable'}:0"
         self.trainable = bool(trainable)
-        if _active.get():
+        if _recorders():
             notify_variable_created(self)
 
     # --- reading ---------------------------------------------------------------------
     def _read(self) -> Tensor:
         v = self._value
-        recs = _active.get()
+        recs = _recorders()
         if recs:
             for r in recs:
                 r.variable_read(self, v)
@@ -132,7 +132,7 @@ class Variable(TensorOperators):
 
     def _write(self, value: Tensor) -> None:
         self._value = value
-        if _active.get():
+        if _recorders():
             notify_variable_write(self, value)
 
     def assign(self, value: Any, read_value: bool = True) -> Variable | None:
@@ -166,7 +166,7 @@ class Variable(TensorOperators):
         a new array every step (3.5 to 12 ms of a 70 ms step, measured)."""
         # device arrays first (no refcount calibration, no work); then whether anyone
         # else holds it, before a local name here holds the array too
-        if type(self._value._data) is not np.ndarray or _active.get() or not _alone(self):
+        if type(self._value._data) is not np.ndarray or _recorders() or not _alone(self):
             return False
         a, d = self._value._data, delta._data
         if (type(d) is not np.ndarray
@@ -187,7 +187,7 @@ class Variable(TensorOperators):
         cache. SGD's update of the MLP 784-256-256-10's first kernel made a new 0.8 MB
         array each step, which came back page-faulted (196 faults a step, measured).
         """
-        if type(self._value._data) is not np.ndarray or _active.get() or not _alone(self):
+        if type(self._value._data) is not np.ndarray or _recorders() or not _alone(self):
             return False
         a, d = self._value._data, delta._data
         if (type(d) is not np.ndarray or delta._device is not self._value._device
@@ -221,7 +221,7 @@ class Variable(TensorOperators):
         """The value an update starts from: a read only tracers see (tapes do not watch a
         variable because it was updated)."""
         v = self._value
-        if _active.get():
+        if _recorders():
             for r in tracers():
                 r.variable_read(self, v)
         return v
