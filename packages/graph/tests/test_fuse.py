@@ -123,3 +123,33 @@ def test_register_op_checks_the_cuda_expression(bad):
     with pytest.raises(TypeError, match="cuda must be a CUDA C expression"):
         extend.register_op("test_fuse_never", lambda be, x: x, family="math", cuda=bad)
     assert "test_fuse_never" not in extend.REGISTRY
+
+
+def test_steps_of_constants_fold_into_constants_on_a_gpu(device):
+    """A loss's seed gradient and its mean's ``1 / n`` over the batch are the same at every
+    replay: on a GPU they are constants of the plan (no launches), with the eager results;
+    a result stays a step (a buffer of its own), and so do random draws."""
+    w = em.Variable(rng.standard_normal((4, 3)).astype(np.float32))
+
+    @graph.function
+    def f(x):
+        y = em.matmul(x, w)
+        ones = em.ones_like(y)  # folds: its input's shape only
+        scale = em.divide(em.constant(1.0), 5.0)  # folds: constant inputs
+        kept = em.multiply(em.constant(2.0), 3.0)  # a result: stays a step
+        noise = em.random.uniform((5, 3), seed=1)  # stateful: stays a step
+        return em.reduce_sum(y * ones * scale + noise * 0), kept
+
+    for _ in range(3):
+        x = _x(5, 4)
+        got, kept = f(x)
+        want, _ = f.python_function(x)
+        assert_array_equal(got.numpy(), want.numpy())
+        assert float(kept) == 6.0
+    plan = _plan(f)
+    if device.startswith("/gpu"):
+        assert "ones_like" not in plan.names and "divide" not in plan.names
+        assert "multiply" in plan.names  # the result's
+        assert any(n.startswith("random") for n in plan.names), plan.names
+    else:
+        assert "ones_like" in plan.names and "divide" in plan.names

@@ -14,6 +14,11 @@ shape (inputs may broadcast). Kernels are compiled with ``--fmad=false`` (no mul
 contraction), so they round as the separate kernels did; and each one is run once on the
 traced values and must give the traced results bit for bit (NaNs included), or its run
 is left unfused. On the CPU nothing changes: numpy has no kernels to fuse.
+
+Before that, on a GPU, steps whose result is the same at every replay are folded into
+constants (``fold_constants``): a step of constant inputs (or of an op that reads only
+its input's shape and dtype, ``ones_like``), such as a loss's seed gradient and its mean's
+``1 / n`` broadcast over the batch, would launch kernels to recompute the traced value.
 """
 
 from __future__ import annotations
@@ -27,6 +32,35 @@ from ._trace import Step, Trace
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 MIN_RUN = 2  # fuse runs of at least this many ops
+# Ops whose result depends only on their input's shape and dtype (signatures fix both).
+SHAPE_ONLY_OPS = frozenset({"ones_like", "zeros_like"})
+
+
+def fold_constants(steps: list[Step], trace: Trace, keep: set[int]) -> list[Step]:
+    """``steps`` without those whose results are constants, their traced arrays added to
+    ``trace.constants`` (a replay reads them as it reads captured values).
+
+    A step folds when it runs on a GPU, has results, is not stateful (random draws,
+    checks), has no value-dependent result shape, none of its results is kept after the
+    replay (a result or a variable's new value must be a buffer of its own), and each of
+    its inputs is a constant, or it is of ``SHAPE_ONLY_OPS``. Its traced results are what
+    the op computes from those inputs at every replay: ops are deterministic but for
+    random ones, and the constants' arrays are never written (the in-place plans pin
+    them).
+    """
+    constants = trace.constants
+    out: list[Step] = []
+    for s in steps:
+        if (s.outs and not s.stateful and s.shapes is None and s.name != "guard"
+                and hasattr(s.backend.xp, "ElementwiseKernel")
+                and not any(o in keep for o in s.outs)
+                and all(o in trace.arrays for o in s.outs)
+                and (s.name in SHAPE_ONLY_OPS or all(k in constants for k in s.ins))):
+            for o in s.outs:
+                constants[o] = trace.arrays[o]
+            continue
+        out.append(s)
+    return out
 
 
 class FusedKernel:

@@ -18,7 +18,7 @@ import ember.core as em
 from ember.core.extend import array_of, read_without_recording, tensor_from_array
 
 from ._cuda_graph import REPLAY_FILE, Capturing, blocker
-from ._fuse import fuse_elementwise
+from ._fuse import fold_constants, fuse_elementwise
 from ._inplace import plan_inplace, plan_variable_updates
 from ._trace import GuardFailed, Step, Trace
 
@@ -30,6 +30,7 @@ class Plan:
         kept, needed = live_steps(trace, output_slots)
         # On a GPU, runs of element-wise ops become one generated kernel each (_fuse).
         keep = set(output_slots) | {k for _, k in trace.var_writes.values()}
+        kept = fold_constants(kept, trace, keep)  # (on a GPU: no launches for constants)
         kept, self.fusion_skipped = fuse_elementwise(kept, trace, keep)
         self.ops_fused = sum(s.name.startswith("fused[") for s in kept)
         self.ops_recorded = len(trace.steps)
