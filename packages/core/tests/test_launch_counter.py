@@ -13,16 +13,19 @@ import pytest
 
 import ember.core as em
 from ember.core.testing import _strict_launches as launches
-from ember.core.testing import case_id, iter_cases, simulated_gpus
+from ember.core.testing import case_id, iter_cases, simulated_gpus, without_nvmath
 from ember.core.testing.op_specs import ember_args, make_case
 
 H200 = json.loads((pathlib.Path(__file__).parent / "data" / "h200_op_kernels.json")
                   .read_text())
 # Measured when this test was written: 1020 of 1048 cases agree in kernels and in memcpys
 # and memsets (97.3%; 98.7% before floormod, floordiv and 0-d uploads changed); every
-# disagreement is one of KNOWN. The floor leaves room for a few ops to change, not for a
-# rule of the model to break.
+# disagreement is one of KNOWN. Cases of KNOWN are no calibration points (the H200 never
+# ran their code) and are left out; of the others, the floor leaves room for a few ops to
+# change, not for a rule of the model to break. Products run through cupy's matmul, as
+# on the H200 (nvmath-python's are calibrated in test_nvmath_products.py).
 FLOOR = 0.95
+MIN_COMPARED = 850  # of 1048 cases with an H200 count (952 on 2026-11-27, all matching)
 # Cases whose ember code changed after the H200 ran bbc82ec's: the double counts what the
 # current code launches, which the H200 never ran (issue #28's budgets take over from here).
 KNOWN = {
@@ -45,6 +48,17 @@ KNOWN = {
                     "folded in, the input gradient too (conv_gather, issue #28), where "
                     "bbc82ec padded (a fill and a copy), copied the windows and took the "
                     "input gradient tap by tap"),
+    **dict.fromkeys(("nn_ops.bias_activation-", "bias_activation_grad-"),
+                    "bias + relu is one fused kernel, its gradient one and the bias's sum "
+                    "(issue #28), where bbc82ec ran an add and a maximum"),
+    **dict.fromkeys(("nn_ops.max_pool2d-", "max_pool_tiled"),
+                    "a tiled max-pool and its gradient are one kernel each (issue #28)"),
+    **dict.fromkeys(("nn_ops.lstm_sequence-", "lstm_sequence_grad-"),
+                    "an LSTM step is one product and one gates kernel, forward and back "
+                    "(Chainer's lstm on cupy, issue #28)"),
+    **dict.fromkeys(("random.", "nn_ops.dropout-"),
+                    "Philox4x32-10 draws on the device, one kernel and the counter's advance "
+                    "(issue #28), where bbc82ec drew on the host and uploaded"),
 }
 DEVICE_MEMOPS = frozenset({launches.MEMSET, launches.DTOD, launches.MEMSET_0D})
 HOST_COPIES = frozenset({launches.DTOH, launches.HTOD, launches.LIBRARY_MEMOPS})
@@ -81,7 +95,7 @@ def _measure(gpu, spec, case, dtype) -> tuple[int, int, list]:
 
 def test_launches_match_what_the_h200_ran_case_by_case(gpu):
     compared, unexpected, known = 0, [], []
-    with em.device("/gpu:0"):
+    with em.device("/gpu:0"), without_nvmath(gpu):
         for spec, case, dtype in iter_cases():
             cid = case_id(spec, case, dtype)
             if cid not in H200 or cid == "_about":
@@ -90,16 +104,18 @@ def test_launches_match_what_the_h200_ran_case_by_case(gpu):
                 got = _measure(gpu, spec, case, dtype)
             except em.DTypeError:  # bfloat16: refused on a GPU (tested on its own)
                 continue
-            compared += 1
-            if got[:2] == tuple(H200[cid]):
-                continue
             why = next((r for prefix, r in KNOWN.items() if cid.startswith(prefix)), None)
             line = (f"{cid}: double {got[0]} kernels + {got[1]} memcpy/memset, H200 "
                     f"{H200[cid][0]} + {H200[cid][1]}; double's launches "
                     f"{[(q, ns) for q, ns in got[2] if ns]}")
-            (known if why else unexpected).append(line)
-    matched = compared - len(known) - len(unexpected)
-    assert compared > 1000, compared  # the table's float32/int32 cases, bfloat16 aside
+            if why:
+                known.append(line)
+                continue
+            compared += 1
+            if got[:2] != tuple(H200[cid]):
+                unexpected.append(line)
+    matched = compared - len(unexpected)
+    assert compared >= MIN_COMPARED, (compared, len(known))  # KNOWN may not swallow the table
     assert matched / compared >= FLOOR, (f"{matched} of {compared} cases match the H200 "
                                          f"(floor {FLOOR}); unexpected:\n"
                                          + "\n".join(unexpected) + "\nknown:\n"
