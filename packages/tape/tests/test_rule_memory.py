@@ -28,7 +28,16 @@ def _gradient_peak(f, x):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+    if x.device != "/cpu:0":
+        # On the GPU double, device buffers are hidden from tracemalloc, but a fused
+        # kernel runs as numpy on the host and its temporaries are seen; a GPU has none.
+        # The values are still checked there; the peak is the host's to measure.
+        return None, g.numpy()
     return (peak - base) / x.numpy().nbytes, g.numpy()
+
+
+def _below(peak, limit):
+    return peak is None or peak < limit
 
 
 def _x():
@@ -40,7 +49,7 @@ def test_relu_gradient_is_one_pass():
     peak, g = _gradient_peak(em.nn_ops.relu, x)
     assert_allclose(g, (x.numpy() > 0).astype(np.float32))
     # the gradient and a bool mask (it was a float copy of the mask and the product)
-    assert peak < 1.6, f"relu's gradient peaked at {peak:.2f} inputs"
+    assert _below(peak, 1.6), f"relu's gradient peaked at {peak:.2f} inputs"
 
 
 @pytest.mark.parametrize("pool", ["tiled", "windows"])
@@ -54,12 +63,12 @@ def test_max_pool_gradient_keeps_no_float_mask(pool):
         want = (b == b.max(axis=(2, 4), keepdims=True)).reshape(SHAPE).astype(np.float32)
         assert_allclose(g, want)
         # the gradient and a bool mask (it was a float mask, a quotient and a product)
-        assert peak < 2.0, f"max-pool's gradient peaked at {peak:.2f} inputs"
+        assert _below(peak, 2.0), f"max-pool's gradient peaked at {peak:.2f} inputs"
     else:
         assert_allclose(g.sum(), 16 * 31 * 31 * 16)  # every window sends its 1 somewhere
         # overlapping windows: their gradient (3.75 inputs), a bool mask and the image
         # (it was 12 inputs: a float mask, a quotient and a product, each window-sized)
-        assert peak < 8, f"max-pool's gradient peaked at {peak:.2f} inputs"
+        assert _below(peak, 8), f"max-pool's gradient peaked at {peak:.2f} inputs"
 
 
 def test_max_gradient_splits_ties():
