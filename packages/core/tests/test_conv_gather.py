@@ -104,6 +104,10 @@ def test_winograds_tiles_are_one_gather_and_its_chunks_a_gpus(gpu):
     assert names.count("ElementwiseKernel") == 1  # the tiles (no pad, no copy)
     assert names.count("gemmBatched") == 1  # one chunk
     assert len(names) <= 8, names
+    # its transforms were uploaded once, for this device and dtype: a step uploads
+    # nothing (a CUDA graph's capture refuses uploads)
+    _launched(gpu, lambda: conv_winograd.backprop_input(xp, dy, w, g))
+    assert gpu.backend.counters.from_host == 0
 
 
 def test_the_host_keeps_its_im2col(monkeypatch):

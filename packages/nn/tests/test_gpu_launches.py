@@ -42,9 +42,9 @@ TRACED_BUDGET = {"mlp": 30, "lenet": 60, "lstm": 150}
 # sparse cross-entropy's (4 its label range check's), 2 the mean's.
 TRACED_NOW = {("mlp", "sgd"): 37, ("mlp", "adam"): 37, ("lenet", "sgd"): 65,
               ("lenet", "adam"): 118, ("lstm", "sgd"): 179, ("lstm", "adam"): 214}
-# Steps not captured now, and why (a strict xfail: it passes once they are).
-NOT_CAPTURED = {"lenet": "Winograd's transforms are uploaded on every call "
-                         "(conv_winograd), which a capture refuses (an H2D transfer)"}
+# Steps not captured now, and why (a strict xfail: it passes once they are). LeNet's was
+# not until Winograd's transforms were kept per device (a capture refuses an upload).
+NOT_CAPTURED: dict[str, str] = {}
 
 
 def _mlp():

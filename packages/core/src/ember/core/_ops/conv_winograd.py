@@ -119,14 +119,27 @@ def supports(g: Geometry) -> bool:
             and (kh, kw) != (1, 1))
 
 
-def _transforms(xp: Any, p: _Plan, dtype: Any) -> dict[str, Any]:
-    """The plan's transforms as ``xp`` arrays of ``dtype``, made once per primitive (on a
-    GPU each is an upload), not once per chunk: on the CPU each one's pair of 1-D
-    matrices, elsewhere its whole-tile matrix ``kron(T_h, T_w)``."""
+_DEVICE_TRANSFORMS: dict[tuple[Any, ...], tuple[Any, dict[str, Any]]] = {}
+
+
+def _transforms(xp: Any, p: _Plan, like: Any) -> dict[str, Any]:
+    """The plan's transforms as ``xp`` arrays of ``dtype``: on the CPU each one's pair of
+    1-D matrices, made once per primitive, not once per chunk; elsewhere its whole-tile
+    matrix ``kron(T_h, T_w)``, uploaded once per device, filter size and dtype and kept
+    (tensors never write them): a step uploads nothing, so a CUDA graph can capture it
+    (a capture refuses uploads). ``like``: an array of the dtype, on the device."""
+    dtype = like.dtype
     if xp is np:
         return {name: tuple(np.ascontiguousarray(m, dtype=dtype) for m in pair)
                 for name, pair in p.axes.items()}
-    return {name: xp.asarray(np.kron(*pair).astype(dtype)) for name, pair in p.axes.items()}
+    device = getattr(like, "device", None)  # cupy's one namespace serves every GPU
+    key = (id(xp), getattr(device, "id", None), p.m, p.a, str(dtype))
+    hit = _DEVICE_TRANSFORMS.get(key)
+    if hit is not None and hit[0] is xp:
+        return hit[1]
+    made = {name: xp.asarray(np.kron(*pair).astype(dtype)) for name, pair in p.axes.items()}
+    _DEVICE_TRANSFORMS[key] = (xp, made)
+    return made
 
 
 def _transform(xp: Any, k: Any, a: Any) -> Any:
@@ -198,7 +211,7 @@ def forward(xp: Any, x: Any, w: Any, g: Geometry) -> Any:
     overhang it): each chunk's tiles land in place with one copy."""
     p = _plan(g)
     (mh, mw), (th, tw) = p.m, p.t
-    t = _transforms(xp, p, x.dtype)
+    t = _transforms(xp, p, x)
     u = _filter(xp, w, t)
     n, oh, ow, co = g.y_shape
     y = xp.empty((n, th, mh, tw, mw, co), dtype=u.dtype)
@@ -231,7 +244,7 @@ def backprop_input(xp: Any, dy: Any, w: Any, g: Geometry) -> Any:
 
 def backprop_filter(xp: Any, x: Any, dy: Any, g: Geometry) -> Any:
     p = _plan(g)
-    t = _transforms(xp, p, x.dtype)
+    t = _transforms(xp, p, x)
     du = None
     for a, b, gc in _chunks(xp, g):
         part = xp.matmul(_tiles(xp, x[a:b], gc, p, t).transpose(0, 2, 1),
