@@ -45,6 +45,18 @@ def to_channels_first(x: Any) -> Any:
     return em.transpose(x, (0, r - 1) + tuple(range(1, r - 1)))
 
 
+def convolve_then_activate(layer: Any, inputs: Any) -> Any:
+    """A convolution layer's call: ``layer._convolve`` in channels-last, then the bias and
+    the activation (relu and linear: one op with the bias, one back)."""
+    first = layer.data_format == "channels_first"
+    y = layer._convolve(to_channels_last(inputs) if first else inputs)
+    if layer.use_bias:
+        y = activations.bias_then(layer.activation, y, layer.bias.value())
+    else:
+        y = layer.activation(y)
+    return to_channels_first(y) if first else y
+
+
 def _padding(p: str) -> str:
     up = str(p).upper()
     if up not in ("SAME", "VALID"):
@@ -102,13 +114,7 @@ class _Conv(Layer):
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={axis: c})
 
     def call(self, inputs: Any) -> Any:
-        first = self.data_format == "channels_first"
-        y = self._convolve(to_channels_last(inputs) if first else inputs)
-        if self.use_bias:  # relu and linear: one op with the bias, one back
-            y = activations.bias_then(self.activation, y, self.bias.value())
-        else:
-            y = self.activation(y)
-        return to_channels_first(y) if first else y
+        return convolve_then_activate(self, inputs)
 
     def _convolve(self, x: Any) -> Any:
         """The convolution of channels-last ``x`` (no bias, no activation)."""

@@ -18,7 +18,7 @@ import ember.core as em
 
 from .. import activations, constraints, regularizers
 from .base import InputSpec, Layer
-from .conv import _padding, _tuple, check_data_format, to_channels_first, to_channels_last
+from .conv import _padding, _tuple, check_data_format, convolve_then_activate
 
 
 def _positive(who: str, name: str, value: Any) -> int:
@@ -76,13 +76,7 @@ class _DepthwiseBase(Layer):
                                         constraint=self.bias_constraint)
 
     def call(self, inputs: Any) -> Any:
-        first = self.data_format == "channels_first"
-        y = self._convolve(to_channels_last(inputs) if first else inputs)
-        if self.use_bias:  # relu and linear: one op with the bias, one back
-            y = activations.bias_then(self.activation, y, self.bias.value())
-        else:
-            y = self.activation(y)
-        return to_channels_first(y) if first else y
+        return convolve_then_activate(self, inputs)
 
     def _depthwise(self, x: Any, kernel: Any) -> Any:
         return em.nn_ops.depthwise_conv2d(x, kernel.value(), self.strides, self.padding,
