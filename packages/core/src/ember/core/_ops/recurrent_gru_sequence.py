@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import InvalidArgumentError
+from .._nvmath_products import unsplit_matmul
 from .._registry import execute, register
 from . import _args
 from .recurrent import _sigmoid_
@@ -93,6 +94,7 @@ def _gru_seq_grad(be: Any, dh: Any, gates: Any, hhs: Any, hs: Any, x: Any, h0: A
     dhs_t = None if dhs is None else dhs.transpose(1, 0, 2)
     hs_t = hs.transpose(1, 0, 2)  # the forward's outputs are time-major underneath
     rk_t = xp.ascontiguousarray(rk.T)
+    step_matmul = unsplit_matmul(xp)  # numpy: its matmul
     dxw = xp.empty((steps, n, 3 * u), dtype=gates.dtype)  # d(x @ kernel + b_in)
     dhu = xp.empty((steps, n, 3 * u), dtype=gates.dtype)  # d(h @ U + b_rec)
     blk = xp.empty((3, n, u), dtype=gates.dtype)  # one step's, gate-major
@@ -127,7 +129,7 @@ def _gru_seq_grad(be: Any, dh: Any, gates: Any, hhs: Any, hs: Any, x: Any, h0: A
             blk[2] += extra[1][t]
         dht = dhu[t]
         dht.reshape(n, 3, u)[...] = blk.transpose(1, 0, 2)
-        dh_new = xp.matmul(dht, rk_t)
+        dh_new = step_matmul(dht, rk_t)  # a GPU: one GEMM, no split-K reduction
         dh_new += dh * z
         if keep is not None:
             dh_new += dh_pass
