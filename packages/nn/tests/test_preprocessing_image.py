@@ -184,7 +184,7 @@ def test_random_layer_is_identity_unless_training(name):
 
 @pytest.mark.parametrize("name", sorted(RANDOM))
 def test_random_layer_is_repeatable_under_a_seed(name):
-    x = _imgs()
+    x = _imgs(8)  # a flip draws two bits an image: with 3, two calls agree once in 64
     outs = []
     for _ in range(2):
         em.random.set_seed(11)
