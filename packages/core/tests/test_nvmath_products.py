@@ -268,3 +268,13 @@ def test_the_fake_takes_nvmaths_reduction_scheme_preference_and_refuses_the_rest
             mm.plan(preferences=bad)
     with pytest.raises(ValueError):
         mm.plan(preferences={"reduction_scheme_mask": 8})
+
+
+def test_a_product_owns_its_buffer_as_cupys_does(gpu):
+    """A product's result is an array of its own, not a reshaped view of one: graph mode
+    writes a later step in place only into arrays that own their buffer (a view here
+    left a traced chain after a product with no step in place on a GPU)."""
+    xp = gpu.backend.xp
+    for a, b in (LAYOUTS["matrix"], LAYOUTS["batch_equal"]):
+        out = _product(xp, a, b)
+        assert out.base is None and gpu.backend.owns(out)

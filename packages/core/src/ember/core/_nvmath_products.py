@@ -176,7 +176,9 @@ class Products:
         if out is not None:  # overlapping or strided out=: one copy, as cupy makes
             xp.copyto(out, c.reshape(shape))
             return out
-        return c.reshape(shape)
+        # the array itself where no axis goes: a reshape is a view (``base`` set), and
+        # graph mode writes in place only into arrays that own their buffer
+        return c if c.shape == shape else c.reshape(shape)
 
     def _plan_for(self, a: Any, b: Any, c: Any, split_k: bool = True) -> Any:
         key = (a.shape, _strides(a), b.shape, _strides(b), c.shape, _strides(c), a.dtype.str,
