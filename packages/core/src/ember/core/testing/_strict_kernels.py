@@ -23,6 +23,10 @@ included); raw inputs take no part in the loop's shape. The double evaluates bot
 ``?:``, so a subscript must be in bounds in every element, the discarded arm's too (write
 ``x[inside ? j : 0]``, as a kernel that never reads out of bounds does); one out of
 bounds is refused (a GPU would read garbage or fault). ``raw`` outputs are refused.
+An output is a reference to its element (cupy declares ``T &o = _raw_o[_ind.get()]``), so
+a kernel may read it: its value so far, which before its first assignment is the element
+of the array the caller passed (an update in place: ``flag = flag | bad``); reading it
+there is refused when the call allocates the output (cupy's memory is uninitialised).
 """
 
 from __future__ import annotations
@@ -303,6 +307,7 @@ class StrictElementwiseKernel:
         self.return_tuple = return_tuple
         self.operation = operation
         self._statements: list[tuple[str, str | None, Node]] = []
+        self._read_before_assigned: set[str] = set()  # outputs read as the caller gave them
         self._error: CompileException | None = None  # raised at the first call, as cupy's
         try:
             self._parse(operation, name)
@@ -340,6 +345,9 @@ class StrictElementwiseKernel:
             if undefined:
                 raise KernelSyntaxError(f"ElementwiseKernel {name}: identifier(s) {undefined} "
                                         f"are undefined in {stmt!r}")
+            outputs = {n for _, n in self.out_params}
+            assigned = {t for t, _, _ in self._statements}
+            self._read_before_assigned |= (parser.names & outputs) - assigned
             if ctype is not None:
                 declared[target] = ctype
             known.add(target)
@@ -381,6 +389,19 @@ class StrictElementwiseKernel:
             raise ValueError("Out shape is mismatched")
         if self._error is not None:
             raise self._error
+        for k, out in enumerate(arrays[n_in:]):
+            for (_, pname), a, r in zip(self.in_params, arrays, raw):
+                if not r and _races(a, out, shape):
+                    raise ValueError(
+                        f"ElementwiseKernel {self.name}: input {pname!r} overlaps output "
+                        f"{self.out_params[k][1]!r} at other elements: a race on a GPU (an "
+                        "element may read another that the same launch writes)")
+        if len(arrays) == n_in and self._read_before_assigned:
+            raise ValueError(
+                f"ElementwiseKernel {self.name}: output(s) "
+                f"{sorted(self._read_before_assigned)} are read before they are assigned, "
+                "and this call allocates them: uninitialised memory (a GPU reads garbage); "
+                "pass the output arrays to update them in place")
 
         def resolve(ctype: str) -> np.dtype:
             return _c_type(ctype, types, self.name)
@@ -389,6 +410,9 @@ class StrictElementwiseKernel:
             local = dict(env)
             local["@types"] = resolve
             local["i"] = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+            for k, (_, pname) in enumerate(self.out_params):  # each element its own
+                if len(arrays) > n_in:
+                    local[pname] = np.array(arrays[n_in + k])
             with np.errstate(all="ignore"):
                 for target, ctype, node in self._statements:
                     try:
@@ -417,6 +441,18 @@ class StrictElementwiseKernel:
         outs = [args[n_in + k] if len(arrays) > n_in else ns._wrap(r, self.name)
                 for k, r in enumerate(results)]
         return tuple(outs) if len(outs) > 1 or self.return_tuple else outs[0]
+
+
+def _races(a: Any, out: Any, shape: tuple[int, ...]) -> bool:
+    """Whether input ``a`` shares memory with output ``out`` other than element for
+    element (the same view of the same memory, as in ``o = o + x`` given ``x`` is ``o``)."""
+    if not isinstance(a, np.ndarray) or not isinstance(out, np.ndarray):
+        return False
+    if not np.shares_memory(a, out):
+        return False
+    b = np.broadcast_to(a, shape)
+    return not (b.strides == out.strides and b.dtype == out.dtype and
+                b.__array_interface__["data"][0] == out.__array_interface__["data"][0])
 
 
 def _c_type(ctype: str, types: dict[str, np.dtype], kernel: str) -> np.dtype:
