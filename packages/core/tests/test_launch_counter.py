@@ -35,7 +35,7 @@ KNOWN = {
                  "from several kernels, integer division guarded, where bbc82ec called "
                  "cupy.floor_divide (one)",
     "nn_ops.sparse_softmax_cross_entropy_with_logits-": "the label range is checked into "
-                 "the GPU's error flag (min, max, a kernel and a copy), where bbc82ec "
+                 "the GPU's error flag (min, max and a kernel updating it in place), where bbc82ec "
                  "checked nothing on the GPU",
     "rank-matrix-": "a 0-d upload goes up as one element (a copy; cupy fills a 0-d array, "
                     "which lost -0.0's sign), where bbc82ec's cupy.asarray filled it",

@@ -35,15 +35,16 @@ _CHECKS: list[tuple[str, str, int, int]] = []  # code - 1 -> (op, what, low, hig
 
 
 class _Flag:
-    """One GPU's flag (``array``), the host buffer its copy lands in, the position of each
-    element (a constant: the kernel's selector) and the check kernels, by source."""
+    """One GPU's flag (``array``) and its four elements as one-element views (a check's
+    kernel updates them in place, one thread all four), the host buffer its copy lands in
+    and the check kernels, by source."""
 
-    __slots__ = ("array", "host", "kernels", "pos")
+    __slots__ = ("array", "host", "kernels", "parts")
 
     def __init__(self, be: Any, index: int) -> None:
-        # uploads: outside a capture (graph mode traces eagerly before it captures)
+        # an upload: outside a capture (graph mode traces eagerly before it captures)
         self.array = be.from_host(np.zeros(4, np.int64), index)
-        self.pos = be.from_host(np.arange(4, dtype=np.int64), index)
+        self.parts = tuple(self.array[k:k + 1] for k in range(4))
         self.host = _host_buffer(be.xp)
         self.kernels: dict[str, Any] = {}
 
@@ -85,7 +86,7 @@ def check_range(be: Any, values: Any, low: int, high: int, op: str, what: str) -
     """Record on ``values``' GPU whether any of ``values`` (an integer array there) lies
     outside ``[low, high)``; the next read on that device raises (see the module).
 
-    Four kernels (the smallest and largest value, the flag's update, its store), no sync,
+    Three kernels (the smallest and largest value, the flag's update in place), no sync,
     no host transfer. Empty ``values`` pass.
     """
     if values.size == 0:
@@ -97,18 +98,17 @@ def check_range(be: Any, values: Any, low: int, high: int, op: str, what: str) -
         if flag is None:
             flag = flags[index] = _Flag(be, index)
     code = _code(op, what, low, high)
-    # element 0 counts failures; 1..3 take this check's code, smallest and largest value
-    # if it is the first failure (f0: the count before it). Out of place, then stored: no
-    # element reads another that the same launch writes.
-    source = (f"bool bad = lo < {low} || hi >= {high}; "
-              f"o = pos == 0 ? f + bad : ((bad && f0 == 0) ? "
-              f"(pos == 1 ? {code} : (pos == 2 ? lo : hi)) : f)")
+    # one thread reads and writes the four elements (one-element views, each an output):
+    # the count of failures, then this check's code, smallest and largest value if it is
+    # the first failure since the last read
+    source = (f"bool bad = lo < {low} || hi >= {high}; bool first = bad && n == 0; "
+              f"n = n + bad; c = first ? {code} : c; vlo = first ? lo : vlo; "
+              "vhi = first ? hi : vhi")
     kernel = flag.kernels.get(source)
     if kernel is None:
         kernel = flag.kernels[source] = be.xp.ElementwiseKernel(
-            "T f, T f0, T pos, L lo, L hi", "T o", source, f"ember_check_{code}")
-    flag.array[...] = kernel(flag.array, flag.array[0:1], flag.pos, values.min(),
-                             values.max())
+            "L lo, L hi", "T n, T c, T vlo, T vhi", source, f"ember_check_{code}")
+    kernel(values.min(), values.max(), *flag.parts)
 
 
 def to_host(device: Any, a: Any) -> np.ndarray:
