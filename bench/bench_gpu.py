@@ -88,22 +88,21 @@ class Measurement:
 # ---------------------------------------------------------------- counting and tables
 
 
-def count_events(events: Iterable[tuple[str, bool]], steps: int) -> dict[str, float]:
+def count_events(events: Iterable[tuple[str, str]], steps: int) -> dict[str, float]:
     """Per step: kernels, memcpy and memset on the device, and launch calls on the host.
 
-    ``events`` are (name, ran on the device) pairs, as CUPTI reports them through
-    ``torch.profiler``: device activities named ``Memcpy ...``/``Memset ...`` are copies and
-    fills, every other device activity a kernel; host events named like a launch API call
+    ``events`` are (name, kineto activity type) pairs, as CUPTI reports them through
+    ``torch.profiler``: ``kernel`` (a graph launch's kernels each count), ``gpu_memcpy``,
+    ``gpu_memset``; ``cuda_runtime`` / ``cuda_driver`` API calls named like a launch
     (``cudaLaunchKernel``, ``cuLaunchKernel``, ``cudaGraphLaunch``, ``cudaMemcpyAsync``...)
-    are host launches."""
+    are host launches. Everything else (operators, ``gpu_user_annotation`` ranges that
+    PyTorch's ``record_function`` projects onto the device, synchronizes) is not counted."""
     n = {"kernels": 0, "memcpy": 0, "memset": 0, "host_launches": 0}
-    for name, on_device in events:
-        if on_device:
-            low = name.lower()
-            key = "memcpy" if low.startswith("memcpy") else (
-                "memset" if low.startswith("memset") else "kernels")
-            n[key] += 1
-        elif name.startswith(LAUNCH_CALLS):
+    device = {"kernel": "kernels", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+    for name, activity in events:
+        if activity in device:
+            n[device[activity]] += 1
+        elif activity in ("cuda_runtime", "cuda_driver") and name.startswith(LAUNCH_CALLS):
             n["host_launches"] += 1
     return {k: v / steps for k, v in n.items()}
 
@@ -378,9 +377,8 @@ def rates(calls: dict[str, Callable[[], object]], sync: Callable[[], None], roun
 
 
 def profiled_events(torch: object, call: Callable[[], object], sync: Callable[[], None],
-                    steps: int) -> list[tuple[str, bool]]:
-    """(name, on the device) of every event CUPTI recorded over ``steps`` calls."""
-    from torch.autograd import DeviceType
+                    steps: int) -> list[tuple[str, str]]:
+    """(name, kineto activity type) of every event CUPTI recorded over ``steps`` calls."""
     from torch.profiler import ProfilerActivity, profile
 
     sync()
@@ -388,10 +386,7 @@ def profiled_events(torch: object, call: Callable[[], object], sync: Callable[[]
         for _ in range(steps):
             call()
         sync()
-    kineto = getattr(prof.profiler, "kineto_results", None)
-    if kineto is not None:  # the raw activities, each once
-        return [(e.name(), e.device_type() == DeviceType.CUDA) for e in kineto.events()]
-    return [(e.name, e.device_type == DeviceType.CUDA) for e in prof.events()]
+    return [(e.name(), e.activity_type()) for e in prof.profiler.kineto_results.events()]
 
 
 def _launched(status: list[str]) -> int:

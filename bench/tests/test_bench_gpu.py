@@ -87,13 +87,24 @@ def test_the_table_has_the_issues_columns_and_ratios_to_pytorch_eager():
 
 
 def test_cupti_events_are_counted_per_step():
-    events = [("cupy_add__float32_float32_float32", True), ("sm90_xmma_gemm_f32", True),
-              ("Memcpy HtoD (Pageable -> Device)", True), ("Memset (Device)", True),
-              ("cudaLaunchKernel", False), ("cuLaunchKernel", False),
-              ("cudaGraphLaunch", False), ("cudaMemsetAsync", False),
-              ("cudaDeviceSynchronize", False), ("aten::addmm", False)] * 2
+    events = [("cupy_add__float32_float32_float32", "kernel"), ("sm90_xmma_gemm_f32", "kernel"),
+              ("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy"),
+              ("Memset (Device)", "gpu_memset"),
+              ("Optimizer.step#SGD.step", "gpu_user_annotation"),  # a range, not a kernel
+              ("cudaLaunchKernel", "cuda_runtime"), ("cuLaunchKernel", "cuda_driver"),
+              ("cudaGraphLaunch", "cuda_runtime"), ("cudaMemsetAsync", "cuda_runtime"),
+              ("cudaDeviceSynchronize", "cuda_runtime"), ("aten::addmm", "cpu_op"),
+              ("cudaLaunchKernel", "user_annotation")] * 2
     assert bench_gpu.count_events(events, steps=2) == {
         "kernels": 2.0, "memcpy": 1.0, "memset": 1.0, "host_launches": 4.0}
+
+
+@pytest.mark.filterwarnings("ignore:CUDA is not available")  # CPU torch: operators only
+def test_the_profilers_events_come_as_name_and_activity():
+    torch = pytest.importorskip("torch")
+    x = torch.ones(3)
+    events = bench_gpu.profiled_events(torch, lambda: x + 1, lambda: None, steps=2)
+    assert ("aten::add", "cpu_op") in events
 
 
 @pytest.mark.parametrize(("name", "optimizer"), [
