@@ -54,7 +54,7 @@ WORKLOADS = {
 }
 SHAPES = {"mlp": (128, 784), "lenet": (64, 28, 28, 1), "lstm": (64, 28, 28)}
 OPTIMIZERS = {"sgd": "SGD (learning rate 0.01)",
-              "adam": "Adam (learning rate 0.001, epsilon 1e-7; PyTorch's capturable)"}
+              "adam": "Adam (learning rate 0.001, epsilon 1e-7; `capturable=True` in PyTorch's graphed step)"}
 EMBER_EAGER = "ember eager"
 EMBER_GRAPH = "ember traced (one CUDA graph)"
 EMBER_REPLAY = "ember traced, `cuda_graphs=False`"
