@@ -153,8 +153,9 @@ class SeparableConv2D(_DepthwiseBase):
 
     Args:
         filters: the number of output channels.
-        kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier,
-            activation, use_bias: as :class:`DepthwiseConv2D`'s.
+        kernel_size, strides, padding, data_format, dilation_rate: as
+            :class:`DepthwiseConv2D`'s.
+        depth_multiplier, activation, use_bias: as :class:`DepthwiseConv2D`'s.
         depthwise_initializer, pointwise_initializer, bias_initializer: initializers of
             ``depthwise_kernel`` (KH, KW, C_in, depth_multiplier), ``pointwise_kernel``
             (1, 1, C_in * depth_multiplier, filters) and ``bias`` (filters).
