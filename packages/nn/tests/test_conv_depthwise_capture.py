@@ -4,10 +4,11 @@ graph, and it trains bit for bit like the same step replayed op by op and like e
 steps."""
 
 import numpy as np
+from bench_models import train_step as _step
 from numpy.testing import assert_array_equal
 
 import ember.core as em
-from ember import graph, nn, tape
+from ember import graph, nn
 
 ONLY_BACKENDS = ["strict-gpu"]  # CUDA graphs belong to the GPU double
 L = nn.layers
@@ -22,12 +23,6 @@ def _model():
         L.GlobalAveragePooling2D(), L.Dense(10)])
 
 
-def _step(model, opt, x, y):
-    with tape.GradientTape() as t:
-        loss = nn.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
-    variables = model.trainable_variables
-    opt.apply_gradients(zip(t.gradient(loss, variables), variables))
-    return loss
 
 
 def test_a_captured_step_trains_like_its_replay_and_like_eager(backend):

@@ -6,6 +6,8 @@ same step replayed op by op (``cuda_graphs=False``), its products through the sa
 
 import numpy as np
 import pytest
+from bench_models import MODELS
+from bench_models import train_step as _step
 from numpy.testing import assert_array_equal
 
 import ember.core as em
@@ -16,31 +18,6 @@ ONLY_BACKENDS = ["strict-gpu"]  # CUDA graphs and the counters belong to the GPU
 L = nn.layers
 
 
-def _mlp():
-    return nn.Sequential([L.Dense(256, activation="relu", input_shape=(784,)),
-                          L.Dense(256, activation="relu"), L.Dense(10)]), (128, 784)
-
-
-def _lenet():
-    return nn.Sequential([
-        L.Conv2D(32, 5, padding="same", activation="relu", input_shape=(28, 28, 1)),
-        L.MaxPool2D(), L.Conv2D(64, 5, padding="same", activation="relu"), L.MaxPool2D(),
-        L.Flatten(), L.Dense(1024, activation="relu"), L.Dense(10)]), (64, 28, 28, 1)
-
-
-def _lstm():
-    return nn.Sequential([L.LSTM(128, input_shape=(28, 28)), L.Dense(10)]), (64, 28, 28)
-
-
-MODELS = {"mlp": _mlp, "lenet": _lenet, "lstm": _lstm}
-
-
-def _step(model, opt, x, y):
-    with tape.GradientTape() as t:
-        loss = nn.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
-    variables = model.trainable_variables
-    opt.apply_gradients(zip(t.gradient(loss, variables), variables))
-    return loss
 
 
 def _data(shape, steps, seed=0):

@@ -7,9 +7,11 @@ met yet are expected to fail, and a captured step is one host launch."""
 
 import numpy as np
 import pytest
+from bench_models import MODELS
+from bench_models import train_step as _step
 
 import ember.core as em
-from ember import graph, nn, tape
+from ember import graph, nn
 from ember.core.testing.conv import INPUT_GRADIENT, conv_algorithms_chosen_by
 
 ONLY_BACKENDS = ["strict-gpu"]  # the counters belong to the strict double (conftest)
@@ -51,31 +53,6 @@ TRACED_NOW = {("mlp", "sgd"): 36, ("mlp", "adam"): 36, ("lenet", "sgd"): 61,
 NOT_CAPTURED: dict[str, str] = {}
 
 
-def _mlp():
-    return nn.Sequential([L.Dense(256, activation="relu", input_shape=(784,)),
-                          L.Dense(256, activation="relu"), L.Dense(10)]), (128, 784)
-
-
-def _lenet():
-    return nn.Sequential([
-        L.Conv2D(32, 5, padding="same", activation="relu", input_shape=(28, 28, 1)),
-        L.MaxPool2D(), L.Conv2D(64, 5, padding="same", activation="relu"), L.MaxPool2D(),
-        L.Flatten(), L.Dense(1024, activation="relu"), L.Dense(10)]), (64, 28, 28, 1)
-
-
-def _lstm():
-    return nn.Sequential([L.LSTM(128, input_shape=(28, 28)), L.Dense(10)]), (64, 28, 28)
-
-
-MODELS = {"mlp": _mlp, "lenet": _lenet, "lstm": _lstm}
-
-
-def _step(model, opt, x, y):
-    with tape.GradientTape() as t:
-        loss = nn.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
-    variables = model.trainable_variables
-    opt.apply_gradients(zip(t.gradient(loss, variables), variables))
-    return loss
 
 
 @pytest.fixture
