@@ -41,7 +41,7 @@ def draw(data: dict, out: pathlib.Path, title: str | None, everything: bool) -> 
     hi = [r * r_["spread"] for r, r_ in zip(ratios, rows)]
     colors = ["#2a7ab0" if r["flag"] == "faster" else "#c0392b" if r["flag"] == "slower"
               else "#999999" for r in rows]
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.4))
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(rows) + 1.6))
     y = list(range(len(rows)))[::-1]
     ax.barh(y, [math.log2(r) for r in ratios], color=colors, height=0.6,
             xerr=[[math.log2(r) - math.log2(r - a) for r, a in zip(ratios, lo)],
@@ -52,11 +52,12 @@ def draw(data: dict, out: pathlib.Path, title: str | None, everything: bool) -> 
     ticks = [t for t in (-3, -2, -1, 0, 1, 2, 3)
              if min(math.log2(r) for r in ratios) - 1 <= t <= max(math.log2(r) for r in ratios) + 1]
     ax.set_xticks(ticks, [f"{2 ** t:g}x" for t in ticks])
-    ax.set_xlabel(f"time at {data['head']} / time at {data['ref']} ({data['ref_sha'][:9]}); "
-                  f"left of 1x is faster (log scale)", fontsize=8)
-    for yi, r in zip(y, ratios):
-        ax.text(math.log2(r), yi, f" {r:.2f}x ", va="center", fontsize=7,
-                ha="left" if r >= 1 else "right")
+    ax.set_xlabel(f"time at {data['head']} / time at {data['ref']} ({data['ref_sha'][:9]}), "
+                  f"log scale: left of 1x is faster; bars: the rounds' spread", fontsize=8)
+    right = ax.get_xlim()[1]
+    for yi, r, row in zip(y, ratios, rows):  # the figures in a column at the right edge
+        ax.text(right, yi, f"  {r:.2f}x" + (f" ({row['flag']})" if row["flag"] else ""),
+                va="center", fontsize=8)
     ax.set_title(title or f"Before/after: {data['head']} against {data['ref']}", fontsize=9)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
