@@ -56,3 +56,8 @@ def test_an_input_overlapping_an_output_at_other_elements_is_refused(gpu):
         k(o[::-1], o)
     k(o, o)  # the same element: no race
     assert o.get().tolist() == [0, 2, 4, 6]
+    # nor along axes of length 1, whatever their strides (a kept-dims norm's (1, 1) written
+    # in place by graph mode's fused chain: clip_by_norm on the GPU)
+    one = xp.asarray(np.full((1, 1), 2, np.float32))
+    k(one, one)
+    assert one.get().tolist() == [[4]]
