@@ -164,6 +164,7 @@ def test_a_keras_compile_config_compiles_ember(exchange, case):
     _no_error(where / "keras" / f"{case}.error.txt")
     model = nn.models.load_model(where / "keras" / f"{case}.keras")
     want = json.loads((where / "keras" / f"{case}.evaluate.json").read_text())
+    assert "loss" in want and len(want) > 1  # a loss and the compiled metrics
     _same_logs(keras_twins.evaluate(model, case), want)
 
 
@@ -172,4 +173,5 @@ def test_an_ember_compile_config_compiles_keras(exchange, case):
     where, predictions = exchange
     _no_error(where / "ember" / f"{case}.keras.error.txt")
     got = json.loads((where / "ember" / f"{case}.keras_evaluate.json").read_text())
+    assert "loss" in got and len(got) > 1  # Keras compiled the loss and the metrics
     _same_logs(got, predictions[f"{case}.evaluate"])

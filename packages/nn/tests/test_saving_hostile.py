@@ -13,6 +13,7 @@ superblock that does not match the bytes.
 import io
 import json
 import os
+import re
 import tracemalloc
 import zipfile
 import zlib
@@ -272,7 +273,8 @@ def test_a_config_asking_for_enormous_or_malformed_inputs_is_refused(good, tmp_p
     config["config"]["layers"][0]["config"]["batch_shape"] = shape
     path = _zip(tmp_path / "in.keras", _members(good[1], **{
         "config.json": json.dumps(config).encode()}))
-    _refused(path, "values per example|a shape must be a list of ints")
+    why = "values per example|a shape must be a list of ints"
+    assert re.search(why, _refused(path, why))
 
 
 def test_a_functional_config_with_a_loop_or_a_missing_layer_is_refused(tmp_path):
@@ -286,11 +288,11 @@ def test_a_functional_config_with_a_loop_or_a_missing_layer_is_refused(tmp_path)
     layer_a["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = ["b", 0, 0]
     looped = _zip(tmp_path / "loop.keras", list({**parts, "config.json": json.dumps(
         config).encode()}.items()))
-    _refused(looped, "never made")
+    assert re.search("never made", _refused(looped, "never made"))
     layer_a["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = ["ghost", 0, 0]
     ghost = _zip(tmp_path / "ghost.keras", list({**parts, "config.json": json.dumps(
         config).encode()}.items()))
-    _refused(ghost, "unknown layer 'ghost'")
+    assert re.search("unknown layer 'ghost'", _refused(ghost, "unknown layer 'ghost'"))
 
 
 def test_malformed_random_state_is_refused(good, tmp_path):
@@ -298,7 +300,7 @@ def test_malformed_random_state_is_refused(good, tmp_path):
     meta["ember"]["random"]["global"]["counter"] = 2 ** 200
     path = _zip(tmp_path / "r.keras", _members(good[1], **{
         "metadata.json": json.dumps(meta).encode()}))
-    _refused(path, "random state")
+    assert re.search("random state", _refused(path, "random state"))
 
 
 def test_a_random_state_saved_before_philox_is_refused_by_name(good, tmp_path):
@@ -308,7 +310,7 @@ def test_a_random_state_saved_before_philox_is_refused_by_name(good, tmp_path):
         "has_uint32": 0, "uinteger": 0}
     path = _zip(tmp_path / "r.keras", _members(good[1], **{
         "metadata.json": json.dumps(meta).encode()}))
-    _refused(path, "PCG64")
+    assert re.search("PCG64", _refused(path, "PCG64"))
 
 
 # --- HDF5 --------------------------------------------------------------------------------
@@ -371,9 +373,9 @@ def test_hdf5_with_links_filters_or_wrong_types_is_refused(good, tmp_path, case)
     model = nn.Sequential([L.Dense(3, input_shape=(4,)), L.Dense(2)])
     path = tmp_path / "w.weights.h5"
     path.write_bytes(data)
-    _refused(path, want, load=model.load_weights)
+    assert re.search(want, _refused(path, want, load=model.load_weights))
     keras = _zip(tmp_path / "w.keras", _members(good[1], **{"model.weights.h5": data}))
-    _refused(keras, want)
+    assert re.search(want, _refused(keras, want))
 
 
 def test_hdf5_container_checks_come_before_libhdf5(good, tmp_path):
@@ -392,10 +394,10 @@ def test_hdf5_container_checks_come_before_libhdf5(good, tmp_path):
     }
     for name, (bad, match) in cases.items():
         path.write_bytes(bad)
-        _refused(path, match, load=model.load_weights)
+        assert re.search(match, _refused(path, match, load=model.load_weights))
         archive = _zip(tmp_path / f"{name.replace(' ', '_')}.keras",
                        _members(good[1], **{"model.weights.h5": bad}))
-        _refused(archive, match)
+        assert re.search(match, _refused(archive, match))
 
 
 def test_standalone_weights_files_damaged_anywhere_are_refused_or_unchanged(tmp_path):
