@@ -172,9 +172,9 @@ def test_the_fake_refuses_what_nvmath_refuses(gpu):
         mm.execute()
     mm.plan()
     with pytest.raises(ValueError, match="strides of the new operand must match"):
-        mm.reset_operands(xp.asarray(_f32(3, 4)).T)
+        mm.reset_operands(a=xp.asarray(_f32(3, 4)).T)
     with pytest.raises(ValueError, match="extents of the new operand must match"):
-        mm.reset_operands(xp.asarray(_f32(5, 3)))
+        mm.reset_operands(a=xp.asarray(_f32(5, 3)))
     mm.free()
     with pytest.raises(adv.InvalidMatmulState):
         mm.execute()
@@ -190,7 +190,7 @@ def test_the_fake_plans_outside_captures_and_holds_its_plan_to_its_alignment(gpu
     got = mm.execute()
     assert got is c
     buf = xp.asarray(_f32(13))
-    mm.reset_operands(buf[1:].reshape(4, 3))  # 4 bytes past an aligned address
+    mm.reset_operands(a=buf[1:].reshape(4, 3))  # 4 bytes past an aligned address
     with pytest.raises(RuntimeError, match="aligned to 4 bytes, the plan assumed 256"):
         mm.execute()
 
@@ -203,9 +203,10 @@ def test_the_fake_refuses_an_event_captured_and_waited_on_from_another_stream(gp
     kept.execute()  # the workspace is allocated on the legacy stream, and kept
 
     def twice():
-        kept.reset_operands(a, b, c)
+        kept.reset_operands(a=a, b=b, c=c)
         kept.execute()
-        kept.reset_operands(a, b, c)  # the legacy stream waits for the captured execute
+        kept.reset_operands(a=a, b=b, c=c)  # (nvmath 1.0: no wait here)
+        kept.execute(release_workspace=True)  # the legacy stream waits for the capture
 
     with pytest.raises(RuntimeError, match="cudaErrorStreamCaptureImplicit"):
         _capture(gpu, twice)
@@ -215,7 +216,7 @@ def test_the_fake_refuses_an_event_captured_and_waited_on_from_another_stream(gp
 
     def twice_released():  # ember's way: the workspace goes back after each execute
         for _ in range(2):
-            released.reset_operands(a, b, c)
+            released.reset_operands(a=a, b=b, c=c)
             released.execute(release_workspace=True)
 
     _capture(gpu, twice_released)
@@ -278,3 +279,69 @@ def test_a_product_owns_its_buffer_as_cupys_does(gpu):
     for a, b in (LAYOUTS["matrix"], LAYOUTS["batch_equal"]):
         out = _product(xp, a, b)
         assert out.base is None and gpu.backend.owns(out)
+
+
+# The parameters of nvmath-python 1.0.0's ``Matmul`` methods (``ember-core[cuda12]``
+# requires >= 1.0), read from its wheel's ``nvmath/linalg/advanced/matmulmod.py``:
+# (positional-only, positional-or-keyword, keyword-only), ``self`` left out. The fake is
+# called exactly as the real one is; a call the real one would refuse (a positional
+# operand to ``reset_operands``) must fail on the double too.
+NVMATH_1_0_0 = {
+    "__init__": (["a", "b"], ["c"], ["alpha", "beta", "qualifiers", "quantization_scales",
+                                     "options", "stream"]),
+    "plan": ([], [], ["preferences", "algorithms", "epilog", "epilog_inputs", "stream"]),
+    "reset_operands": ([], [], ["a", "b", "c", "alpha", "beta", "quantization_scales",
+                                "epilog_inputs", "stream"]),
+    "release_operands": ([], [], []),
+    "execute": ([], [], ["algorithm", "release_workspace", "stream"]),
+    "free": ([], [], []),
+}
+
+
+@pytest.mark.parametrize("method", sorted(NVMATH_1_0_0))
+def test_the_fake_matmul_takes_the_arguments_nvmath_1_0_takes(method):
+    import inspect
+
+    params = list(inspect.signature(getattr(NVMATH.linalg.advanced.Matmul, method))
+                  .parameters.values())[1:]
+    kinds = inspect.Parameter
+    got = ([p.name for p in params if p.kind is kinds.POSITIONAL_ONLY],
+           [p.name for p in params if p.kind is kinds.POSITIONAL_OR_KEYWORD],
+           sorted(p.name for p in params if p.kind is kinds.KEYWORD_ONLY))
+    want = NVMATH_1_0_0[method]
+    assert got == (want[0], want[1], sorted(want[2]))
+
+
+def test_operands_are_released_and_then_all_given_again_as_nvmath_1_0_wants(gpu):
+    """nvmath 1.0.0: ``reset_operands()`` with nothing raises (it dropped the operands in
+    earlier versions, and ember relied on that: on a GPU every product would have gone
+    back to cupy); ``release_operands()`` drops them, and then all are required."""
+    xp = gpu.backend.xp
+    a, b, c = xp.asarray(_f32(4, 3)), xp.asarray(_f32(3, 2)), xp.empty((4, 2), np.float32)
+    mm = _mm(gpu, _f32(4, 3), _f32(3, 2), c=c)
+    mm.plan()
+    with pytest.raises(ValueError, match="requires at least one operand"):
+        mm.reset_operands()
+    with pytest.raises(TypeError):
+        mm.reset_operands(a, b, c)  # keyword-only
+    mm.release_operands()
+    with pytest.raises(RuntimeError, match="after the operands have been released"):
+        mm.execute()
+    with pytest.raises(ValueError, match="all required operands must be provided"):
+        mm.reset_operands(a=a, b=b)
+    mm.reset_operands(a=a, b=b, c=c)
+    assert mm.execute() is c
+    assert_allclose(c.get(), a.get() @ b.get(), rtol=1e-5)
+
+
+def test_a_product_leaves_its_plan_without_operands(gpu):
+    """Products release the operands after each execute: a plan keeps no activation
+    alive, and the next call gives them all again."""
+    xp = gpu.backend.xp
+    products = gpu.backend.products
+    x = xp.asarray(_f32(6, 5))
+    y = xp.matmul(x, xp.asarray(_f32(5, 4)))
+    assert products.executed >= 1 and y.shape == (6, 4)
+    for plans in products._plans.values():
+        for _, mm in plans:
+            assert mm.operands is None

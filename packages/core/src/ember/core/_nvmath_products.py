@@ -26,8 +26,9 @@ How: ``Products.matmul`` stands for ``xp.matmul`` in the backend's namespace
   product, and no event is left for the next ``reset_operands`` to make the workspace's
   stream wait on. (nvmath waits there for the last ``execute``; an event recorded inside a
   capture, waited on from the stream that allocated the workspace outside it, would drag
-  that stream into the capture.) ``reset_operands()`` afterwards drops the operands, so a
-  plan keeps no activation alive.
+  that stream into the capture.) ``release_operands()`` afterwards drops the operands, so
+  a plan keeps no activation alive (nvmath 1.0's ``reset_operands()`` with no argument
+  raises).
 
 ``Products.matmul_unsplit`` (``unsplit_matmul(xp)`` in an op) is the same product planned
 with ``MatmulPlanPreferences(reduction_scheme_mask=NONE)``: cuBLASLt considers no algorithm
@@ -167,9 +168,9 @@ class Products:
             ai, bi = _readable(xp, ai), _readable(xp, bi)
             mm = self._plan_for(ai, bi, ci, split_k)
             with self._lock:
-                mm.reset_operands(ai, bi, ci)
+                mm.reset_operands(a=ai, b=bi, c=ci)
                 mm.execute(stream=xp.cuda.get_current_stream(), release_workspace=True)
-                mm.reset_operands()  # keep no operand alive
+                mm.release_operands()  # keep no operand alive
             self.executed += 1
         if into:
             return out
@@ -199,7 +200,7 @@ class Products:
         try:
             mm = adv.Matmul(a, b, c=c, beta=0.0, options=adv.MatmulOptions(inplace=True))
             _plan(adv, mm, split_k)
-            mm.reset_operands()
+            mm.release_operands()
         except (ValueError, TypeError, RuntimeError) as e:  # what nvmath does not take
             self._refused[key + align] = f"nvmath-python refused it: {e}"
             raise _Refused(self._refused[key + align]) from None

@@ -4,8 +4,9 @@ behind each strict GPU with ember's own product routing (``ember.core._nvmath_pr
 as ``pip install ember-core[cuda12]`` puts the real one behind cupy; ``without_nvmath``
 takes it away for a block (a GPU where it is not installed).
 
-What it keeps of nvmath-python (read from its source, ``nvmath/linalg/advanced/
-matmulmod.py`` and ``nvmath/linalg/_internal/{typemaps,utils}.py``):
+What it keeps of nvmath-python 1.0.0 (the version ``ember-core[cuda12]`` requires; read
+from its wheel's source, ``nvmath/linalg/advanced/matmulmod.py``,
+``nvmath/linalg/_internal/{typemaps,utils}.py`` and ``nvmath/_internal/workspace.py``):
 
 - ``Matmul(a, b, /, c=None, *, alpha=None, beta=None, qualifiers=None, options=None,
   stream=None)``: float16/32/64 and complex64/128 only, A and B of one dtype
@@ -25,11 +26,15 @@ matmulmod.py`` and ``nvmath/linalg/_internal/{typemaps,utils}.py``):
   followed by a split-K reduction kernel, and it rounds as another algorithm would (another
   hash, ``SALT_UNSPLIT``). Other masks and preferences (limits, wave counts, numerical
   implementations, epilogs) are not modelled (raise).
-- ``reset_operands(a=None, b=None, c=None, ...)``: dtype, extents and strides must match
-  the planned ones ("The strides of the new operand must match ..."); with no argument it
-  drops the operands, and then all of them are required again. It first makes the
-  workspace's stream wait for the last ``execute``'s event, and so does ``execute``'s
-  ``release_workspace=True``.
+- ``reset_operands(*, a=None, b=None, c=None, ...)`` (keyword-only in 1.0.0): dtype,
+  extents and strides must match the planned ones ("The strides of the new operand must
+  match ..."); with no argument it raises ``ValueError`` (1.0.0: "requires at least one
+  operand"; earlier versions dropped the operands, and ember relied on it until
+  2026-11-27, which on a GPU would have sent every product back to cupy).
+  ``release_operands()`` drops them; then ``reset_operands`` needs all of them again and
+  ``execute`` raises until it has them. Neither waits for anything; ``execute``'s
+  ``release_workspace=True`` makes the workspace's stream wait for the execute's event
+  (``Workspace.release``).
 - ``execute(algorithm=None, release_workspace=False, stream=None)``: one ``cublasLtMatmul``
   on ``stream`` (the current one by default): the kernels the double counts for cuBLAS (a
   GEMM, and a split-K reduction where the H200 ran one; a batch is one batched GEMM); an
@@ -316,7 +321,7 @@ class Matmul:
         self.planned = True
         return ("algorithm 0 (strict double)",)
 
-    def reset_operands(self, a: Any = None, b: Any = None, c: Any = None, *,
+    def reset_operands(self, *, a: Any = None, b: Any = None, c: Any = None,
                        alpha: Any = None, beta: Any = None, quantization_scales: Any = None,
                        epilog_inputs: Any = None, stream: Any = None) -> None:
         self._check_valid()
@@ -325,15 +330,14 @@ class Matmul:
                              "include operand C, so it cannot be reset.")
         if quantization_scales is not None or epilog_inputs is not None:
             raise NotImplementedError("reset_operands: not modelled by the strict double")
-        if a is None and b is None and c is None and alpha is None and beta is None:
-            self.operands = None
-            return
-        if self.operands is None:
+        if all(x is None for x in (a, b, c, alpha, beta)):
+            raise ValueError("reset_operands() requires at least one operand to be provided.")
+        if self.operands is None:  # released: every operand again
             if a is None or b is None or (c is None and self.num_operands == 3):
-                names = "A, B" + (", C" if self.num_operands == 3 else "")
-                raise ValueError(f"Operands {names} must be provided.")
+                raise ValueError(
+                    "After release_operands(), all required operands must be provided to "
+                    "reset_operands(). Required: a, b" + (", c" if self.num_operands == 3 else ""))
             self.operands = [None] * self.num_operands
-        self._wait_for_last()
         if alpha is not None:
             self.alpha = alpha
         if beta is not None:
@@ -354,15 +358,21 @@ class Matmul:
                                  "original operand.")
             self.operands[i] = x
 
+    def release_operands(self) -> None:
+        """Drop the references to the operands (nvmath 1.0's way to keep none alive);
+        ``reset_operands`` must then give all of them again. It waits for nothing."""
+        self._check_valid()
+        self.operands = None
+
     def execute(self, *, algorithm: Any = None, release_workspace: bool = False,
                 stream: Any = None) -> Any:
         self._check_valid()
         if not self.planned:
             raise RuntimeError("Execution cannot be performed before plan() has been called.")
-        if self.operands is None or any(x is None for x in self.operands):
-            raise RuntimeError("Execution cannot be performed if the operands have been set "
-                               "to None. Use reset_operands() to set the desired input before "
-                               "using performing the execution.")
+        if self.operands is None:
+            raise RuntimeError("Execution cannot be performed after the operands have been "
+                               "released. Use reset_operands() to provide new operands before "
+                               "performing the execution.")
         be = self._backend
         for x, name, planned in zip(self.operands, "ABC", self._align):
             if _alignment(x) < planned:
