@@ -103,15 +103,17 @@ class Products:
         return MISSING if self.nvmath is None else None
 
     def matmul(self, a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
-        """``cupy.matmul(a, b, out=out, **kwargs)``, through nvmath where it takes it."""
-        return self._route(a, b, out, kwargs, split_k=True)
+        """``cupy.matmul(a, b, out=out, **kwargs)``, through nvmath where it takes it; a
+        product whose output tiles are cheap (``_short_tiles``) is planned unsplit."""
+        return self._route(a, b, out, kwargs, split_k=None)
 
     def matmul_unsplit(self, a: Any, b: Any, out: Any = None) -> Any:
         """``matmul`` planned so that cuBLASLt does not split ``k`` (one kernel a product,
         no split-K reduction; see the module docstring)."""
         return self._route(a, b, out, {}, split_k=False)
 
-    def _route(self, a: Any, b: Any, out: Any, kwargs: dict[str, Any], split_k: bool) -> Any:
+    def _route(self, a: Any, b: Any, out: Any, kwargs: dict[str, Any],
+               split_k: bool | None) -> Any:
         why = self._why_not(a, b, out, kwargs)
         if why is None:
             try:
@@ -148,12 +150,14 @@ class Products:
             setattr(e, REASON_ATTR, why)
             raise
 
-    def _planned(self, a: Any, b: Any, out: Any, split_k: bool = True) -> Any:
+    def _planned(self, a: Any, b: Any, out: Any, split_k: bool | None = True) -> Any:
         xp = self.xp
         a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
         b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
         if a2.shape[-1] != b2.shape[-2]:
             raise _Refused(f"shapes {a.shape} and {b.shape} do not multiply")
+        if split_k is None:
+            split_k = not _short_tiles(a2.shape[-2], b2.shape[-1], a2.shape[-1])
         try:
             batch = tuple(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]))
         except ValueError:
@@ -181,9 +185,57 @@ class Products:
         # graph mode writes in place only into arrays that own their buffer
         return c if c.shape == shape else c.reshape(shape)
 
-    def _plan_for(self, a: Any, b: Any, c: Any, split_k: bool = True) -> Any:
+    def linear(self, x: Any, w: Any, bias: Any) -> Any:
+        """``x @ w + bias`` (``x`` a matrix, ``bias`` along the last axis) as one cuBLASLt
+        product with its ``BIAS`` epilog, or None where nvmath does not take it (the caller
+        then adds the bias itself). cuBLASLt adds a bias along the result's rows, and
+        nvmath wants the result column-major: the product is planned transposed, ``(w.T @
+        x.T)`` into the transpose of a C-contiguous result, which is returned."""
+        if self._why_not(x, w, None, {}) is not None or x.ndim != 2 or w.ndim != 2:
+            return None
+        if (type(bias) is not type(x) or bias.dtype != x.dtype or bias.shape != (w.shape[1],)
+                or bias.strides != (bias.itemsize,)):
+            return None
+        out = self.xp.empty((x.shape[0], w.shape[1]), x.dtype)
+        got = self._epilog_product(w.T, x.T, out.T, "BIAS", bias)
+        return None if got is None else out
+
+    def weight_grad(self, x: Any, dz: Any) -> tuple[Any, Any] | None:
+        """``(x.T @ dz, dz.sum(0))``, a dense layer's kernel and bias gradients, as one
+        cuBLASLt product with its ``BGRADA`` epilog (the bias gradient reduced inside the
+        GEMM, over ``k``, the batch), or None where nvmath does not take it. Planned
+        transposed as ``linear`` is: ``dz.T @ x`` into the transpose of a C-contiguous
+        ``(x.shape[1], dz.shape[1])`` result, whose A, ``dz.T``, is what BGRADA sums."""
+        if self._why_not(x, dz, None, {}) is not None or x.ndim != 2 or dz.ndim != 2:
+            return None
+        if x.shape[0] != dz.shape[0]:
+            return None
+        out = self.xp.empty((x.shape[1], dz.shape[1]), x.dtype)
+        got = self._epilog_product(dz.T, x, out.T, "BGRADA", None)
+        return None if got is None else (out, got[1]["bgrada"])
+
+    def _epilog_product(self, a: Any, b: Any, c: Any, epilog: str, bias: Any) -> Any:
+        """One planned product with ``epilog`` into ``c`` (column-major), nvmath's
+        result; None where nvmath refused the plan (kept, so it is asked once)."""
+        xp = self.xp
+        a, b = _readable(xp, a), _readable(xp, b)
+        split_k = not _short_tiles(a.shape[0], b.shape[1], a.shape[1])
+        inputs = None if bias is None else {"bias": bias}
+        try:
+            mm = self._plan_for(a, b, c, split_k, epilog, inputs)
+        except _Refused:
+            return None
+        with self._lock:
+            mm.reset_operands(a=a, b=b, c=c, epilog_inputs=inputs)
+            got = mm.execute(stream=xp.cuda.get_current_stream(), release_workspace=True)
+            mm.release_operands()
+        self.executed += 1
+        return got
+
+    def _plan_for(self, a: Any, b: Any, c: Any, split_k: bool = True, epilog: str | None = None,
+                  epilog_inputs: dict[str, Any] | None = None) -> Any:
         key = (a.shape, _strides(a), b.shape, _strides(b), c.shape, _strides(c), a.dtype.str,
-               a.data.device_id, split_k)
+               a.data.device_id, split_k, epilog)
         align = (_alignment(a), _alignment(b), _alignment(c))
         for planned_align, mm in self._plans.get(key, ()):
             if all(x >= y for x, y in zip(align, planned_align)):
@@ -199,7 +251,7 @@ class Products:
         adv = self.nvmath.linalg.advanced
         try:
             mm = adv.Matmul(a, b, c=c, beta=0.0, options=adv.MatmulOptions(inplace=True))
-            _plan(adv, mm, split_k)
+            _plan(adv, mm, split_k, epilog, epilog_inputs)
             mm.release_operands()
         except (ValueError, TypeError, RuntimeError) as e:  # what nvmath does not take
             self._refused[key + align] = f"nvmath-python refused it: {e}"
@@ -209,18 +261,37 @@ class Products:
         return mm
 
 
-def _plan(adv: Any, mm: Any, split_k: bool) -> None:
-    """``mm.plan()``; without ``split_k``, first with no reduction scheme allowed (no
-    algorithm that splits ``k``), and as ``matmul`` plans where none qualifies."""
+def _plan(adv: Any, mm: Any, split_k: bool, epilog: str | None = None,
+          epilog_inputs: dict[str, Any] | None = None) -> None:
+    """``mm.plan()``, with ``epilog`` (a ``MatmulEpilog`` name) and its inputs if given;
+    without ``split_k``, first with no reduction scheme allowed (no algorithm that splits
+    ``k``), and as ``matmul`` plans where none qualifies."""
+    kw: dict[str, Any] = {}
+    if epilog is not None:
+        kw = {"epilog": getattr(adv.MatmulEpilog, epilog), "epilog_inputs": epilog_inputs}
     if not split_k:
         unsplit = adv.MatmulPlanPreferences(
             reduction_scheme_mask=adv.MatmulReductionScheme.NONE)
         try:
-            mm.plan(preferences=unsplit)
+            mm.plan(preferences=unsplit, **kw)
             return
         except RuntimeError:  # nvmath: "Planning failed to find any suitable algorithm."
             pass
-    mm.plan()
+    mm.plan(**kw)
+
+
+SHORT_TILE = 1 << 20  # multiply-adds in one 64x64 output tile: about 4 us on one SM
+
+
+def _short_tiles(m: int, n: int, k: int) -> bool:
+    """Whether an ``(m, k) @ (k, n)`` product is planned unsplit by default: each output
+    tile (64 x 64, or the whole output where it is smaller) costs at most ``SHORT_TILE``
+    multiply-adds, about what launching cuBLASLt's split-K reduction kernel costs on an
+    H200 (4 us on one SM at FP32, against 2-5 us a launch), so that splitting ``k`` would
+    save no time and add a kernel (the MLP's (128, 256) @ (256, 10) logits; LeNet's
+    (64, 1024) @ (1024, 10)). A long ``k`` over few tiles is still split: unsplit, LeNet's
+    weight gradient (800, 12544) @ (12544, 64) would run 13 tiles of 51M each."""
+    return k * min(m, 64) * min(n, 64) <= SHORT_TILE
 
 
 def unsplit_matmul(xp: Any) -> Any:

@@ -33,6 +33,7 @@ from ._ops.array import (
 from ._ops.conv import _pair, extract_patches, padding_amounts
 from ._ops.creation import convert_to_tensor
 from ._ops.define_nn import relu, sparse_softmax_xent
+from ._ops.dense import dense
 from ._ops.linalg import clip_by_norm
 from ._ops.nn_fused import batch_norm_training, bias_activation, max_pool_tiled
 from ._ops.recurrent import gru_cell, lstm_cell
@@ -51,7 +52,7 @@ __all__ = [
     "softmax_cross_entropy_with_logits", "softplus", "sparse_softmax_cross_entropy_with_logits",
     "swish", "tanh", "max_pool", "avg_pool", "embedding_lookup", "flatten",
     "lstm_cell", "gru_cell", "lstm_sequence", "gru_sequence", "batch_norm_training",
-    "bias_activation",
+    "bias_activation", "dense", "xw_plus_b", "relu_layer",
 ]
 
 
@@ -156,6 +157,31 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None,
     if first:
         b = reshape(b, [-1] + [1] * (v.ndim - 2))
     return m.add(v, b)
+
+
+def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Any:
+    """``matmul(x, weights) + biases`` for a matrix ``x`` (TensorFlow 1's
+    ``tf.nn.xw_plus_b``), as one op (``dense``): on a GPU, one cuBLASLt product that
+    adds the bias in its epilog.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.nn_ops.xw_plus_b([[1.0, 2.0]], [[1.0], [1.0]], [0.5])
+        ember.Tensor([[3.5]], shape=(1, 1), dtype=float32)
+    """
+    return dense(x, weights, biases, "linear")
+
+
+def relu_layer(x: Any, weights: Any, biases: Any, name: str | None = None) -> Any:
+    """``relu(matmul(x, weights) + biases)`` for a matrix ``x`` (TensorFlow 1's
+    ``tf.nn.relu_layer``), as one op (``dense``).
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.nn_ops.relu_layer([[1.0, 2.0]], [[1.0, -1.0], [1.0, -1.0]], [0.5, 0.5])
+        ember.Tensor([[3.5 0. ]], shape=(1, 2), dtype=float32)
+    """
+    return dense(x, weights, biases, "relu")
 
 
 # --- convolution and pooling ------------------------------------------------------------

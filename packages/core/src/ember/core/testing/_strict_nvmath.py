@@ -102,6 +102,31 @@ class MatmulReductionScheme(enum.IntEnum):
     MASK = 7
 
 
+class MatmulEpilog(enum.IntEnum):
+    """nvmath's ``MatmulEpilog`` (``cublasLtEpilogue_t``'s values); the strict double
+    models ``BIAS`` and ``BGRADA`` (see the module docstring), and refuses the others."""
+
+    DEFAULT = 1
+    RELU = 2
+    RELU_AUX = 130
+    BIAS = 4
+    RELU_BIAS = 6
+    RELU_AUX_BIAS = 134
+    DRELU = 136
+    DRELU_BGRAD = 152
+    GELU = 32
+    GELU_AUX = 160
+    GELU_BIAS = 36
+    GELU_AUX_BIAS = 164
+    DGELU = 192
+    DGELU_BGRAD = 208
+    BGRADA = 256
+    BGRADB = 512
+
+
+_MODELLED_EPILOGS = (MatmulEpilog.BIAS, MatmulEpilog.BGRADA)
+
+
 @dataclasses.dataclass
 class MatmulPlanPreferences:
     """nvmath's ``MatmulPlanPreferences`` (its fields and defaults); the strict double
@@ -250,6 +275,9 @@ class Matmul:
         self.workspace_stream: Any = None
         self._align: tuple[int, ...] = ()
         self._split_k = True  # what plan()'s preferences allow
+        self.epilog: MatmulEpilog | None = None
+        self.epilog_operands: dict[str, Any] | None = {}
+        self._epilog_meta: dict[str, tuple[Any, ...]] = {}
 
     def _traits(self, a: np.ndarray, b: np.ndarray, c: np.ndarray | None) -> None:
         la, lb = _layout(a, "A", "row"), _layout(b, "B", "col")
@@ -309,17 +337,79 @@ class Matmul:
     def plan(self, *, preferences: Any = None, algorithms: Any = None, epilog: Any = None,
              epilog_inputs: Any = None, stream: Any = None) -> tuple[Any, ...]:
         self._check_valid()
-        if epilog is not None or epilog_inputs is not None or algorithms is not None:
-            raise NotImplementedError("Matmul.plan: epilogs and given algorithms are not "
-                                      "modelled by the strict double")
+        if algorithms is not None:
+            raise NotImplementedError("Matmul.plan: given algorithms are not modelled by the "
+                                      "strict double")
         if self.operands is None:
             raise RuntimeError("Matmul.plan: the operands were reset to None")
         split_k = _splits(preferences)
+        self._plan_epilog(epilog, epilog_inputs)
         self._backend.check_not_capturing("synchronous API calls")  # the heuristic query
         self._split_k = split_k
         self._align = tuple(_alignment(x) for x in self.operands)
         self.planned = True
         return ("algorithm 0 (strict double)",)
+
+    def _plan_epilog(self, epilog: Any, inputs: Any) -> None:
+        """nvmath 1.0.0's checks of ``plan(epilog=, epilog_inputs=)`` for the epilogs the
+        double models (``BiasHandler.validate``, ``BgradHandler``, ``plan``)."""
+        self.epilog, self.epilog_operands, self._epilog_meta = None, {}, {}
+        if epilog is None:
+            if inputs is not None:  # nvmath warns and ignores them: ember never does this
+                raise ValueError("Matmul.plan: epilog_inputs without an epilog (nvmath "
+                                 "ignores them with a warning; strict double: refused)")
+            return
+        epilog = MatmulEpilog(epilog)
+        if epilog not in _MODELLED_EPILOGS:
+            raise NotImplementedError(f"Matmul.plan: the epilog {epilog.name} is not modelled "
+                                      "by the strict double (BIAS and BGRADA are)")
+        if self._batch:
+            raise NotImplementedError("Matmul.plan: a batched product with an epilog is not "
+                                      "modelled by the strict double")
+        assert self.operands is not None
+        c = self.operands[2]._a if self.num_operands == 3 else None
+        col_c = c is not None and _layout(c, "C", "row").order == "col"
+        if epilog == MatmulEpilog.BGRADA and c is not None and not col_c:
+            raise ValueError("The epilog BGRADA requires input matrix 'c' to be F-contiguous "
+                             "(column-major).")
+        if epilog == MatmulEpilog.BIAS and not col_c:
+            # nvmath asks for a column-major result (BiasHandler.order); given a row-major C
+            # it passes the order on to cuBLASLt, whose bias runs along D's rows
+            raise NotImplementedError("Matmul.plan: a BIAS epilog into a row-major result is "
+                                      "not modelled by the strict double (give a "
+                                      "column-major C)")
+        needed = {"bias"} if epilog == MatmulEpilog.BIAS else set()
+        given = dict(inputs or {})
+        if set(given) != needed:
+            raise ValueError(f"The epilog {epilog.name} requires the following input tensors: "
+                             f"{needed}. The provided tensor names are: {given.keys()}")
+        m = self._mnk[0]
+        for name, x in given.items():
+            arr = _array(x, name)
+            shape, strides = list(arr.shape), list(_strides(arr))
+            if len(shape) == 1:
+                shape, strides = shape + [1], strides + [shape[0] * strides[0]]
+            if len(shape) != 2:
+                raise NotImplementedError("Matmul.plan: a batched bias is not modelled by the "
+                                          "strict double")
+            if shape[0] != m:
+                raise ValueError(f"The M dimension of the bias vector ({shape[0]}) must match "
+                                 "the M dimension of A.")
+            if shape[1] != 1:
+                raise ValueError(f"The N dimension of the bias vector ({shape[1]}) must be "
+                                 "equal to 1.")
+            if strides[0] != 1:
+                raise ValueError(f"The stride of the bias {list(_strides(arr))} must be 1 "
+                                 "along the dimension 0, which corresponds to the M dimension.")
+            d_dtype = self._meta[0][0]
+            if arr.dtype != d_dtype:  # (cuBLASLt >= 11.11.3 takes some others: not modelled)
+                raise ValueError(f"The bias tensor dtype '{arr.dtype}' must be the same as the "
+                                 f"result dtype '{d_dtype}'.")
+            if x._ns._backend is not self._backend:
+                raise ValueError("The epilog inputs must be in the same memory space as the "
+                                 "operands.")
+            self._epilog_meta[name] = (arr.dtype, tuple(arr.shape), _strides(arr))
+        self.epilog, self.epilog_operands = epilog, given
 
     def reset_operands(self, *, a: Any = None, b: Any = None, c: Any = None,
                        alpha: Any = None, beta: Any = None, quantization_scales: Any = None,
@@ -328,16 +418,31 @@ class Matmul:
         if c is not None and self.num_operands == 2:
             raise ValueError("The matrix multiplication problem specification does not "
                              "include operand C, so it cannot be reset.")
-        if quantization_scales is not None or epilog_inputs is not None:
+        if quantization_scales is not None:
             raise NotImplementedError("reset_operands: not modelled by the strict double")
-        if all(x is None for x in (a, b, c, alpha, beta)):
+        if all(x is None for x in (a, b, c, alpha, beta, epilog_inputs)):
             raise ValueError("reset_operands() requires at least one operand to be provided.")
+        names = set(self._epilog_meta)
+        if epilog_inputs is not None and set(epilog_inputs) != names and (
+                self.operands is None or not set(epilog_inputs) <= names):
+            raise ValueError(f"The epilog inputs {names} are required. The provided epilog "
+                             f"input names are {epilog_inputs.keys()}.")
         if self.operands is None:  # released: every operand again
-            if a is None or b is None or (c is None and self.num_operands == 3):
+            if (a is None or b is None or (c is None and self.num_operands == 3)
+                    or (names and epilog_inputs is None)):
                 raise ValueError(
                     "After release_operands(), all required operands must be provided to "
-                    "reset_operands(). Required: a, b" + (", c" if self.num_operands == 3 else ""))
+                    "reset_operands(). Required: a, b" + (", c" if self.num_operands == 3 else "")
+                    + (", epilog_inputs" if names else ""))
             self.operands = [None] * self.num_operands
+            self.epilog_operands = {}
+        for name, x in (epilog_inputs or {}).items():
+            arr = _array(x, name)
+            if (arr.dtype, tuple(arr.shape), _strides(arr)) != self._epilog_meta[name]:
+                raise ValueError(f"The data type, extents and strides of the new epilog input "
+                                 f"{name!r} must match the original one's.")
+            assert self.epilog_operands is not None
+            self.epilog_operands[name] = x
         if alpha is not None:
             self.alpha = alpha
         if beta is not None:
@@ -363,6 +468,7 @@ class Matmul:
         ``reset_operands`` must then give all of them again. It waits for nothing."""
         self._check_valid()
         self.operands = None
+        self.epilog_operands = None
 
     def execute(self, *, algorithm: Any = None, release_workspace: bool = False,
                 stream: Any = None) -> Any:
@@ -388,11 +494,20 @@ class Matmul:
             inplace = self.options.inplace
             alpha, beta, a_order, batch = self.alpha, self.beta, self._a_order, self._batch
             salt = SALT if self._split_k else SALT_UNSPLIT
+            epilog = self.epilog
+            extra = [x._a for x in (self.epilog_operands or {}).values()]
 
-            def compute() -> np.ndarray:
-                return _product(arrays, alpha, beta, inplace, a_order, batch, salt)
+            def compute() -> Any:
+                p = _product(arrays, alpha, beta, inplace, a_order, batch, salt)
+                if epilog is None:
+                    return p
+                return _epilogue(epilog, p, arrays[0], extra)
 
-            out = be.run(compute, arrays)
+            out = be.run(compute, arrays + extra)
+            aux: dict[str, Any] = {}
+            if epilog == MatmulEpilog.BGRADA:
+                out, grad = out
+                aux["bgrada"] = type(self.operands[0])(grad, be.xp)
             m, n, k = self._mnk
             if batch:
                 names = ["gemmBatched"]
@@ -408,9 +523,8 @@ class Matmul:
             if release_workspace:
                 self._wait_for_last()
                 self.workspace_stream = None
-        if inplace:
-            return self.operands[2]
-        return type(self.operands[0])(out, be.xp)
+        result = self.operands[2] if inplace else type(self.operands[0])(out, be.xp)
+        return (result, aux) if aux else result
 
     def free(self) -> None:
         if not self.valid_state:
@@ -451,6 +565,24 @@ def _product(arrays: list[np.ndarray], alpha: Any, beta: Any, inplace: bool, a_o
     return p
 
 
+def _epilogue(epilog: MatmulEpilog, p: np.ndarray, a: np.ndarray,
+              extra: list[np.ndarray]) -> Any:
+    """The epilog applied to the product ``p`` (written where ``p`` lies): ``BIAS`` adds
+    the bias along D's rows in the result's dtype, as cuBLASLt adds it before rounding
+    the result (here after: the double's rounding stands for another algorithm's);
+    ``BGRADA`` also returns A summed over ``k`` (its columns), in the result's dtype, as a
+    new array (nvmath allocates it at each execute)."""
+    with np.errstate(all="ignore"):
+        if epilog == MatmulEpilog.BIAS:
+            (bias,) = extra
+            p[...] = (p + bias.reshape(-1, 1)).astype(p.dtype)
+            return p
+        acc = np.float32 if a.dtype == np.float16 else a.dtype
+        grad = a.sum(axis=-1, dtype=acc).astype(p.dtype)
+        return p, np.asarray(_strict_numerics.as_gpu_computes(
+            "sum", (a,), {"axis": -1}, grad, fn=np.sum, salt=SALT))
+
+
 class _Module(types.SimpleNamespace):
     pass
 
@@ -460,6 +592,7 @@ NVMATH = _Module(
     linalg=_Module(advanced=_Module(Matmul=Matmul, MatmulOptions=MatmulOptions,
                                     MatmulPlanPreferences=MatmulPlanPreferences,
                                     MatmulReductionScheme=MatmulReductionScheme,
+                                    MatmulEpilog=MatmulEpilog,
                                     InvalidMatmulState=InvalidMatmulState)))
 
 
@@ -493,5 +626,6 @@ def planned_products(device: Any) -> int:
     return getattr(device, "backend", device).products.planned
 
 
-__all__ = ["NVMATH", "SALT", "SALT_UNSPLIT", "Matmul", "MatmulOptions", "MatmulPlanPreferences",
-           "MatmulReductionScheme", "install", "planned_products", "without_nvmath"]
+__all__ = ["NVMATH", "SALT", "SALT_UNSPLIT", "Matmul", "MatmulEpilog", "MatmulOptions",
+           "MatmulPlanPreferences", "MatmulReductionScheme", "install", "planned_products",
+           "without_nvmath"]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import nn_ops as nn
+from .._ops import dense as dn
 from .._ops import nn_fused as nf
 from ._spec import FLOATS, LOW, OpSpec, args, arr, case, sample
 
@@ -147,6 +148,51 @@ def _bias_act_specs() -> list[OpSpec]:
     ]
 
 
+# --- a dense layer: product, bias and activation as one op ---------------------------------
+def _dense_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray, activation: str = "linear") -> Any:
+    return _bias_act_ref((x @ w).astype(x.dtype), b, activation)
+
+
+def _dense_torch(T: Any, x: Any, w: Any, b: Any, activation: str = "linear") -> Any:
+    z = x @ w + b
+    return T.relu(z) if activation == "relu" else z
+
+
+def _activation_grad_ref(dy: np.ndarray, y: np.ndarray, activation: str = "relu") -> Any:
+    return _bias_act_grad_ref(dy, y, activation)[0]
+
+
+def _dense_weight_grad_ref(x: np.ndarray, dz: np.ndarray) -> Any:
+    return (x.T @ dz).astype(x.dtype), dz.sum(0).astype(dz.dtype)
+
+
+def _signed_columns(rows: int, cols: int) -> Any:
+    """A kernel whose columns are all +1 or all -1: on ``lattice_a`` rows (0.2 k + 0.05)
+    and a bias of fifths, three rows give pre-activations 0.15 or more from relu's kink."""
+    return lambda rng, dt: np.where(np.arange(cols) % 2, -1, 1)[None, :].repeat(
+        rows, 0).astype(dt)
+
+
+def _dense_specs() -> list[OpSpec]:
+    lat = {"domain": "lattice_a"}
+    return [
+        OpSpec("nn_ops.dense", nn.dense, _dense_ref, (
+            case("relu", args(arr(4, 3, **lat), _signed_columns(3, 2), _fifths(2)),
+                 activation="relu"),
+            case("linear", args(arr(4, 3), arr(3, 2), arr(2))),
+            case("linear_one_row", args(arr(1, 5), arr(5, 3), arr(3))),
+        ), FLOATS + LOW, True, (0, 1, 2), _dense_torch),
+        OpSpec("activation_grad", dn.activation_grad, _activation_grad_ref, (
+            case("relu", args(arr(4, 3), arr(4, 3, **lat))),
+            case("linear", args(arr(4, 3), arr(4, 3)), activation="linear"),
+        ), FLOATS + LOW, True, (0, 1)),
+        OpSpec("dense_weight_grad", dn.dense_weight_grad, _dense_weight_grad_ref, (
+            case("matrix", args(arr(4, 3), arr(4, 2))),
+            case("one_row", args(arr(1, 3), arr(1, 5))),
+        ), FLOATS + LOW, True, (0, 1)),
+    ]
+
+
 # --- max pooling over windows that tile the input ----------------------------------------
 def _pool_ref(x: np.ndarray, ksize: Any) -> np.ndarray:
     n, h, w, c = x.shape
@@ -205,4 +251,4 @@ def _pool_specs() -> list[OpSpec]:
 
 
 def specs() -> list[OpSpec]:
-    return _bn_specs() + _bias_act_specs() + _pool_specs()
+    return _bn_specs() + _bias_act_specs() + _dense_specs() + _pool_specs()

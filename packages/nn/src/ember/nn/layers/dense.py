@@ -68,6 +68,9 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2, axes={-1: d})
 
     def call(self, inputs: Any) -> Any:
+        fused = activations.fused_with_bias(self.activation) if self.use_bias else None
+        if inputs.ndim == 2 and fused is not None:  # product, bias and activation: one op
+            return em.nn_ops.dense(inputs, self.kernel.value(), self.bias.value(), fused)
         if inputs.ndim == 2:
             y = em.matmul(inputs, self.kernel.value())
         else:
