@@ -39,7 +39,7 @@ def test_a_linear_layer_is_one_product_and_its_weight_gradient_one_more(gpu):
     x, w, b = (em.constant(v) for v in (_f32(128, 256), _f32(256, 10), _f32(10)))
     dz = em.constant(_f32(128, 10))
     assert _launches(gpu, lambda: em.nn_ops.xw_plus_b(x, w, b)) == 1  # the bias: epilog
-    from ember.core._ops.dense import dense_weight_grad
+    from ember.core._ops.nn_dense import dense_weight_grad
     assert _launches(gpu, lambda: dense_weight_grad(x, dz)) == 1  # the bias's: BGRADA
     with without_nvmath(gpu):  # cupy's product (cuBLAS splits k here), then the bias
         assert _launches(gpu, lambda: em.nn_ops.xw_plus_b(x, w, b)) == 3

@@ -20,7 +20,7 @@ MODULE_OF_FAMILY = {"nn": "define_nn"}
 # The op modules in an order where each imports only those before it (test_layering).
 OP_MODULES = ["math", "array", "reduce", "linalg", "conv", "conv_geometry", "conv_gather", "conv_im2col",
               "conv_fft", "conv_winograd", "conv_select", "conv_depthwise",
-              "define_nn", "nn_fused", "creation",
+              "define_nn", "nn_fused", "nn_dense", "creation",
               "random", "recurrent", "recurrent_fused", "recurrent_sequence", "recurrent_gru_sequence"]
 
 

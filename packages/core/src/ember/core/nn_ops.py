@@ -33,8 +33,8 @@ from ._ops.array import (
 from ._ops.conv import _pair, extract_patches, padding_amounts
 from ._ops.creation import convert_to_tensor
 from ._ops.define_nn import relu, sparse_softmax_xent
-from ._ops.dense import dense
 from ._ops.linalg import clip_by_norm
+from ._ops.nn_dense import dense
 from ._ops.nn_fused import batch_norm_training, bias_activation, max_pool_tiled
 from ._ops.recurrent import gru_cell, lstm_cell
 from ._ops.recurrent_gru_sequence import gru_sequence

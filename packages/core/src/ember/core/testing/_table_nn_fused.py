@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import nn_ops as nn
-from .._ops import dense as dn
+from .._ops import nn_dense as dn
 from .._ops import nn_fused as nf
 from ._spec import FLOATS, LOW, OpSpec, args, arr, case, sample
 
@@ -182,6 +182,14 @@ def _dense_specs() -> list[OpSpec]:
             case("linear", args(arr(4, 3), arr(3, 2), arr(2))),
             case("linear_one_row", args(arr(1, 5), arr(5, 3), arr(3))),
         ), FLOATS + LOW, True, (0, 1, 2), _dense_torch),
+        OpSpec("nn_ops.xw_plus_b", nn.xw_plus_b, _dense_ref, (
+            case("matrix", args(arr(4, 3), arr(3, 2), arr(2))),
+        ), FLOATS + LOW, True, (0, 1, 2), _dense_torch),
+        OpSpec("nn_ops.relu_layer", nn.relu_layer,
+               lambda x, w, b: _dense_ref(x, w, b, "relu"), (
+                   case("matrix", args(arr(4, 3, **lat), _signed_columns(3, 2), _fifths(2))),
+               ), FLOATS + LOW, True, (0, 1, 2),
+               lambda T, x, w, b: _dense_torch(T, x, w, b, "relu")),
         OpSpec("activation_grad", dn.activation_grad, _activation_grad_ref, (
             case("relu", args(arr(4, 3), arr(4, 3, **lat))),
             case("linear", args(arr(4, 3), arr(4, 3)), activation="linear"),
