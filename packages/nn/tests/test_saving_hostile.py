@@ -471,9 +471,14 @@ def test_damaged_safetensors_are_refused(tmp_path):
                                            header[first]["data_offsets"][1]]),
                   "not named as a weight"),
     }
-    for bad, match in cases.values():
+    before = [w.copy() for w in target.get_weights()]
+    for name, (bad, match) in cases.items():
         path.write_bytes(bad)
-        _refused(path, match, load=target.load_weights)
+        message = _refused(path, match, load=target.load_weights)
+        assert str(path) in message, (name, message)
+        # a refused restore changes nothing: every weight keeps its value
+        for w, b in zip(target.get_weights(), before):
+            np.testing.assert_array_equal(w, b, err_msg=name)
 
 
 def test_crc_checks_are_real(tmp_path):
