@@ -20,16 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .._errors import InvalidArgumentError
 from .._registry import execute, register
 from . import _args, _fused
 from .linalg import _matmul_forward
-from .nn_fused import ACTIVATIONS, _bias_act, _floating, _sum_rows
+from .nn_fused import ACTIVATIONS, _activation_grad, _bias_act, _floating, _sum_rows
 
 F = "nn"
-_INTS = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def _products(be: Any) -> Any:
@@ -46,21 +43,6 @@ def _dense(be: Any, x: Any, w: Any, b: Any, *, activation: str) -> Any:
         if y is not None:
             return y
     return _bias_act(be, _matmul_forward(be, x, w), b, activation=activation)
-
-
-def _activation_grad(be: Any, dy: Any, y: Any, *, activation: str) -> Any:
-    """d(pre-activation) from the output ``y``: ``dy`` where ``y > 0`` for relu."""
-    if activation != "relu":
-        return dy
-    if _fused.fusable(be.xp):  # one kernel
-        return _fused.kernel(be.xp, "relu_grad", "T dy, T y", "T dz",
-                             "dz = y > 0 ? dy : 0")(dy, y)
-    # where(y > 0, dy, 0) as a bitwise AND: the same bits, 10x faster (bias_activation_grad)
-    ints = _INTS[dy.dtype.itemsize]
-    dz = be.xp.empty(dy.shape, dtype=ints)
-    be.xp.negative((y > 0).view(np.int8), out=dz)
-    dz &= dy.view(ints)
-    return dz.view(dy.dtype)
 
 
 def _dense_weight_grad(be: Any, x: Any, dz: Any) -> tuple[Any, Any]:
