@@ -1,5 +1,6 @@
-"""Fused element-wise kernels for the GPU paths of ops: one ``cupy.ElementwiseKernel`` where
-the host path runs a chain of numpy passes.
+"""Fused kernels for the GPU paths of ops: one ``cupy.ElementwiseKernel`` where the host
+path runs a chain of numpy passes, one ``cupy.ReductionKernel`` where it maps, reduces and
+maps again (a mean: the sum and its division).
 
 On a GPU a small model's step costs what its kernel launches cost, so an op's GPU path
 folds its element-wise passes into one kernel (the strict double evaluates the same C, so
@@ -33,6 +34,21 @@ def kernel(xp: Any, name: str, in_params: str, out_params: str, operation: str) 
     if hit is not None and hit[0] is xp:
         return hit[1]
     k = xp.ElementwiseKernel(in_params, out_params, operation, "ember_" + name)
+    with _lock:
+        _KERNELS[key] = (xp, k)
+    return k
+
+
+def reduction(xp: Any, name: str, in_params: str, out_params: str, map_expr: str,
+              reduce_expr: str, post_map_expr: str, identity: str) -> Any:
+    """The ``ReductionKernel`` ``name`` of ``xp`` (one kernel: map, reduce, post map),
+    made on first use and kept as ``kernel`` keeps element-wise kernels."""
+    key = (id(xp), "reduction " + name)
+    hit = _KERNELS.get(key)
+    if hit is not None and hit[0] is xp:
+        return hit[1]
+    k = xp.ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
+                           identity, "ember_" + name)
     with _lock:
         _KERNELS[key] = (xp, k)
     return k

@@ -72,20 +72,21 @@ def _sparse_xent_host(x: Any, labels: Any, low: Any) -> tuple[Any, Any]:
 
 
 def _sparse_xent_fused(be: Any, x: Any, labels: Any) -> tuple[Any, Any]:
-    """``_sparse_xent`` on a GPU in five kernels (the row maxima, ``exp``, the row sums,
-    then the softmax and each example's loss as the sum of a row that holds it at the
-    label's column) where the host's passes and ``take_along_axis`` launched 17."""
+    """``_sparse_xent`` on a GPU in four kernels (the row maxima; the row sums of
+    ``exp(x - max)``, one reduction kernel; then the softmax and each example's loss as the
+    sum of a row that holds it at the label's column) where the host's passes and
+    ``take_along_axis`` launched 17."""
     xp, dt = be.xp, x.dtype
     n = x.shape[-1]
     lab = labels[..., None]
     m = x.max(-1, keepdims=True)
-    e = _fused.kernel(xp, "xent_exp", "T x, T m", "T e", "e = exp(x - m)")(x, m)
-    s = e.sum(-1, keepdims=True)
+    s = _fused.reduction(xp, "xent_sum_exp", "T x, T m", "T s", "exp(x - m)", "a + b",
+                         "s = a", "0")(x, m, axis=-1, keepdims=True)
     p, t = _fused.kernel(
-        xp, "xent_out", "T x, T m, T e, T s, T nan, L lab, L j, L n", "T p, T t",
-        "p = e / s; bool ok = lab >= 0 && lab < n; "
+        xp, "xent_out", "T x, T m, T s, T nan, L lab, L j, L n", "T p, T t",
+        "p = exp(x - m) / s; bool ok = lab >= 0 && lab < n; "
         "T d = j == lab ? log(s) - (x - m) : 0; t = ok ? d : nan")(
-        x, m, e, s, dt.type(np.nan), lab, _fused.columns(be, labels, n),
+        x, m, s, dt.type(np.nan), lab, _fused.columns(be, labels, n),
         labels.dtype.type(n))
     return t.sum(-1), p
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from .._registry import execute, register
-from . import _args
+from . import _args, _fused
 from . import math as m
 from .array import reshape
 
@@ -22,6 +23,13 @@ def _mean(be: Any, x: Any, axis: Any, keepdims: bool) -> Any:
             return s.astype(x.dtype)
         return (be.xp.sign(s) * (be.xp.abs(s) // n)).astype(x.dtype)  # toward zero, as TF
     if x.size and x.dtype.itemsize >= 4 and x.dtype.kind == "f":
+        if _fused.fusable(be.xp):  # a GPU: the sum and its division in one kernel
+            axes = range(x.ndim) if axis is None else axis if isinstance(
+                axis, (tuple, list)) else (axis,)
+            n = math.prod(x.shape[d] for d in axes)
+            return _fused.reduction(be.xp, f"mean_{x.dtype.name}", f"T x, {x.dtype.name} n",
+                                    "T y", "x", "a + b", "y = a / n", "0")(
+                x, n, axis=axis, keepdims=keepdims)
         # numpy's mean is this sum and division, behind a Python wrapper that costs more
         # than the sum on a loss-sized array; float16 keeps mean's float32 accumulation.
         s = x.sum(axis=axis, keepdims=keepdims)

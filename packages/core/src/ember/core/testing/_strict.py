@@ -275,6 +275,10 @@ class StrictNamespace:
             from ._strict_kernels import StrictElementwiseKernel
 
             return functools.partial(StrictElementwiseKernel, self)
+        if name == "ReductionKernel" and not self._prefix:
+            from ._strict_reduction_kernels import StrictReductionKernel
+
+            return functools.partial(StrictReductionKernel, self)
         obj = getattr(self._module, name)
         out: Any
         if isinstance(obj, types.ModuleType):

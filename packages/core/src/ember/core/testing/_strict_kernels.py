@@ -403,37 +403,8 @@ class StrictElementwiseKernel:
                 "and this call allocates them: uninitialised memory (a GPU reads garbage); "
                 "pass the output arrays to update them in place")
 
-        def resolve(ctype: str) -> np.dtype:
-            return _c_type(ctype, types, self.name)
-
         def compute() -> list[Any]:  # the kernel's launch (recorded while capturing)
-            local = dict(env)
-            local["@types"] = resolve
-            local["i"] = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
-            for k, (_, pname) in enumerate(self.out_params):  # each element its own
-                if len(arrays) > n_in:
-                    local[pname] = np.array(arrays[n_in + k])
-            with np.errstate(all="ignore"):
-                for target, ctype, node in self._statements:
-                    try:
-                        value = node(local)
-                    except _strict_c.Undefined as e:
-                        raise ValueError(f"ElementwiseKernel {self.name}: {e}") from None
-                    except CError as e:  # a type error: nvrtc's, at the first call
-                        raise _compile_error(KernelSyntaxError(str(e)), self.name,
-                                             self.operation, self.options) from None
-                    local[target] = _strict_c.cast(value, resolve(ctype))
-            results = []
-            for k, (ctype, pname) in enumerate(self.out_params):
-                dtype = _c_type(ctype, types, self.name)
-                value = np.broadcast_to(np.asarray(local[pname]).astype(dtype, copy=False),
-                                        shape)
-                if len(arrays) > n_in:
-                    arrays[n_in + k][...] = value
-                    results.append(arrays[n_in + k])
-                else:
-                    results.append(np.array(value))
-            return results
+            return self._evaluate(env, arrays[n_in:], shape, types)
 
         results = ns._backend.run(compute, arrays)
         ns._backend.launched(_strict_launches.kernels("ElementwiseKernel", looped, {},
@@ -441,6 +412,41 @@ class StrictElementwiseKernel:
         outs = [args[n_in + k] if len(arrays) > n_in else ns._wrap(r, self.name)
                 for k, r in enumerate(results)]
         return tuple(outs) if len(outs) > 1 or self.return_tuple else outs[0]
+
+
+    def _evaluate(self, env: dict[str, Any], given: list[Any], shape: tuple[int, ...],
+                  types: dict[str, np.dtype]) -> list[Any]:
+        """The statements run over ``shape`` on the inputs ``env``: the outputs, written
+        into ``given`` (the caller's output arrays) where there are any."""
+        def resolve(ctype: str) -> np.dtype:
+            return _c_type(ctype, types, self.name)
+
+        local = dict(env)
+        local["@types"] = resolve
+        local["i"] = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+        for k, (_, pname) in enumerate(self.out_params):  # each element its own
+            if given:
+                local[pname] = np.array(given[k])
+        with np.errstate(all="ignore"):
+            for target, ctype, node in self._statements:
+                try:
+                    value = node(local)
+                except _strict_c.Undefined as e:
+                    raise ValueError(f"ElementwiseKernel {self.name}: {e}") from None
+                except CError as e:  # a type error: nvrtc's, at the first call
+                    raise _compile_error(KernelSyntaxError(str(e)), self.name,
+                                         self.operation, self.options) from None
+                local[target] = _strict_c.cast(value, resolve(ctype))
+        results = []
+        for k, (ctype, pname) in enumerate(self.out_params):
+            dtype = resolve(ctype)
+            value = np.broadcast_to(np.asarray(local[pname]).astype(dtype, copy=False), shape)
+            if given:
+                given[k][...] = value
+                results.append(given[k])
+            else:
+                results.append(np.array(value))
+        return results
 
 
 def _races(a: Any, out: Any, shape: tuple[int, ...]) -> bool:
