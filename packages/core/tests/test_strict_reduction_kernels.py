@@ -86,3 +86,10 @@ def test_reduce_mean_is_one_kernel_on_a_gpu(gpu):
         got = em.reduce_mean(x, 0)
         assert gpu.backend.counters.launches == 1
         assert_allclose(got.numpy(), np.arange(24, dtype=np.float32).reshape(4, 6).mean(0))
+
+
+def test_an_empty_reduction_gives_the_identity(gpu):
+    xp = gpu.backend.xp
+    low = xp.ReductionKernel("T x", "T y", "x", "min(a, b)", "y = a", "INFINITY", "low")
+    got = low(xp.asarray(np.zeros((0, 3), np.float32)), axis=0)
+    assert got.get().tolist() == [np.inf] * 3

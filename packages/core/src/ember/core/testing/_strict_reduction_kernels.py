@@ -124,7 +124,7 @@ class StrictReductionKernel:
                 if mapped.size:
                     red = self._reduce.reduce(mapped, axis=axes, keepdims=keepdims)
                 else:
-                    red = np.full(out_shape, reduce_dtype.type(int(self.identity)))
+                    red = np.full(out_shape, reduce_dtype.type(float(self.identity)))
                 red = np.asarray(red, dtype=reduce_dtype)
                 if self._reduce is np.add:
                     red = np.asarray(_strict_numerics.as_gpu_computes(
