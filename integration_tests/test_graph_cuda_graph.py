@@ -24,7 +24,7 @@ from ember.core.testing import simulated_gpus, without_nvmath
 rng = np.random.default_rng(0)
 
 
-CUBLAS = ("not captured: matmul calls cuBLAS, which cupy refuses during stream capture; "
+CUBLAS = ("not captured: dense calls cuBLAS, which cupy refuses during stream capture; "
           "nvmath-python is not installed (pip install ember-core[cuda12], or "
           "ember-core[cuda13] on CUDA 13)")
 

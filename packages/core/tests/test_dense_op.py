@@ -99,3 +99,16 @@ def test_the_fake_bgrada_returns_a_summed_over_k(gpu):
     assert got is c
     assert_allclose(c.get(), a @ b, rtol=1e-5)
     assert_allclose(aux["bgrada"].get(), a.sum(1), rtol=1e-5)
+
+
+def test_integer_inputs_are_promoted_as_matmul_promotes_them():
+    """A Dense layer fed integers (pixels, token counts) computes as ``matmul`` did: the
+    integers promoted to the kernel's float32, not refused (the Keras port
+    ``preprocessing_layers`` found the refusal)."""
+    x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    w, b = _f32(3, 2), _f32(2)
+    with em.device("/cpu:0"):
+        got = em.nn_ops.dense(x, w, b, "relu")
+        want = em.nn_ops.bias_activation(em.matmul(em.constant(x), em.constant(w)), b, "relu")
+    assert got.dtype == em.float32
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -12,8 +12,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import ember.core as em
 from ember import tape
-from ember.core.testing import simulated_gpus
-from ember.core.testing._strict_nvmath import without_nvmath
+from ember.core.testing import simulated_gpus, without_nvmath
 
 rng = np.random.default_rng(3)
 

@@ -71,7 +71,8 @@ def dense(x: Any, kernel: Any, bias: Any, activation: str = "linear") -> Any:
 
     Raises:
         InvalidArgumentError: another activation than "linear" or "relu", shapes that do
-            not fit, or tensors that are not floating.
+            not fit, or a kernel or bias that is not floating (integer ``x`` is promoted
+            with them, as ``matmul`` promotes it).
     """
     if activation not in ACTIVATIONS:
         raise InvalidArgumentError(f"dense: activation must be one of {ACTIVATIONS}, got "
@@ -83,7 +84,7 @@ def dense(x: Any, kernel: Any, bias: Any, activation: str = "linear") -> Any:
     if b.ndim != 1 or b.shape[0] != w.shape[1]:
         raise InvalidArgumentError(f"dense: bias of shape {b.shape} does not match the "
                                    f"kernel's units {w.shape[1]}")
-    _floating("dense", x=x, kernel=w, bias=b)
+    _floating("dense", kernel=w, bias=b)  # (x may be integers: promoted, as by matmul)
     return execute(_dense_op, (x, w, b), {"activation": activation})
 
 
