@@ -284,6 +284,25 @@ def _params(text: str, kernel: str, raw: set[str] | None = None) -> list[tuple[s
     return out
 
 
+def bind_inputs(params: list[tuple[str, str]], arrays: list[Any],
+                kernel: str) -> tuple[dict[str, np.dtype], dict[str, Any]]:
+    """(the types the inputs bind, the inputs by name) for a kernel's call: each placeholder
+    takes its first input's dtype and every other input of it must have that dtype; a
+    Python scalar given for a parameter of a named dtype takes it (cupy's
+    ``CScalar.apply_dtype``: int32 arithmetic stays int32)."""
+    types: dict[str, np.dtype] = {}
+    env: dict[str, Any] = {}
+    for (ctype, pname), a in zip(params, arrays):
+        a = np.asarray(a, dtype=ctype if len(ctype) > 1 and not isinstance(
+            a, np.ndarray) else None)
+        if ctype in types and types[ctype] != a.dtype:
+            raise TypeError(f"Type is mismatched. {pname} {a.dtype} {ctype} "
+                            f"{types[ctype]} (kernel {kernel})")
+        types.setdefault(ctype, a.dtype)
+        env[pname] = a
+    return types, env
+
+
 class StrictElementwiseKernel:
     """``cupy.ElementwiseKernel(in_params, out_params, operation, name, ...)`` on the
     strict double. Calling it with the input arrays (and optionally the output arrays)
@@ -365,18 +384,7 @@ class StrictElementwiseKernel:
             raise TypeError(f"Wrong number of arguments for {self.name!r}: {len(args)} given, "
                             f"{n_in} or {n_in + len(self.out_params)} expected")
         arrays = [ns._unwrap(a, self.name) for a in args]
-        types: dict[str, np.dtype] = {}
-        env: dict[str, Any] = {}
-        for (ctype, pname), a in zip(self.in_params, arrays):
-            # a Python scalar given for a parameter of a named dtype takes it (cupy's
-            # CScalar.apply_dtype): int32 arithmetic stays int32
-            a = np.asarray(a, dtype=ctype if len(ctype) > 1 and not isinstance(
-                a, np.ndarray) else None)
-            if ctype in types and types[ctype] != a.dtype:
-                raise TypeError(f"Type is mismatched. {pname} {a.dtype} {ctype} "
-                                f"{types[ctype]} (kernel {self.name})")
-            types.setdefault(ctype, a.dtype)
-            env[pname] = a
+        types, env = bind_inputs(self.in_params, arrays, self.name)
         for (ctype, _), a in zip(self.out_params, arrays[n_in:]):  # given outputs bind
             if len(ctype) == 1:
                 types.setdefault(ctype, np.asarray(a).dtype)

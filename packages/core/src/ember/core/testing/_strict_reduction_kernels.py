@@ -28,6 +28,7 @@ from ._strict_kernels import (
     _compile_error,
     _params,
     _Parser,
+    bind_inputs,
 )
 
 _REDUCTIONS = {"a+b": np.add, "max(a,b)": np.maximum, "min(a,b)": np.minimum}
@@ -78,16 +79,7 @@ class StrictReductionKernel:
             raise TypeError(f"Wrong number of arguments for {self.name!r}: {len(args)} given, "
                             f"{n_in} expected")
         arrays = [ns._unwrap(a, self.name) for a in args]
-        types: dict[str, np.dtype] = {}
-        env: dict[str, Any] = {}
-        for (ctype, pname), a in zip(self.in_params, arrays):
-            a = np.asarray(a, dtype=ctype if len(ctype) > 1 and not isinstance(
-                a, np.ndarray) else None)
-            if ctype in types and types[ctype] != a.dtype:
-                raise TypeError(f"Type is mismatched. {pname} {a.dtype} {ctype} "
-                                f"{types[ctype]} (kernel {self.name})")
-            types.setdefault(ctype, a.dtype)
-            env[pname] = a
+        types, env = bind_inputs(self.in_params, arrays, self.name)
         if self._post._error is not None:  # nvrtc's error, at the first call (as cupy's)
             raise self._post._error
         in_arrays = [a for a in arrays if isinstance(a, np.ndarray)]
