@@ -80,17 +80,36 @@ def idle(monkeypatch):
     """Several threads whatever the machine's load (the default gives busy CPUs none)."""
     monkeypatch.setattr(_parallel, "WORKERS", 4)
     monkeypatch.setattr(_parallel, "_cpus", lambda: 4)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(_parallel, "_others_running", lambda: 0)
     assert _parallel.idle_workers() == 4
 
 
 def test_threads_are_started_only_where_cpus_are_idle(monkeypatch):
     monkeypatch.setattr(_parallel, "WORKERS", 4)
     monkeypatch.setattr(_parallel, "_cpus", lambda: 4)
+    for others, workers in [(0, 4), (1, 3), (2, 2), (3, 1), (4, 1), (9, 1)]:
+        monkeypatch.setattr(_parallel, "_others_running", lambda n=others: n)
+        assert _parallel.idle_workers() == workers, others
+    # where the running threads are unknown, the load average counts this process too
+    monkeypatch.setattr(_parallel, "_others_running", lambda: None)
     for load, workers in [(0.0, 4), (1.0, 4), (2.5, 2), (3.0, 2), (4.0, 1), (9.0, 1)]:
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
         assert _parallel.idle_workers() == workers, load
     assert set(_parallel.run([threading.get_ident] * 8)) == {threading.get_ident()}
+
+
+def test_the_running_threads_are_read_from_proc_loadavg(monkeypatch, tmp_path):
+    """The caller is one of the running threads /proc/loadavg counts; a file that cannot
+    be read or parsed leaves the load average to decide."""
+    import builtins
+    real_open = builtins.open
+    for text, others in [(b"1.01 0.96 0.98 1/79 558\n", 0), (b"3.5 1 1 4/200 9\n", 3),
+                         (b"garbled\n", None)]:
+        fake = tmp_path / "loadavg"
+        fake.write_bytes(text)
+        monkeypatch.setattr(builtins, "open", lambda p, *a, fake=fake, **k:
+                            real_open(fake if p == "/proc/loadavg" else p, *a, **k))
+        assert _parallel._others_running() == others, text
 
 
 def test_copies_cut_into_pieces_equal_plain_copies(monkeypatch, idle):
