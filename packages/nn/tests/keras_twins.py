@@ -138,6 +138,22 @@ def attention(lib: Any) -> Any:
     return lib.Model([query, value], L.Dense(2)(L.Concatenate()([cross, own])))
 
 
+def masked_attention(lib: Any) -> Any:
+    """Self-attention over an Embedding's padded steps (the query's and value's masks come
+    from it; Keras writes the pooling's mask as a NotEqual node of the graph), and a
+    shorter query attending causally to a longer value (Tq != Tv: counted from the first
+    step). No masked tensor feeds two attentions: Keras 3.15's attention deletes its
+    inputs' masks when called, so a second one would see none, depending on the order."""
+    L = lib.layers
+    ids = L.Input((7,), dtype="int32")
+    query, value = L.Input((4, 5)), L.Input((6, 5))
+    x = L.Embedding(20, 6, mask_zero=True)(ids)
+    own = L.MultiHeadAttention(num_heads=2, key_dim=3)(x, x)
+    cross = L.MultiHeadAttention(num_heads=1, key_dim=2)(query, value, use_causal_mask=True)
+    pooled = [L.GlobalAveragePooling1D()(own), L.GlobalAveragePooling1D()(cross)]
+    return lib.Model([ids, query, value], L.Dense(2)(L.Concatenate()(pooled)))
+
+
 def trained_attention(lib: Any) -> Any:
     """Trained with Adam: the file holds Adam's moments of the per-head kernels, in
     Keras's shapes."""
@@ -217,6 +233,9 @@ CASES: dict[str, tuple[Any, Any]] = {
     "conv_transpose": (conv_transpose, _floats(2, 3, 3, 3)),
     "attention": (attention, lambda rng: [_floats(3, 5, 8)(rng), _floats(3, 6, 4)(rng)]),
     "trained_attention": (trained_attention, _floats(6, 5, 6)),
+    "masked_attention": (masked_attention,
+                         lambda rng: [_ids(5, 7, padded=True)(rng), _floats(5, 4, 5)(rng),
+                                      _floats(5, 6, 5)(rng)]),
     "compiled_metrics": (compiled_metrics, _floats(10, 8)),
     "compiled_loss_object": (compiled_loss_object, _floats(10, 8)),
     "depthwise_separable": (depthwise_separable, _floats(3, 9, 9, 3)),

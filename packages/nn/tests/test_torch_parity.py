@@ -262,6 +262,41 @@ def test_multi_head_attention():
                                rtol=1e-3, atol=1e-4)
 
 
+def test_multi_head_attention_with_padded_keys_and_a_causal_mask():
+    """An Embedding's mask on the value (PyTorch's key_padding_mask) and a causal mask
+    (its attn_mask, True where hidden), with copied weights: outputs and gradients."""
+    e, h = 8, 2
+    q, kv = rand(3, 4, e), rand(3, 6, e, seed=4)
+    keep = np.ones((3, 6), bool)
+    keep[0, 4:], keep[1, 1:] = False, False  # no query row loses every key
+    mha = L.MultiHeadAttention(num_heads=h, key_dim=e // h)
+    mha(em.constant(q), em.constant(kv))
+    tm = torch.nn.MultiheadAttention(e, h, batch_first=True)
+    ws = [mha.query_dense, mha.key_dense, mha.value_dense]
+    with torch.no_grad():
+        tm.in_proj_weight.copy_(torch.tensor(np.concatenate([d.kernel.numpy().T for d in ws])))
+        tm.in_proj_bias.copy_(torch.tensor(np.concatenate([rand(e, seed=i) for i in range(3)])))
+        for i, d in enumerate(ws):
+            d.bias.assign(tm.in_proj_bias.numpy()[i * e:(i + 1) * e])
+        tm.out_proj.weight.copy_(torch.tensor(mha.output_dense.kernel.numpy().T))
+        tm.out_proj.bias.copy_(torch.tensor(rand(e, seed=7)))
+        mha.output_dense.bias.assign(tm.out_proj.bias.numpy())
+    w_out = rand(3, 4, e, seed=1)
+    qe, kve = em.constant(q), em.constant(kv)
+    with tape.GradientTape() as t:
+        t.watch([qe, kve])
+        y = mha(qe, kve, value_mask=keep, use_causal_mask=True)
+        loss = em.reduce_sum(y * w_out)
+    gq, gkv = t.gradient(loss, [qe, kve])
+    qt, kvt = T(q), T(kv)
+    hidden = torch.tensor(~np.tril(np.ones((4, 6), bool)))  # PyTorch's: top-left, as Keras
+    yt, _ = tm(qt, kvt, kvt, key_padding_mask=torch.tensor(~keep), attn_mask=hidden)
+    (yt * torch.tensor(w_out)).sum().backward()
+    np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), **TOL)
+    np.testing.assert_allclose(gq.numpy(), qt.grad.numpy(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gkv.numpy(), kvt.grad.numpy(), rtol=1e-3, atol=1e-4)
+
+
 OPTS = [
     ("sgd", lambda: nn.optimizers.SGD(0.1), lambda p: torch.optim.SGD(p, lr=0.1)),
     ("momentum", lambda: nn.optimizers.SGD(0.1, momentum=0.9),

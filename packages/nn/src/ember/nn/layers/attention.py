@@ -9,6 +9,7 @@ import numpy as np
 
 import ember.core as em
 
+from . import _masks
 from ._keras_args import only_default
 from .base import InputSpec, Layer
 from .core import Dropout
@@ -38,6 +39,50 @@ def _check_keras_args(attention_axes: Any, sliding_window: Any, flash_attention:
             raise ValueError(f"MultiHeadAttention: {name}={c!r} is not supported: ember "
                              f"holds each projection as a 2-D Dense kernel, where a "
                              f"constraint's axes are not those of Keras's 3-D kernels")
+
+
+def _large_negative(dtype: Any) -> float:
+    """What a masked score gets added (Keras's): -1e9, or -3e4 in float16, whose largest
+    finite value is 65504 (-1e9 would be -inf there, and a row with every key masked
+    would be NaN after the softmax)."""
+    return -3e4 if dtype == np.float16 else -1e9
+
+
+def _as_bool(mask: Any, what: str) -> Any:
+    try:
+        t = mask if isinstance(mask, em.Tensor) else em.convert_to_tensor(mask)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"MultiHeadAttention: {what} must be booleans (or 0/1 numbers): "
+                        f"{e}") from None
+    if t.dtype.kind not in "biuf":
+        raise TypeError(f"MultiHeadAttention: {what} must be booleans (or 0/1 numbers), "
+                        f"got dtype {t.dtype}")
+    return t if t.dtype == np.bool_ else em.not_equal(t, 0)
+
+
+def _attention_mask(query_mask: Any, value_mask: Any, key_mask: Any, attention_mask: Any,
+                    causal: tuple[int, int] | None) -> Any:
+    """Keras 3's merge of the masks (True where attention is allowed), as a bool tensor
+    broadcasting to (N, Tq, Tv), or None where nothing is masked: the query's mask as
+    (N, Tq, 1), the value's and key's as (N, 1, Tv), the causal mask as (1, Tq, Tv)
+    (query ``i`` sees keys ``j <= i``), and ``attention_mask``, ANDed together."""
+    parts = []
+    if query_mask is not None:
+        parts.append(em.expand_dims(_as_bool(query_mask, "query_mask"), -1))
+    for name, m in (("value_mask", value_mask), ("key_mask", key_mask)):
+        if m is not None:
+            parts.append(em.expand_dims(_as_bool(m, name), -2))
+    if causal is not None:
+        tq, tv = causal
+        parts.append(em.constant(np.tril(np.ones((1, tq, tv), bool))))
+    if attention_mask is not None:
+        parts.insert(0, _as_bool(attention_mask, "attention_mask"))
+    if not parts:
+        return None
+    out = parts[0]
+    for m in parts[1:]:
+        out = em.logical_and(out, m)
+    return out
 
 
 def _output_size(output_shape: Any) -> int | None:
@@ -71,9 +116,22 @@ def _elementwise(regularizer: Any, name: str) -> Any:
 class MultiHeadAttention(Layer):
     """``softmax(Q K^T / sqrt(key_dim)) V`` per head, heads concatenated and projected.
 
-    ``query`` (N, Tq, Dq), ``value`` (N, Tv, Dv), ``key`` defaults to ``value``;
-    ``attention_mask`` (N, Tq, Tv) is True where attention is allowed;
-    ``use_causal_mask=True`` also hides later positions (query ``i`` sees keys ``<= i``).
+    ``query`` (N, Tq, Dq), ``value`` (N, Tv, Dv), ``key`` defaults to ``value``.
+
+    Masks, as Keras 3 merges them (logical AND; True where attention is allowed):
+
+    - ``attention_mask`` (N, Tq, Tv), or any shape that broadcasts to it;
+    - the masks the inputs carry (an ``Embedding(mask_zero=True)`` or ``Masking`` before
+      them), or the same given as ``query_mask`` (N, Tq), ``value_mask`` and ``key_mask``
+      (N, Tv): a query step that is masked attends nowhere, a value or key step that is
+      masked is attended by no one;
+    - ``use_causal_mask=True``: query ``i`` sees keys ``j <= i`` (counted from the first
+      step of each, as Keras and PyTorch do when ``Tq != Tv``).
+
+    A masked score gets -1e9 added (-3e4 in float16, which holds no -1e9), so a query
+    step with every key masked averages the values evenly, as in Keras. The output
+    carries the query's mask. Every mask is combined with ops on the device: nothing is
+    read back to the host, so a traced call stays one replay whatever the masks hold.
 
     Takes Keras 3's arguments. ``output_shape``: the last axis of the output (an int or
     a one-element list; the query's by default). ``kernel_regularizer`` and
@@ -125,9 +183,30 @@ class MultiHeadAttention(Layer):
         n, t, _ = x.shape
         return em.transpose(em.reshape(x, (n, t, self.num_heads, d)), (0, 2, 1, 3))
 
-    def call(self, query: Any, value: Any, key: Any = None, attention_mask: Any = None,
+    supports_masking = True  # the output keeps the query's mask
+
+    def __call__(self, inputs: Any, *args: Any, training: bool | None = None,
+                 **kwargs: Any) -> Any:
+        # ``inputs`` is the query. The masks the query, value and key carry are passed as
+        # Keras's call names them; one given (by keyword, or by position) wins.
+        given = dict(zip(("value", "key", "query_mask", "value_mask", "key_mask"), args))
+        given.update((k, v) for k, v in kwargs.items() if v is not None)
+        for name, x in (("query_mask", inputs), ("value_mask", given.get("value")),
+                        ("key_mask", given.get("key"))):
+            if x is not None and name not in given:
+                m = _masks.get_mask(x)
+                if m is not None:
+                    kwargs[name] = m
+        return super().__call__(inputs, *args, training=training, **kwargs)
+
+    def call(self, query: Any, value: Any = None, key: Any = None, query_mask: Any = None,
+             value_mask: Any = None, key_mask: Any = None, attention_mask: Any = None,
              return_attention_scores: bool = False, training: Any = None,
              use_causal_mask: bool = False) -> Any:
+        if value is None:
+            raise TypeError("MultiHeadAttention: missing its value input: call it as "
+                            "layer(query, value) (value also serves as key unless key= "
+                            "is given)")
         value = self._ember_convert(value)
         key = value if key is None else self._ember_convert(key)
         q = self._heads(self.query_dense(query), self.key_dim)       # (N, H, Tq, K)
@@ -135,17 +214,14 @@ class MultiHeadAttention(Layer):
         v = self._heads(self.value_dense(value), self.value_dim)     # (N, H, Tv, V)
         scores = em.matmul(em.multiply(q, 1.0 / math.sqrt(self.key_dim)),
                            em.transpose(k, (0, 1, 3, 2)))
-        mask = None
-        if attention_mask is not None:
-            mask = np.asarray(attention_mask, dtype=bool)
-            if mask.ndim == 3:
-                mask = mask[:, None]
-        if use_causal_mask:
-            tq, tv = int(q.shape[2]), int(k.shape[2])
-            causal = np.tril(np.ones((tq, tv), bool), k=tv - tq)
-            mask = causal if mask is None else mask & causal
+        mask = _attention_mask(query_mask, value_mask, key_mask, attention_mask,
+                               (int(q.shape[2]), int(k.shape[2])) if use_causal_mask
+                               else None)
         if mask is not None:
-            scores = em.where(em.convert_to_tensor(mask), scores, -1e9)
+            while mask.ndim < 4:  # (N, Tq, Tv) -> (N, 1, Tq, Tv): the same for every head
+                mask = em.expand_dims(mask, -3)
+            hidden = em.subtract(1.0, em.cast(mask, scores.dtype))
+            scores = em.add(scores, em.multiply(hidden, _large_negative(scores.dtype)))
         weights = em.nn_ops.softmax(scores, axis=-1)
         dropped = self.dropout_layer(weights, training=training)
         ctx = em.matmul(dropped, v)                                   # (N, H, Tq, V)

@@ -147,6 +147,8 @@ _KINDS = {
     "keras.losses": "loss", "ember.nn.losses": "loss",
     "keras.metrics": "metric", "ember.nn.metrics": "metric",
     "keras.activations": "activation", "ember.nn.activations": "activation",
+    # keras.ops called on a functional model's symbolic tensors (nn.layers.operations)
+    "keras.src.ops.numpy": "operation", "ember.nn.layers.operations": "operation",
 }
 
 # the module a saved config gives each kind (Keras's names, so Keras 3 reads them)
@@ -154,7 +156,8 @@ SAVED_MODULE = {"model": "keras", "layer": "keras.layers", "optimizer": "keras.o
                 "schedule": "keras.optimizers.schedules",
                 "initializer": "keras.initializers", "regularizer": "keras.regularizers",
                 "constraint": "keras.constraints", "loss": "keras.losses",
-                "metric": "keras.metrics", "activation": "keras.activations"}
+                "metric": "keras.metrics", "activation": "keras.activations",
+                "operation": "keras.src.ops.numpy"}
 
 # ember classes whose own name is spelt otherwise in Keras 3 (ember's RMSprop is its
 # RMSProp class): a saved config gives Keras's spelling, which ember reads as well
@@ -173,9 +176,11 @@ def _nn() -> Any:
 def _bases() -> dict[str, tuple[type, ...]]:
     nn = _nn()
     from .. import keras_losses, metrics
+    from ..layers import operations
     from ..optimizers import schedules
 
     return {"model": (nn.Model,), "layer": (nn.layers.Layer,),
+            "operation": (operations._Operation,),
             "optimizer": (nn.optimizers.Optimizer,),
             "schedule": (schedules.LearningRateSchedule,),
             "initializer": (nn.initializers.Initializer,),
@@ -187,8 +192,9 @@ def _bases() -> dict[str, tuple[type, ...]]:
 def _namespaces(kind: str) -> list[Any]:
     nn = _nn()
     from .. import keras_losses, metrics
+    from ..layers import operations
 
-    return {"model": [nn.models, nn], "layer": [nn.layers],
+    return {"model": [nn.models, nn], "layer": [nn.layers], "operation": [operations],
             "optimizer": [nn.optimizers], "schedule": [nn.optimizers.schedules],
             "initializer": [nn.initializers], "regularizer": [nn.regularizers],
             "constraint": [nn.constraints], "loss": [nn.losses, keras_losses],
@@ -247,7 +253,7 @@ def builtin_kind_of(obj: Any) -> str | None:
     if cls.__dict__.get("_ember_registered_name"):
         return None
     bases = _bases()
-    for kind in ("model", "layer", "optimizer", "schedule", "initializer", "regularizer",
+    for kind in ("model", "operation", "layer", "optimizer", "schedule", "initializer", "regularizer",
                  "constraint", "loss", "metric"):
         if isinstance(obj, bases[kind]) and any(
                 ns.__dict__.get(cls.__name__) is cls for ns in _namespaces(kind)):

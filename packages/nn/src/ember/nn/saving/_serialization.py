@@ -98,7 +98,8 @@ def _serialize(obj: Any, depth: int) -> Any:
     if kind is not None:
         config = {"module": _saved_module(kind, cls),
                   "class_name": _registry.saved_class_name(kind, cls),
-                  "config": inner, "registered_name": None}
+                  "config": inner,  # Keras names its operations' classes here too
+                  "registered_name": cls.__name__ if kind == "operation" else None}
     else:
         module = None if cls.__module__ == "__main__" else cls.__module__
         config = {"module": module, "class_name": cls.__name__, "config": inner,

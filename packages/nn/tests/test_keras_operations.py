@@ -1,0 +1,113 @@
+"""Keras 3's operation nodes (``keras.ops`` on symbolic tensors) in a functional model's
+config: read as ``nn.layers.operations`` layers, written back in Keras's form.
+
+The config below is the form Keras 3.15 writes for an Embedding(mask_zero=True) whose
+mask a pooling layer takes: ``not_equal(ids, 0)`` is a node of the graph
+(``nox -s keras-interop`` exchanges such a file with Keras itself: ``masked_attention``).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import nn
+from ember.nn.layers import operations
+
+L = nn.layers
+
+
+def _tensor(name, shape, dtype, node=0):
+    return {"class_name": "__keras_tensor__",
+            "config": {"shape": shape, "dtype": dtype, "keras_history": [name, node, 0]}}
+
+
+def _layer(module, class_name, name, config, args, kwargs=None, registered=None):
+    return {"module": module, "class_name": class_name, "config": {"name": name, **config},
+            "registered_name": registered, "name": name,
+            "inbound_nodes": [{"args": args, "kwargs": kwargs or {}}]}
+
+
+def keras_config(op_module="keras.src.ops.numpy", op_class="NotEqual"):
+    """ids -> Embedding -> (+ 1.0) -> GlobalAveragePooling1D(mask=not_equal(ids, 0))."""
+    ids = _tensor("ids", [None, 5], "int32")
+    return {"name": "pooled", "trainable": True, "layers": [
+        {"module": "keras.layers", "class_name": "InputLayer", "name": "ids",
+         "config": {"batch_shape": [None, 5], "dtype": "int32", "name": "ids"},
+         "registered_name": None, "inbound_nodes": []},
+        _layer("keras.layers", "Embedding", "embedding",
+               {"input_dim": 10, "output_dim": 3, "mask_zero": True}, [ids]),
+        _layer(op_module, op_class, "not_equal", {}, [ids, 0], registered=op_class),
+        _layer("keras.src.ops.numpy", "Add", "add", {},
+               [_tensor("embedding", [None, 5, 3], "float32"), 1.0], registered="Add"),
+        _layer("keras.layers", "GlobalAveragePooling1D", "pool", {},
+               [_tensor("add", [None, 5, 3], "float32")],
+               {"mask": _tensor("not_equal", [None, 5], "bool")}),
+    ], "input_layers": [["ids", 0, 0]], "output_layers": ["pool", 0, 0]}
+
+
+def test_a_keras_graph_with_operation_nodes_loads_computes_and_saves_back():
+    model = nn.Model.from_config(keras_config())
+    ids = np.array([[1, 2, 0, 0, 0], [3, 4, 5, 6, 7]], np.int32)
+    table = model.get_layer("embedding").embeddings.numpy()
+    keep = ids != 0
+    want = ((table[ids] + 1.0) * keep[..., None]).sum(1) / keep.sum(1, keepdims=True)
+    np.testing.assert_allclose(model.predict(ids, verbose=0), want, rtol=1e-6)
+    assert isinstance(model.get_layer("not_equal"), operations.NotEqual)
+    saved = {entry["name"]: entry for entry in model.get_config()["layers"]}
+    for name, cls in (("not_equal", "NotEqual"), ("add", "Add")):
+        assert (saved[name]["module"], saved[name]["class_name"],
+                saved[name]["registered_name"], saved[name]["config"]) == (
+            "keras.src.ops.numpy", cls, cls, {"name": name})
+    assert saved["not_equal"]["inbound_nodes"][0]["args"][1] == 0
+    again = nn.Model.from_config(model.get_config())
+    again.set_weights(model.get_weights())
+    np.testing.assert_array_equal(again.predict(ids, verbose=0), model.predict(ids, verbose=0))
+
+
+@pytest.mark.parametrize("module, cls", [
+    ("keras.src.ops.numpy", "Einsum"),       # an operation ember does not have
+    ("keras.src.ops.numpy", "_Operation"),   # the base, not an operation
+    ("keras.src.ops.numpy", "Dense"),        # a layer is not an operation
+    ("os", "system"),
+])
+def test_an_operation_ember_does_not_have_is_refused_by_name(module, cls):
+    with pytest.raises(ValueError, match=f"unknown class '{module}.{cls}'"):
+        nn.Model.from_config(keras_config(module, cls))
+
+
+def test_an_operation_takes_only_a_name_and_its_arity():
+    with pytest.raises(TypeError, match="takes only a name"):
+        operations.Add(name="a", axis=1)
+    with pytest.raises(TypeError, match="takes 2 arguments, got 1"):
+        operations.Add()(em.ones([2]))
+
+
+def _classes():
+    return sorted((name, cls) for name, cls in vars(operations).items()
+                  if inspect.isclass(cls) and issubclass(cls, operations._Operation)
+                  and cls is not operations._Operation)
+
+
+@pytest.mark.parametrize("name, cls", _classes(), ids=[n for n, _ in _classes()])
+def test_each_operation_computes_numpy_s_function(name, cls):
+    a = np.array([[0.5, 1.5, 2.0], [3.0, 0.25, 1.0]], np.float32)
+    b = np.array([[1.0, 1.5, 0.5], [2.0, 0.25, 4.0]], np.float32)
+    numpy_fn = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply,
+                "Divide": np.divide, "TrueDivide": np.true_divide, "Power": np.power,
+                "Maximum": np.maximum, "Minimum": np.minimum, "Equal": np.equal,
+                "NotEqual": np.not_equal, "Greater": np.greater,
+                "GreaterEqual": np.greater_equal, "Less": np.less,
+                "LessEqual": np.less_equal, "LogicalAnd": np.logical_and,
+                "LogicalOr": np.logical_or, "LogicalNot": np.logical_not,
+                "Negative": np.negative, "Absolute": np.abs, "Sign": np.sign, "Exp": np.exp,
+                "Log": np.log, "Sqrt": np.sqrt, "Square": np.square, "Tanh": np.tanh,
+                "Sin": np.sin, "Cos": np.cos}[name]
+    args = (a, b) if cls.arity == 2 else (a,)
+    if name.startswith("Logical"):
+        args = tuple(x > 1 for x in args)
+    got = cls()(*[em.constant(x) for x in args])
+    np.testing.assert_allclose(got.numpy(), numpy_fn(*args), rtol=1e-6)
