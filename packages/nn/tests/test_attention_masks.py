@@ -140,6 +140,21 @@ def test_masks_of_numbers_and_bad_masks():
         mha(x, x, attention_mask=np.array([["a"] * 4] * 4))
     with pytest.raises(TypeError, match="missing its value input"):
         mha(x)
+    with pytest.raises(TypeError, match="missing its query input"):
+        mha(value=x)
+
+
+def test_query_value_and_key_by_name_as_keras_examples_call_them():
+    ids, keep = padded(3, 5, seed=4)
+    x = L.Embedding(20, 6, mask_zero=True)(ids)
+    mha = L.MultiHeadAttention(num_heads=2, key_dim=3)
+    by_position = mha(x, x, x, attention_mask=keep[:, None, :])
+    by_name = mha(query=x, value=x, key=x, attention_mask=keep[:, None, :])
+    np.testing.assert_array_equal(by_name.numpy(), by_position.numpy())
+    merged = keep[:, None, :] & keep[:, :, None] & keep[:, None, :]
+    np.testing.assert_allclose(by_name.numpy(),
+                               keras_attention(mha, x.numpy(), x.numpy(), mask=merged)[0],
+                               **TOL)
 
 
 def test_a_query_step_with_every_key_masked_stays_finite_in_float16():

@@ -185,10 +185,16 @@ class MultiHeadAttention(Layer):
 
     supports_masking = True  # the output keeps the query's mask
 
-    def __call__(self, inputs: Any, *args: Any, training: bool | None = None,
-                 **kwargs: Any) -> Any:
-        # ``inputs`` is the query. The masks the query, value and key carry are passed as
-        # Keras's call names them; one given (by keyword, or by position) wins.
+    def __call__(self, *args: Any, training: bool | None = None, **kwargs: Any) -> Any:
+        # The query comes first, or by name (Keras's examples call layer(query=x,
+        # value=y)). The masks the query, value and key carry are passed as Keras's call
+        # names them; one given (by keyword, or by position) wins.
+        if not args:
+            if "query" not in kwargs:
+                raise TypeError("MultiHeadAttention: missing its query input: call it as "
+                                "layer(query, value) or layer(query=..., value=...)")
+            args = (kwargs.pop("query"),)
+        inputs, args = args[0], args[1:]
         given = dict(zip(("value", "key", "query_mask", "value_mask", "key_mask"), args))
         given.update((k, v) for k, v in kwargs.items() if v is not None)
         for name, x in (("query_mask", inputs), ("value_mask", given.get("value")),
