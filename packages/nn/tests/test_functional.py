@@ -223,3 +223,31 @@ def test_input_batch_shape_is_batch_size_and_shape_in_one():
         nn.Input(shape=(3,), batch_shape=(1, 3))
     with pytest.raises(ValueError, match="batch_shape= needs the batch axis first"):
         nn.Input(batch_shape=())
+
+
+def test_a_layer_is_built_with_the_mask_its_symbolic_input_carries():
+    """keras-io's Transformer encoder reads ``mask`` in call and fails without one: Keras
+    builds it with the mask the Embedding's symbolic output carries, and so does ember
+    (it was built with none)."""
+    seen = []
+
+    class NeedsMask(L.Layer):
+        def __init__(self):
+            super().__init__()
+            self.supports_masking = True
+
+        def call(self, inputs, mask=None):
+            seen.append(None if mask is None else tuple(mask.shape))
+            return inputs * em.expand_dims(em.cast(mask, inputs.dtype), -1)
+
+    ids = nn.Input(shape=(4,), dtype="int32")
+    out = NeedsMask()(L.Embedding(10, 3, mask_zero=True)(ids))
+    assert seen == [(1, 4)]  # at build: zeros of batch 1, their mask
+    model = nn.Model(ids, L.GlobalAveragePooling1D()(out))
+    x = np.array([[1, 2, 0, 0], [3, 0, 0, 0]])
+    got = model.predict(x, verbose=0)
+    assert seen[-1] == (2, 4)
+    table = model.layers[0].embeddings.numpy()
+    keep = x != 0
+    want = (table[x] * keep[..., None]).sum(1) / keep.sum(1, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -8,6 +8,8 @@ from typing import Any
 
 import ember.core as em
 
+from . import _masks
+
 
 class Node:
     """One layer call on symbolic tensors: ``layer(inputs, *args, **kwargs)``."""
@@ -34,14 +36,19 @@ class SymbolicTensor:
         shape: the shape, batch axis ``None``.
         dtype: the numpy dtype.
         name: the input's name (``nn.Input(name=...)``), else None.
+        mask: the mask the layer that made it attached to its output when it was built
+            (on zeros of batch 1), or None: the next layer is built with it, as Keras
+            builds layers with the masks its symbolic tensors carry (a layer whose call
+            reads ``mask`` sees one at build time as it will when the model runs).
     """
 
-    __slots__ = ("dtype", "index", "name", "node", "shape")
+    __slots__ = ("dtype", "index", "mask", "name", "node", "shape")
 
     def __init__(self, shape: tuple[Any, ...], dtype: Any, node: Node | None = None,
-                 index: int = 0, name: str | None = None) -> None:
+                 index: int = 0, name: str | None = None, mask: Any = None) -> None:
         self.shape, self.dtype, self.node, self.index, self.name = (
             tuple(shape), em.as_dtype(dtype), node, index, name)
+        self.mask = mask
 
     @property
     def ndim(self) -> int:
@@ -101,7 +108,10 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
                         f"values; make the values a layer's weights or a Lambda's constants")
 
     def zeros(s: SymbolicTensor) -> Any:
-        return em.zeros((1,) + tuple(1 if d is None else d for d in s.shape[1:]), dtype=s.dtype)
+        z = em.zeros((1,) + tuple(1 if d is None else d for d in s.shape[1:]), dtype=s.dtype)
+        if s.mask is not None:
+            _masks.set_mask(z, s.mask)
+        return z
 
     with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
         # layer's initial_state=) are read the same way, and replayed with their values
@@ -111,7 +121,8 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
     counter = iter(range(len(leaves(out))))
 
     def symbolic(t: Any) -> SymbolicTensor:
-        return SymbolicTensor((None,) + tuple(t.shape[1:]), t.dtype, node, next(counter))
+        return SymbolicTensor((None,) + tuple(t.shape[1:]), t.dtype, node, next(counter),
+                              mask=_masks.get_mask(t))
 
     node.outputs = map_structure(symbolic, out)
     layer._ember.extra.setdefault("inbound_nodes", []).append(node)  # layer.input/.output
