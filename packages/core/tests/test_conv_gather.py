@@ -12,7 +12,6 @@ import ember.core as em
 from ember.core._ops import conv_gather, conv_im2col, conv_select, conv_winograd
 from ember.core._ops.conv_geometry import Geometry
 from ember.core.testing import _strict_launches as launches
-from ember.core.testing import simulated_gpus
 
 # (x shape, filter shape, strides, dilations, pads)
 GEOMETRIES = {
@@ -22,10 +21,6 @@ GEOMETRIES = {
 }
 
 
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (g,):
-        yield g
 
 
 def _data(g: Geometry):

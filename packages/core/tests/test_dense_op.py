@@ -11,8 +11,12 @@ import pytest
 from numpy.testing import assert_allclose
 
 import ember.core as em
-from ember.core.testing import simulated_gpus
 from ember.core.testing._strict_nvmath import NVMATH, without_nvmath
+
+
+@pytest.fixture
+def gpu(strict_gpu_default):  # the double, made the default device
+    return strict_gpu_default
 
 rng = np.random.default_rng(3)
 
@@ -21,10 +25,6 @@ def _f32(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (gpu,), em.device("/gpu:0"):
-        yield gpu
 
 
 def _launches(gpu, fn):

@@ -11,14 +11,15 @@ import ember.core as em
 from ember.core import nn_ops as nn
 from ember.core.testing import simulated_gpus
 
+
+@pytest.fixture
+def gpu(strict_gpu_default):  # the double, made the default device
+    return strict_gpu_default
+
 LOSS = nn.sparse_softmax_cross_entropy_with_logits
 WHAT = r"sparse_softmax_cross_entropy_with_logits: labels must be in \[0, 3\), got values "
 
 
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (g,), em.device("/gpu:0"):
-        yield g
 
 
 def test_on_the_cpu_a_bad_label_raises_at_the_call():

@@ -9,11 +9,10 @@ import json
 import pathlib
 
 import numpy as np
-import pytest
 
 import ember.core as em
 from ember.core.testing import _strict_launches as launches
-from ember.core.testing import case_id, iter_cases, simulated_gpus, without_nvmath
+from ember.core.testing import case_id, iter_cases, without_nvmath
 from ember.core.testing.op_specs import ember_args, make_case
 
 H200 = json.loads((pathlib.Path(__file__).parent / "data" / "h200_op_kernels.json")
@@ -65,10 +64,6 @@ HOST_COPIES = frozenset({launches.DTOH, launches.HTOD, launches.LIBRARY_MEMOPS})
 NOT_COPIED = frozenset({launches.FILL_0D, launches.MEMSET_0D, launches.NO_COPY})
 
 
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (g,):
-        yield g
 
 
 def _split(names: list[str], counters) -> tuple[int, int]:

@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-import ember.core as em
 from ember.core._nvmath_products import MISSING, REASON_ATTR, ProductNotPlanned
-from ember.core.testing import simulated_gpus
 from ember.core.testing._strict_nvmath import NVMATH, without_nvmath
+
+
+@pytest.fixture
+def gpu(strict_gpu_default):  # the double, made the default device
+    return strict_gpu_default
 
 rng = np.random.default_rng(7)
 
@@ -21,10 +24,6 @@ def _f32(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (gpu,), em.device("/gpu:0"):
-        yield gpu
 
 
 def _product(xp, a, b, **kw):

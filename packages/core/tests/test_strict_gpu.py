@@ -19,12 +19,6 @@ from ember.core.testing import (
 from ember.core.testing._strict_kernels import CompileException
 
 
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (g,):
-        yield g
-
-
 def test_arrays_are_their_own_type_and_refuse_implicit_host_conversion(gpu):
     x = em.constant([1.0, 2.0])
     assert x.device == "/gpu:0"

@@ -8,14 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ember.core.testing import simulated_gpus
-
-
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (g,):
-        yield g
-
 
 def test_an_output_the_caller_passes_is_read_as_its_element_then_updated(gpu):
     xp = gpu.backend.xp

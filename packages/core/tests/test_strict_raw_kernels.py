@@ -9,14 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from ember.core.testing import simulated_gpus
 from ember.core.testing._strict_kernels import CompileException, KernelSyntaxError
-
-
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (g,):
-        yield g
 
 
 def test_a_raw_input_is_read_at_its_c_order_positions_and_shapes_no_loop(gpu):

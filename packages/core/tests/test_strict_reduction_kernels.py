@@ -10,13 +10,6 @@ import pytest
 from numpy.testing import assert_allclose
 
 import ember.core as em
-from ember.core.testing import simulated_gpus
-
-
-@pytest.fixture
-def gpu():
-    with simulated_gpus(1, strict=True) as (g,):
-        yield g
 
 
 def _mean_kernel(xp):

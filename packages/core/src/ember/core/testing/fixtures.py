@@ -6,6 +6,7 @@ This module imports pytest: import it only from tests.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -50,3 +51,29 @@ def host_unless_device(request: pytest.FixtureRequest) -> Iterator[None]:
         return
     with device("/cpu:0"):
         yield
+
+
+def _one_strict_gpu(default: bool) -> Iterator[Any]:
+    from .._device import device
+    from .devices import simulated_gpus
+
+    with simulated_gpus(1, strict=True) as (gpu,):
+        if default:
+            with device("/gpu:0"):
+                yield gpu
+        else:
+            yield gpu
+
+
+@pytest.fixture
+def strict_gpu() -> Iterator[Any]:
+    """One GPU of the strict cupy-like double (``simulated_gpus(1, strict=True)``), for
+    tests of the double itself and of what ember runs on it; the default device stays the
+    host's (name ``/gpu:0`` where a test places a tensor there)."""
+    yield from _one_strict_gpu(default=False)
+
+
+@pytest.fixture
+def strict_gpu_default() -> Iterator[Any]:
+    """``strict_gpu``, made the default device (``/gpu:0``) for the test."""
+    yield from _one_strict_gpu(default=True)
