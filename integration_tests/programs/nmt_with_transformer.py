@@ -17,7 +17,9 @@ the custom standardization works on the numpy string array TextVectorization han
 (tf.strings.lower/regex_replace -> np.char.lower and re.sub), and the pipeline
 vectorizes in its map as upstream. Reduced (EMBER_PROGRAMS_FULL=1 restores
 the model's sizes: embed_dim 256, latent_dim 2048, 8 heads, vocabulary 15,000, batches of
-64): embed_dim 32, latent_dim 64, 2 heads, vocabulary 200, sequences of 10 (upstream
+64): embed_dim 32, latent_dim 64, 2 heads, the corpus's Spanish vocabulary (37 tokens:
+decoding looks each predicted index up in it, so it must fill vocab_size, as upstream's
+corpus fills 15,000), sequences of 10 (upstream
 20), batches of 32, 6 epochs (upstream 1, "at least 30 for convergence").
 EMBER_PROGRAMS_SHORT=1: 600 pairs, 1 epoch, no thresholds. Added: the masks reach the
 attention (an encoder output at a padded step does not change a kept step's output),
@@ -104,7 +106,11 @@ strip_chars = string.punctuation + "¿"
 strip_chars = strip_chars.replace("[", "")
 strip_chars = strip_chars.replace("]", "")
 
-vocab_size = 15000 if FULL else 200
+# upstream's 15,000 is filled by the real corpus; decoding looks every predicted index
+# up in the vocabulary, so here it is the made corpus's Spanish vocabulary, filled too
+SPANISH_WORDS = {w for t in (SUBJECTS, VERBS, OBJECTS, ADVERBS) for v in t.values()
+                 for w in v.split()}
+vocab_size = 15000 if FULL else len(SPANISH_WORDS) + 4  # "", [UNK], [start], [end]
 sequence_length = 20 if FULL else 10
 batch_size = 64 if FULL else 32
 
@@ -129,6 +135,7 @@ train_eng_texts = [pair[0] for pair in train_pairs]
 train_spa_texts = [pair[1] for pair in train_pairs]
 eng_vectorization.adapt(train_eng_texts)
 spa_vectorization.adapt(train_spa_texts)
+assert len(spa_vectorization.get_vocabulary()) == vocab_size
 
 
 def format_dataset(eng, spa):
