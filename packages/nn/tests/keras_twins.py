@@ -154,6 +154,17 @@ def masked_attention(lib: Any) -> Any:
     return lib.Model([ids, query, value], L.Dense(2)(L.Concatenate()(pooled)))
 
 
+def functional_operators(lib: Any) -> Any:
+    """Python's operators on symbolic tensors (keras-io's timeseries Transformer writes its
+    residuals so): Keras 3 saves them as operation nodes (Add, Multiply, Subtract with a
+    number first, Negative)."""
+    L = lib.layers
+    inp = L.Input((6,))
+    h = L.Dense(6, activation="tanh")(inp)
+    res = L.LayerNormalization(epsilon=1e-6)(h + inp)
+    return lib.Model(inp, L.Dense(3)(1.0 - res * 0.5) + -L.Dense(3)(res))
+
+
 def trained_attention(lib: Any) -> Any:
     """Trained with Adam: the file holds Adam's moments of the per-head kernels, in
     Keras's shapes."""
@@ -233,6 +244,7 @@ CASES: dict[str, tuple[Any, Any]] = {
     "conv_transpose": (conv_transpose, _floats(2, 3, 3, 3)),
     "attention": (attention, lambda rng: [_floats(3, 5, 8)(rng), _floats(3, 6, 4)(rng)]),
     "trained_attention": (trained_attention, _floats(6, 5, 6)),
+    "functional_operators": (functional_operators, _floats(5, 6)),
     "masked_attention": (masked_attention,
                          lambda rng: [_ids(5, 7, padded=True)(rng), _floats(5, 4, 5)(rng),
                                       _floats(5, 6, 5)(rng)]),

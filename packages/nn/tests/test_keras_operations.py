@@ -111,3 +111,60 @@ def test_each_operation_computes_numpy_s_function(name, cls):
         args = tuple(x > 1 for x in args)
     got = cls()(*[em.constant(x) for x in args])
     np.testing.assert_allclose(got.numpy(), numpy_fn(*args), rtol=1e-6)
+
+
+def test_python_operators_on_symbolic_tensors_make_operation_nodes():
+    """``x + inputs`` in a functional model (keras-io's timeseries Transformer writes its
+    residuals so): Keras 3 records operation nodes, and so does ember; a number may come
+    first (``1.0 - x``)."""
+    inp = nn.Input((4,))
+    h = L.Dense(4)(inp)
+    out = -abs(1.0 - (h + inp) * 2 / 3) ** 2 + (h > 0) * 0.5
+    model = nn.Model(inp, out)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    dense = model.get_layer(model.layers[0].name)
+    hh = x @ dense.kernel.numpy() + dense.bias.numpy()
+    want = -np.abs(1.0 - (hh + x) * 2 / 3) ** 2 + (hh > 0) * 0.5
+    np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5)
+    config = model.get_config()
+    kinds = [entry["class_name"] for entry in config["layers"]]
+    # the order Keras 3.15's get_config gives for the same graph (recorded from it)
+    assert kinds == ["InputLayer", "Dense", "Add", "Multiply", "TrueDivide", "Subtract",
+                     "Absolute", "Power", "Greater", "Negative", "Multiply", "Add"], kinds
+    subtract = next(e for e in config["layers"] if e["class_name"] == "Subtract")
+    assert subtract["inbound_nodes"][0]["args"][0] == 1.0  # the number first, as Keras
+    for again in (nn.Model.from_config(config), nn.models.clone_model(model)):
+        again.set_weights(model.get_weights())
+        np.testing.assert_allclose(again.predict(x, verbose=0), want, rtol=1e-5)
+
+
+def test_operators_without_a_node_are_refused_by_name():
+    x = nn.Input((4,))
+    for make in (lambda: x // 2, lambda: x % 2, lambda: x @ x, lambda: x[:, 0],
+                 lambda: em.add(x, 1.0)):
+        with pytest.raises((TypeError, em.InvalidArgumentError),
+                           match="symbolic tensor of the functional API"):
+            make()
+
+
+def test_a_functional_config_and_weight_paths_follow_keras_s_layer_order():
+    """Keras lists a graph's layers by depth (calls to the outputs, deepest first), which
+    is not the order ember runs them in on every branch. Recorded from the file Keras
+    3.15 writes for keras_twins.functional_operators: the Dense feeding ``-`` comes before
+    the one feeding the last ``+``, and its weights are ``layers/dense_1``."""
+    import keras_twins
+    from ember.nn.saving import _walk
+
+    model = keras_twins.functional_operators(nn)
+    entries = model.get_config()["layers"]
+    assert [e["class_name"] for e in entries] == [
+        "InputLayer", "Dense", "Add", "LayerNormalization", "Multiply", "Subtract", "Dense",
+        "Dense", "Negative", "Add"]
+    by_name = {e["name"]: e for e in entries}
+    negative = next(e for e in entries if e["class_name"] == "Negative")
+    feeds_negative = negative["inbound_nodes"][0]["args"][0]["config"]["keras_history"][0]
+    assert [e["name"] for e in entries].index(feeds_negative) == 6
+    assert by_name[feeds_negative]["class_name"] == "Dense"
+    paths = {id(obj): path for path, obj in _walk.saveables(model)}
+    assert paths[id(model.get_layer(feeds_negative))] == "layers/dense_1"
+    assert not any(p.startswith(("layers/add", "layers/negative")) for p in paths.values())

@@ -88,8 +88,10 @@ def functional_config(model: Any) -> dict[str, Any]:
                 "config": {"shape": list(t.shape), "dtype": str(np.dtype(t.dtype)),
                            "keras_history": history(t)}}
 
+    from .model import keras_layer_order
+
     layers = [input_layer_config(t, names[id(t)]) for t in flat_in]
-    for layer in model.layers:
+    for layer in keras_layer_order(model):  # Keras's order of its entries
         entry = _serialization.serialize_keras_object(layer)
         entry["name"] = layer.name
         entry["inbound_nodes"] = [

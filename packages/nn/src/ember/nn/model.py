@@ -478,7 +478,7 @@ class Functional(Model):
             def value(t: Any) -> Any:
                 return values[id(t)]
 
-            args = _symbolic.map_structure(value, node.inputs)
+            args = _symbolic.substitute(value, node.inputs)  # an operation's numbers kept
             kwargs = _symbolic.substitute(value, dict(node.kwargs))
             kwargs.setdefault("training", training)
             out = node.layer(args, *_symbolic.substitute(value, list(node.args)), **kwargs)
@@ -525,6 +525,47 @@ def _unique(given: list[Any], base: Any) -> list[str]:
             taken.add(name)
         out.append(name)
     return out
+
+
+def keras_layer_order(model: Any) -> list[Layer]:
+    """A functional model's layers in the order Keras 3 lists them (its ``operations``):
+    by depth, the number of calls between a layer and the outputs, deepest first; ties in
+    the order a depth-first walk from the outputs first meets them. Keras names the
+    layers' weights by this order (``layers/dense``, ``layers/dense_1``, ...) and writes
+    its configs in it; ember's own ``layers`` (and checkpoint paths) keep the order the
+    calls run in, which this matches on chains and most branches, not on all."""
+    spec, outputs, nodes = model._ember.extra["functional"]
+    inputs = {id(t) for t in _symbolic.leaves(spec)}
+    first_seen: dict[int, int] = {}  # id(layer) -> index of the walk's first visit
+    post: list[Any] = []  # nodes, inputs first
+    done: set[int] = set()
+
+    def visit(t: Any) -> None:
+        node = t.node
+        if node is None or id(t) in inputs or id(node) in done:
+            return
+        first_seen.setdefault(id(node.layer), len(first_seen))
+        for leaf in _symbolic.symbolic_leaves(node):
+            visit(leaf)
+        done.add(id(node))
+        post.append(node)
+
+    for t in _symbolic.leaves(outputs):
+        visit(t)
+    in_graph = {id(n) for n in post}
+    node_depth: dict[int, int] = {}
+    layer_depth: dict[int, int] = {}
+    layers: dict[int, Layer] = {}
+    for node in reversed(post):
+        depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(id(node.layer), 0))
+        layer_depth[id(node.layer)] = node_depth[id(node)] = depth
+        layers[id(node.layer)] = node.layer
+        for leaf in _symbolic.symbolic_leaves(node):
+            parent = leaf.node
+            if parent is not None and id(parent) in in_graph:
+                node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+    return sorted(layers.values(),
+                  key=lambda lay: (-layer_depth[id(lay)], first_seen[id(lay)]))
 
 
 def _topological_nodes(name: str, outputs: Any, inputs: set[int]) -> list[Any]:

@@ -156,7 +156,7 @@ def _clone_functional(model: Any, input_tensors: Any, clone_function: Any,
         def value(t: Any) -> Any:
             return values[id(t)]
 
-        args = _symbolic.map_structure(value, node.inputs)
+        args = _symbolic.substitute(value, node.inputs)  # an operation's numbers kept
         rest = _symbolic.substitute(value, list(node.args))
         kwargs = _symbolic.substitute(value, dict(node.kwargs))
         new = clones[id(layer)]

@@ -25,8 +25,28 @@ class Node:
 def _refuse(self: SymbolicTensor, *args: Any, **kwargs: Any) -> Any:
     raise TypeError(
         f"{self!r} is a symbolic tensor of the functional API (nn.Input, or a layer called "
-        f"on one): it holds no values, so ember ops and Python operators cannot take it; "
-        f"wrap the computation in nn.layers.Lambda(...)")
+        f"on one): it holds no values, so ember ops, indexing, len() and the operators "
+        f"//, % and @ cannot take it (+, -, *, /, **, <, <=, >, >=, unary - and abs() make "
+        f"Keras's operation nodes); wrap the computation in nn.layers.Lambda(...)")
+
+
+def _binary(name: str, reflected: bool = False) -> Any:
+    def op(self: SymbolicTensor, other: Any) -> Any:
+        from . import operations
+
+        cls = getattr(operations, name)
+        return cls()(other, self) if reflected else cls()(self, other)
+
+    return op
+
+
+def _unary(name: str) -> Any:
+    def op(self: SymbolicTensor) -> Any:
+        from . import operations
+
+        return getattr(operations, name)()(self)
+
+    return op
 
 
 class SymbolicTensor:
@@ -59,10 +79,27 @@ class SymbolicTensor:
         return f"<SymbolicTensor shape={self.shape} dtype={self.dtype} ({made})>"
 
     __array__ = __bool__ = __float__ = __int__ = __index__ = __iter__ = __len__ = _refuse
-    __getitem__ = __neg__ = __abs__ = __pos__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _refuse
-    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __getitem__ = __pos__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __matmul__ = __rmatmul__ = _refuse
+
+    # Python's operators on symbolic tensors record Keras 3's operation nodes (``x + y``
+    # is ``keras.ops.add``, an ``Add`` node of the graph): see ``operations``
+    __add__ = _binary("Add")
+    __radd__ = _binary("Add", reflected=True)
+    __sub__ = _binary("Subtract")
+    __rsub__ = _binary("Subtract", reflected=True)
+    __mul__ = _binary("Multiply")
+    __rmul__ = _binary("Multiply", reflected=True)
+    __truediv__ = _binary("TrueDivide")
+    __rtruediv__ = _binary("TrueDivide", reflected=True)
+    __pow__ = _binary("Power")
+    __rpow__ = _binary("Power", reflected=True)
+    __lt__ = _binary("Less")
+    __le__ = _binary("LessEqual")
+    __gt__ = _binary("Greater")
+    __ge__ = _binary("GreaterEqual")
+    __neg__ = _unary("Negative")
+    __abs__ = _unary("Absolute")
 
 
 def leaves(structure: Any) -> list[Any]:
@@ -100,10 +137,13 @@ def symbolic_leaves(node: Node) -> list[SymbolicTensor]:
 
 
 def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
-                  kwargs: dict[str, Any]) -> Any:
+                  kwargs: dict[str, Any], values_allowed: bool = False) -> Any:
     """Record ``layer(inputs, ...)`` on symbolic inputs: the layer builds and runs once on
-    zeros of batch 1 (inference mode, nothing recorded) to learn its output shapes."""
-    if not all(isinstance(leaf, SymbolicTensor) for leaf in leaves(inputs)):
+    zeros of batch 1 (inference mode, nothing recorded) to learn its output shapes.
+    ``values_allowed``: plain values (numbers) may stand among the inputs (an operation
+    node's ``1 - x``), kept as they are when the model runs."""
+    if not values_allowed and not all(isinstance(leaf, SymbolicTensor)
+                                      for leaf in leaves(inputs)):
         raise TypeError(f"layer {layer.name!r}: called on symbolic tensors mixed with "
                         f"values; make the values a layer's weights or a Lambda's constants")
 
@@ -115,7 +155,7 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
 
     with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
         # layer's initial_state=) are read the same way, and replayed with their values
-        out = layer(map_structure(zeros, inputs), *substitute(zeros, list(args)),
+        out = layer(substitute(zeros, inputs), *substitute(zeros, list(args)),
                     **{**substitute(zeros, kwargs), "training": False})
     node = Node(layer, inputs, args, kwargs)
     counter = iter(range(len(leaves(out))))

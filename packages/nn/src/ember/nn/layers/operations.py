@@ -9,8 +9,10 @@ that the attention passes on is ``not_equal(ids, 0)``, which Keras writes into t
 ember reads these entries as the layers below (each computes the ember op of the same
 name) and writes them back in Keras's form, so such files load both ways.
 
-Only element-wise operations whose config is their name alone are here; any other
-operation in a file is refused by name, as an unknown class is.
+Python's operators on symbolic tensors make these nodes too (``x + inputs`` in a
+functional model is an ``Add`` node, as in Keras 3). Only element-wise operations whose
+config is their name alone are here; any other operation in a file is refused by name,
+as an unknown class is.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import ember.core as em
 
+from . import _symbolic
 from .base import Layer
 
 
@@ -37,6 +40,13 @@ class _Operation(Layer):
                             f"name, got {unknown}")
         super().__init__(name=name, **kwargs)
         self.built = True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if args and not _symbolic.is_symbolic(args[0]) and _symbolic.is_symbolic(
+                list(args[1:])):  # ``1 - x`` on a symbolic x: a number first
+            return _symbolic.call_symbolic(self, args[0], args[1:], kwargs,
+                                           values_allowed=True)
+        return super().__call__(*args, **kwargs)
 
     def call(self, *args: Any) -> Any:
         if len(args) != self.arity:

@@ -55,6 +55,17 @@ def _graph_model(obj: Any) -> bool:
     return isinstance(obj, (Functional, Sequential))
 
 
+def _keras_layers(model: Any) -> list[Any]:
+    """What Keras's ``Model.layers`` holds: a functional model's layers in Keras's order,
+    without its operation nodes (``x + y``: Keras's operations are not layers, and their
+    class names would take the numbers of layers of the same snake-case name)."""
+    from ..layers.operations import _Operation
+    from ..model import Functional, keras_layer_order
+
+    layers = keras_layer_order(model) if isinstance(model, Functional) else model.layers
+    return [layer for layer in layers if not isinstance(layer, _Operation)]
+
+
 def _children(obj: Any, root: bool, include_optimizer: bool) -> list[tuple[str, Any]]:
     """A saveable's attributes in Keras's order: ``(name, child)``."""
     from ..model import Model
@@ -65,7 +76,7 @@ def _children(obj: Any, root: bool, include_optimizer: bool) -> list[tuple[str, 
     kids = dict(_tracking.children_of(obj))
     first: list[tuple[str, Any]] = []
     if _graph_model(obj):
-        first.append(("layers", obj.layers))
+        first.append(("layers", _keras_layers(obj)))
         kids.pop("layers", None)
     elif isinstance(obj, Model):
         kids.setdefault("layers", obj.layers)  # Keras's Model.layers property
