@@ -154,6 +154,16 @@ def masked_attention(lib: Any) -> Any:
     return lib.Model([ids, query, value], L.Dense(2)(L.Concatenate()(pooled)))
 
 
+def functional_branches(lib: Any) -> Any:
+    """Branches of different depths with same-shaped Dense layers: Keras orders layers by
+    depth (b1 before a), ember ran them a first; the weights' paths must be Keras's."""
+    L = lib.layers
+    inp = L.Input((4,))
+    a = L.Dense(4, name="a")(inp)
+    b = L.Dense(4, name="b2")(L.Dense(4, activation="tanh", name="b1")(inp))
+    return lib.Model(inp, L.Add()([a, b]))
+
+
 def functional_operators(lib: Any) -> Any:
     """Python's operators on symbolic tensors (keras-io's timeseries Transformer writes its
     residuals so): Keras 3 saves them as operation nodes (Add, Multiply, Subtract with a
@@ -245,6 +255,7 @@ CASES: dict[str, tuple[Any, Any]] = {
     "attention": (attention, lambda rng: [_floats(3, 5, 8)(rng), _floats(3, 6, 4)(rng)]),
     "trained_attention": (trained_attention, _floats(6, 5, 6)),
     "functional_operators": (functional_operators, _floats(5, 6)),
+    "functional_branches": (functional_branches, _floats(5, 4)),
     "masked_attention": (masked_attention,
                          lambda rng: [_ids(5, 7, padded=True)(rng), _floats(5, 4, 5)(rng),
                                       _floats(5, 6, 5)(rng)]),
