@@ -464,7 +464,9 @@ def _traced(model: Any, name: str, method: Any) -> Any:
             return method(*args)
 
         step.__qualname__ = f"{type(model).__name__}.{name}"
-        hit = cache[name] = (func, graph.function(step))
+        # reduce_retracing, as Keras's train function: a short last batch is traced
+        # once; a third batch size (evaluate on another set) runs eagerly, not retraced
+        hit = cache[name] = (func, graph.function(step, reduce_retracing=True))
     return hit[1]
 
 
@@ -660,7 +662,7 @@ def _predict_step(model: Any) -> Any:
             return model(x, training=False)
 
         predict_step.__qualname__ = f"{type(model).__name__}.predict_step"
-        hit = cache["predict"] = (None, graph.function(predict_step))
+        hit = cache["predict"] = (None, graph.function(predict_step, reduce_retracing=True))
     return hit[1]
 
 
