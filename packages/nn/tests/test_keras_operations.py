@@ -168,3 +168,26 @@ def test_a_functional_config_and_weight_paths_follow_keras_s_layer_order():
     paths = {id(obj): path for path, obj in _walk.saveables(model)}
     assert paths[id(model.get_layer(feeds_negative))] == "layers/dense_1"
     assert not any(p.startswith(("layers/add", "layers/negative")) for p in paths.values())
+
+
+def test_a_functional_model_lists_its_layers_and_weights_in_keras_s_order():
+    """Recorded from Keras 3.15 for keras_twins.functional_branches: ``model.layers`` is
+    [input_layer, b1, a, b2, add] and ``model.weights`` b1's, a's, then b2's. ember ran
+    (and listed) ``a`` first, so ``set_weights(keras_model.get_weights())`` swapped the
+    same-shaped kernels of ``a`` and ``b1`` without a word. ember's checkpoint paths keep
+    the order the layers run in."""
+    import keras_twins
+
+    model = keras_twins.functional_branches(nn)
+    assert [layer.name for layer in model.layers][:3] == ["b1", "a", "b2"]
+    assert isinstance(model.layers[3], L.Add)
+    assert [v.name.split(":")[0] for v in model.weights] == [
+        "b1/kernel", "b1/bias", "a/kernel", "a/bias", "b2/kernel", "b2/bias"]
+    assert [v.name.split(":")[0] for v in model.trainable_variables] == [
+        v.name.split(":")[0] for v in model.weights]
+    # the checkpoint paths are the calls' order: a is layers/0 as before
+    assert model.variables_by_path()["layers/0/kernel"] is model.get_layer("a").kernel
+    values = [np.full(v.shape, i, np.float32) for i, v in enumerate(model.weights)]
+    model.set_weights(values)
+    assert float(model.get_layer("b1").kernel.numpy()[0, 0]) == 0.0
+    assert float(model.get_layer("a").kernel.numpy()[0, 0]) == 2.0

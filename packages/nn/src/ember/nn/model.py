@@ -429,6 +429,30 @@ class Functional(Model):
         self.built = True
 
     @property
+    def layers(self) -> list[Layer]:
+        """The layers, in Keras's order (by depth from the outputs, deepest first; see
+        ``keras_layer_order``), which ``weights`` and ``get_weights`` follow too, so that
+        ``set_weights(keras_model.get_weights())`` puts each array where Keras had it.
+        (Keras also lists its ``InputLayer`` objects here; ember's inputs are not layers.)
+        """
+        return keras_layer_order(self)
+
+    def _ember_variables_by_path(self) -> dict[str, tuple[Any, bool]]:
+        # the paths stay those of the calls' order (checkpoints use them); the order of
+        # the entries is Keras's, layer by layer
+        out = super()._ember_variables_by_path()
+        stack = self._ember.children["layers"]
+        rank = {id(layer): r for r, layer in enumerate(keras_layer_order(self))}
+        by_index = {str(i): rank.get(id(layer), len(rank)) for i, layer in enumerate(stack)}
+
+        def key(path: str) -> tuple[int, int]:
+            head, _, rest = path.partition("/")
+            index = rest.partition("/")[0]
+            return (0, by_index[index]) if head == "layers" and index in by_index else (1, 0)
+
+        return dict(sorted(out.items(), key=lambda item: key(item[0])))  # (a stable sort)
+
+    @property
     def inputs(self) -> list[Any]:
         """The model's ``nn.Input`` placeholders."""
         return _symbolic.leaves(self._ember.extra["functional"][0])
@@ -534,6 +558,9 @@ def keras_layer_order(model: Any) -> list[Layer]:
     layers' weights by this order (``layers/dense``, ``layers/dense_1``, ...) and writes
     its configs in it; ember's own ``layers`` (and checkpoint paths) keep the order the
     calls run in, which this matches on chains and most branches, not on all."""
+    cached = model._ember.extra.get("keras_order")
+    if cached is not None:
+        return list(cached)
     spec, outputs, nodes = model._ember.extra["functional"]
     inputs = {id(t) for t in _symbolic.leaves(spec)}
     first_seen: dict[int, int] = {}  # id(layer) -> index of the walk's first visit
@@ -564,8 +591,10 @@ def keras_layer_order(model: Any) -> list[Layer]:
             parent = leaf.node
             if parent is not None and id(parent) in in_graph:
                 node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
-    return sorted(layers.values(),
-                  key=lambda lay: (-layer_depth[id(lay)], first_seen[id(lay)]))
+    order = sorted(layers.values(),
+                   key=lambda lay: (-layer_depth[id(lay)], first_seen[id(lay)]))
+    model._ember.extra["keras_order"] = tuple(order)  # the graph does not change
+    return order
 
 
 def _topological_nodes(name: str, outputs: Any, inputs: set[int]) -> list[Any]:
