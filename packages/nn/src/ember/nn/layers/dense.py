@@ -71,6 +71,11 @@ class Dense(Layer):
         fused = activations.fused_with_bias(self.activation) if self.use_bias else None
         if inputs.ndim == 2 and fused is not None:  # product, bias and activation: one op
             return em.nn_ops.dense(inputs, self.kernel.value(), self.bias.value(), fused)
+        if fused is not None:  # (N, T, ..., d): the same op on the rows, as a matrix
+            lead = tuple(inputs.shape[:-1])
+            rows = em.reshape(inputs, (-1, inputs.shape[-1]))
+            y = em.nn_ops.dense(rows, self.kernel.value(), self.bias.value(), fused)
+            return em.reshape(y, (*lead, self.units))
         if inputs.ndim == 2:
             y = em.matmul(inputs, self.kernel.value())
         else:
