@@ -230,9 +230,9 @@ def test_gru(seq):
     np.testing.assert_allclose(reorder(gb[1]), tg.bias_hh_l0.grad.numpy(), rtol=1e-3, atol=1e-4)
 
 
-def test_multi_head_attention():
-    e, h = 8, 2
-    q, kv = rand(2, 3, e), rand(2, 5, e, seed=4)
+def _attention_twins(q, kv, e, h):
+    """ember's MultiHeadAttention and PyTorch's, built on ``q``/``kv`` and holding the
+    same projections (PyTorch's packed in_proj, biases copied into ember's)."""
     mha = L.MultiHeadAttention(num_heads=h, key_dim=e // h)
     mha(em.constant(q), em.constant(kv))
     tm = torch.nn.MultiheadAttention(e, h, batch_first=True)
@@ -245,19 +245,35 @@ def test_multi_head_attention():
         tm.out_proj.weight.copy_(torch.tensor(mha.output_dense.kernel.numpy().T))
         tm.out_proj.bias.copy_(torch.tensor(rand(e, seed=7)))
         mha.output_dense.bias.assign(tm.out_proj.bias.numpy())
-    w_out = rand(2, 3, e, seed=1)
+    return mha, tm
+
+
+def _attention_grads(mha, q, kv, w_out, **call):
     qe, kve = em.constant(q), em.constant(kv)
     with tape.GradientTape() as t:
         t.watch([qe, kve])
-        y = mha(qe, kve)
+        y = mha(qe, kve, **call)
         loss = em.reduce_sum(y * w_out)
-    gq, gkv, gw = t.gradient(loss, [qe, kve, mha.query_dense.kernel])
+    return y, t.gradient(loss, [qe, kve, mha.query_dense.kernel])
+
+
+def _torch_grads(tm, q, kv, w_out, **call):
     qt, kvt = T(q), T(kv)
-    yt, _ = tm(qt, kvt, kvt)
+    yt, _ = tm(qt, kvt, kvt, **call)
     (yt * torch.tensor(w_out)).sum().backward()
-    np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), **TOL)
-    np.testing.assert_allclose(gq.numpy(), qt.grad.numpy(), rtol=1e-3, atol=1e-4)
-    np.testing.assert_allclose(gkv.numpy(), kvt.grad.numpy(), rtol=1e-3, atol=1e-4)
+    return yt.detach().numpy(), qt.grad.numpy(), kvt.grad.numpy()
+
+
+def test_multi_head_attention():
+    e, h = 8, 2
+    q, kv = rand(2, 3, e), rand(2, 5, e, seed=4)
+    mha, tm = _attention_twins(q, kv, e, h)
+    w_out = rand(2, 3, e, seed=1)
+    y, (gq, gkv, gw) = _attention_grads(mha, q, kv, w_out)
+    yt, gqt, gkvt = _torch_grads(tm, q, kv, w_out)
+    np.testing.assert_allclose(y.numpy(), yt, **TOL)
+    np.testing.assert_allclose(gq.numpy(), gqt, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gkv.numpy(), gkvt, rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(gw.numpy(), tm.in_proj_weight.grad.numpy()[:e].T,
                                rtol=1e-3, atol=1e-4)
 
@@ -269,32 +285,18 @@ def test_multi_head_attention_with_padded_keys_and_a_causal_mask():
     q, kv = rand(3, 4, e), rand(3, 6, e, seed=4)
     keep = np.ones((3, 6), bool)
     keep[0, 4:], keep[1, 1:] = False, False  # no query row loses every key
-    mha = L.MultiHeadAttention(num_heads=h, key_dim=e // h)
-    mha(em.constant(q), em.constant(kv))
-    tm = torch.nn.MultiheadAttention(e, h, batch_first=True)
-    ws = [mha.query_dense, mha.key_dense, mha.value_dense]
-    with torch.no_grad():
-        tm.in_proj_weight.copy_(torch.tensor(np.concatenate([d.kernel.numpy().T for d in ws])))
-        tm.in_proj_bias.copy_(torch.tensor(np.concatenate([rand(e, seed=i) for i in range(3)])))
-        for i, d in enumerate(ws):
-            d.bias.assign(tm.in_proj_bias.numpy()[i * e:(i + 1) * e])
-        tm.out_proj.weight.copy_(torch.tensor(mha.output_dense.kernel.numpy().T))
-        tm.out_proj.bias.copy_(torch.tensor(rand(e, seed=7)))
-        mha.output_dense.bias.assign(tm.out_proj.bias.numpy())
+    mha, tm = _attention_twins(q, kv, e, h)
     w_out = rand(3, 4, e, seed=1)
-    qe, kve = em.constant(q), em.constant(kv)
-    with tape.GradientTape() as t:
-        t.watch([qe, kve])
-        y = mha(qe, kve, value_mask=keep, use_causal_mask=True)
-        loss = em.reduce_sum(y * w_out)
-    gq, gkv = t.gradient(loss, [qe, kve])
-    qt, kvt = T(q), T(kv)
+    y, (gq, gkv, gw) = _attention_grads(mha, q, kv, w_out, value_mask=keep,
+                                        use_causal_mask=True)
     hidden = torch.tensor(~np.tril(np.ones((4, 6), bool)))  # PyTorch's: top-left, as Keras
-    yt, _ = tm(qt, kvt, kvt, key_padding_mask=torch.tensor(~keep), attn_mask=hidden)
-    (yt * torch.tensor(w_out)).sum().backward()
-    np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), **TOL)
-    np.testing.assert_allclose(gq.numpy(), qt.grad.numpy(), rtol=1e-3, atol=1e-4)
-    np.testing.assert_allclose(gkv.numpy(), kvt.grad.numpy(), rtol=1e-3, atol=1e-4)
+    yt, gqt, gkvt = _torch_grads(tm, q, kv, w_out, key_padding_mask=torch.tensor(~keep),
+                                 attn_mask=hidden)
+    np.testing.assert_allclose(y.numpy(), yt, **TOL)
+    np.testing.assert_allclose(gq.numpy(), gqt, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gkv.numpy(), gkvt, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gw.numpy(), tm.in_proj_weight.grad.numpy()[:e].T,
+                               rtol=1e-3, atol=1e-4)
 
 
 OPTS = [
