@@ -191,3 +191,13 @@ def test_a_functional_model_lists_its_layers_and_weights_in_keras_s_order():
     model.set_weights(values)
     assert float(model.get_layer("b1").kernel.numpy()[0, 0]) == 0.0
     assert float(model.get_layer("a").kernel.numpy()[0, 0]) == 2.0
+
+
+def test_a_number_first_keeps_the_tensor_s_dtype():
+    """``1.0 - x`` on a float16 symbolic x: the number is weak, as in Keras (a float32
+    tensor made of it would promote the result to float32)."""
+    inp = nn.Input((3,), dtype="float16")
+    model = nn.Model(inp, 1.0 - inp * 2.0)
+    out = model(np.ones((2, 3), np.float16))
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 3), -1.0, np.float16))

@@ -42,10 +42,14 @@ class _Operation(Layer):
         self.built = True
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if args and not _symbolic.is_symbolic(args[0]) and _symbolic.is_symbolic(
-                list(args[1:])):  # ``1 - x`` on a symbolic x: a number first
-            return _symbolic.call_symbolic(self, args[0], args[1:], kwargs,
-                                           values_allowed=True)
+        if args and isinstance(args[0], (bool, int, float)):  # ``1 - x``: a number first
+            if _symbolic.is_symbolic(list(args[1:])):
+                return _symbolic.call_symbolic(self, args[0], args[1:], kwargs,
+                                               values_allowed=True)
+            # the number stays a Python number (weak: 1.0 - x keeps a float16 x's dtype),
+            # where a layer's call would make it a float32 tensor first
+            kwargs.pop("training", None)
+            return self.call(*args, **kwargs)
         return super().__call__(*args, **kwargs)
 
     def call(self, *args: Any) -> Any:
