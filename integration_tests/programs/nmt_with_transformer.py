@@ -117,7 +117,9 @@ batch_size = 64 if FULL else 32
 
 def custom_standardization(input_string):
     lowercase = np.char.lower(input_string)
-    return np.vectorize(lambda s: re.sub("[%s]" % re.escape(strip_chars), "", s))(lowercase)
+    return np.vectorize(lambda s: re.sub("[%s]" % re.escape(strip_chars), "", s))(  # noqa: UP031
+        lowercase
+    )
 
 
 eng_vectorization = TextVectorization(
@@ -407,7 +409,7 @@ np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)  # the cross-attention ma
 if not SHORT:
     reference = dict(test_pairs)
     right = sum(
-        re.sub("[%s]" % re.escape(strip_chars), "", reference[eng].lower()) == out
+        re.sub(f"[{re.escape(strip_chars)}]", "", reference[eng].lower()) == out
         for eng, out in translations
     )
     print(f"{right} of {len(translations)} test sentences translated exactly")

@@ -10,10 +10,11 @@ this program makes with FordA's layout (a label of -1 or 1 and the series): nois
 at a random phase around a level of 0.25 (class 1) or -0.25 (class -1). The series has
 one feature, so each LayerNormalization (over that one feature) gives its beta, and the
 blocks pass their input on plus biases, in Keras as here: what the classifier sees is the
-series' mean, hence classes told apart by their level. Reduced (EMBER_PROGRAMS_FULL=1 restores the model: head_size 256, 4 heads,
-4 blocks, mlp_units [128], 200 epochs): series of 64 steps (FordA: 500), 600 training
-and 300 test series (3,601 and 1,320), head_size 16, 2 heads, 2 blocks, mlp_units [32],
-learning rate 1e-3 (1e-4), 15 epochs (200), EarlyStopping(patience=3) (10).
+series' mean, hence classes told apart by their level. Reduced (EMBER_PROGRAMS_FULL=1
+restores the model: head_size 256, 4 heads, 4 blocks, mlp_units [128], 200 epochs):
+series of 64 steps (FordA: 500), 600 training and 300 test series (3,601 and 1,320),
+head_size 16, 2 heads, 2 blocks, mlp_units [32], learning rate 1e-3 (1e-4), 15 epochs
+(200), EarlyStopping(patience=3) (10).
 EMBER_PROGRAMS_SHORT=1: 200 and 100 series, 2 epochs, no threshold. Added: test accuracy
 passes 80% (chance: 50%), and the restored weights are the best epoch's.
 """

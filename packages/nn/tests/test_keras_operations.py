@@ -153,6 +153,7 @@ def test_a_functional_config_and_weight_paths_follow_keras_s_layer_order():
     3.15 writes for keras_twins.functional_operators: the Dense feeding ``-`` comes before
     the one feeding the last ``+``, and its weights are ``layers/dense_1``."""
     import keras_twins
+
     from ember.nn.saving import _walk
 
     model = keras_twins.functional_operators(nn)
