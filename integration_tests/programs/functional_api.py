@@ -360,12 +360,12 @@ outputs = CustomDense(10)(inputs)
 
 model = keras.Model(inputs, outputs)
 assert model(np.ones((2, 4), "float32")).shape == (2, 10)
-assert CustomDense.from_config(model.layers[0].get_config()).units == 10
+assert CustomDense.from_config(model.layers[1].get_config()).units == 10  # (added; [0]: its InputLayer)
 
 config = model.get_config()
 
 new_model = keras.Model.from_config(config, custom_objects={"CustomDense": CustomDense})
-assert type(new_model.layers[0]) is CustomDense and new_model.layers[0].units == 10
+assert type(new_model.layers[1]) is CustomDense and new_model.layers[1].units == 10  # (added)
 
 """
 ## Mix-and-match API styles

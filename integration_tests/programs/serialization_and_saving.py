@@ -507,8 +507,8 @@ model = nn.Model(inputs, outputs)
 
 config = model.get_config()
 new_model = nn.Model.from_config(config)
-assert type(new_model.layers[0]) is CustomModel  # (added)
-assert type(new_model.layers[0].first_layer) is MyDense
+assert type(new_model.layers[1]) is CustomModel  # (added; [0]: its InputLayer, as Keras)
+assert type(new_model.layers[1].first_layer) is MyDense  # (added)
 assert new_model(np.ones((2, 32), np.float32)).shape == (2, 16)
 
 """

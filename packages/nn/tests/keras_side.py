@@ -48,6 +48,9 @@ def write(out):
         try:
             keras.utils.set_random_seed(0)
             model = build(keras)
+            (out / f"{name}.layers.json").write_text(json.dumps(  # model.layers, in order
+                [[type(layer).__name__, [int(np.prod(w.shape)) for w in layer.weights]]
+                 for layer in model.layers]))
             _randomize(model, seed=1)
             if name in keras_twins.TRAINED:
                 keras_twins.train_step(model, name)

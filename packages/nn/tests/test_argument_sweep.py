@@ -91,6 +91,12 @@ LAYER_SPECS: dict[str, dict[str, Any]] = {
                                                       "strides": 2, "depth_multiplier": 2}),
     "Embedding": dict(args=(4, 3), x=[IDS], alt={"input_dim": 5, "output_dim": 2,
                                                  "input_length": 3}),
+    # what InputLayer's arguments make is its input (shape, dtype): the input shape and
+    # the dtype it passes a tensor on in
+    "InputLayer": dict(kw={"shape": (4,)}, x=[X2], keep_in_base=("shape",),
+                       alt={"shape": (3,), "batch_size": 2, "batch_shape": (2, 4),
+                            "input_tensor": lambda: nn.Input((5,)), "dtype": "float64",
+                            "sparse": True, "ragged": True, "optional": True}),
     "Masking": dict(x=[X3 * np.array([1, 1, 0, 1, 1], np.float32)[None, :, None]],
                     alt={"mask_value": 1.0}),
     "BatchNormalization": dict(x=[X2 * 3 + 1], alt={"axis": 0},

@@ -108,6 +108,21 @@ def test_a_keras_file_loads_into_ember(exchange, case):
 
 
 @pytest.mark.parametrize("case", CASES)
+def test_model_layers_and_their_weights_are_listed_as_keras_lists_them(exchange, case):
+    """``model.layers`` (InputLayer objects of a functional model included, operation
+    nodes not) and each layer's weights' sizes, in Keras's order: code that indexes
+    ``model.layers`` or zips ``get_weights()`` across the two libraries means the same.
+    (Sizes, not shapes: MultiHeadAttention's kernels are 2-D in ember, 3-D in Keras.)"""
+    where, _ = exchange
+    _no_error(where / "keras" / f"{case}.error.txt")
+    want = json.loads((where / "keras" / f"{case}.layers.json").read_text())
+    model = keras_twins.CASES[case][0](nn)
+    got = [[type(layer).__name__, [int(np.prod(w.shape)) for w in layer.weights]]
+           for layer in model.layers]
+    assert got == want
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_keras_weights_load_into_the_ember_twin(exchange, case):
     where, _ = exchange
     _no_error(where / "keras" / f"{case}.error.txt")

@@ -59,9 +59,11 @@ def functional_config(model: Any) -> dict[str, Any]:
     spec, outputs, nodes = model._ember.extra["functional"]
     flat_in = _symbolic.leaves(spec)
     input_names = model.input_names
+    from .model import keras_layer_order
+
     own = {id(n) for n in nodes}
     index: dict[int, int] = {}  # id(node) -> its index among the layer's calls in this model
-    for layer in model.layers:
+    for layer in keras_layer_order(model):  # (its operation nodes too; no InputLayer)
         k = 1 if _is_functional(layer) else 0  # as Keras: a model's first call is its own
         for node in layer._ember.extra.get("inbound_nodes", []):
             if id(node) in own:
@@ -69,7 +71,7 @@ def functional_config(model: Any) -> dict[str, Any]:
                 k += 1
     names: dict[int, str] = {id(t): n for t, n in zip(flat_in, input_names)}
     taken = set(input_names)
-    for layer in model.layers:
+    for layer in keras_layer_order(model):
         if layer.name in taken:
             raise ValueError(f"{model.name}: two layers (or a layer and an input) are named "
                              f"{layer.name!r}; a functional model's config names each once, "
@@ -87,8 +89,6 @@ def functional_config(model: Any) -> dict[str, Any]:
         return {"class_name": "__keras_tensor__",
                 "config": {"shape": list(t.shape), "dtype": str(np.dtype(t.dtype)),
                            "keras_history": history(t)}}
-
-    from .model import keras_layer_order
 
     layers = [input_layer_config(t, names[id(t)]) for t in flat_in]
     for layer in keras_layer_order(model):  # Keras's order of its entries

@@ -11,6 +11,7 @@ import ember.core as em
 from . import training as _training
 from .layers import _symbolic, _tracking
 from .layers.base import Layer
+from .layers.input_layer import InputLayer
 
 
 class Model(Layer):
@@ -431,11 +432,15 @@ class Functional(Model):
     @property
     def layers(self) -> list[Layer]:
         """The layers, in Keras's order (by depth from the outputs, deepest first; see
-        ``keras_layer_order``), which ``weights`` and ``get_weights`` follow too, so that
+        ``keras_layer_order``), an ``InputLayer`` for each input among them as in Keras,
+        so that ``model.layers[i]`` is the layer Keras's ``model.layers[i]`` is. The
+        weights (``weights``, ``get_weights``) follow the same order, so that
         ``set_weights(keras_model.get_weights())`` puts each array where Keras had it.
-        (Keras also lists its ``InputLayer`` objects here; ember's inputs are not layers.)
-        """
-        return keras_layer_order(self)
+        Operation nodes (``x + y``) are not listed, as Keras lists none."""
+        from .layers.operations import _Operation
+
+        return [layer for layer in keras_layer_order(self, with_inputs=True)
+                if not isinstance(layer, _Operation)]
 
     def _ember_variables_by_path(self) -> dict[str, tuple[Any, bool]]:
         # the paths stay those of the calls' order (checkpoints use them); the order of
@@ -551,25 +556,37 @@ def _unique(given: list[Any], base: Any) -> list[str]:
     return out
 
 
-def keras_layer_order(model: Any) -> list[Layer]:
+def keras_layer_order(model: Any, with_inputs: bool = False) -> list[Layer]:
     """A functional model's layers in the order Keras 3 lists them (its ``operations``):
     by depth, the number of calls between a layer and the outputs, deepest first; ties in
     the order a depth-first walk from the outputs first meets them. Keras names the
     layers' weights by this order (``layers/dense``, ``layers/dense_1``, ...) and writes
-    its configs in it; ember's own ``layers`` (and checkpoint paths) keep the order the
-    calls run in, which this matches on chains and most branches, not on all."""
+    its configs in it; ember's checkpoint paths keep the order the calls run in, which
+    this matches on chains and most branches, not on all. ``with_inputs``: an
+    ``InputLayer`` for each input too, at its depth (``model.layers``)."""
     cached = model._ember.extra.get("keras_order")
-    if cached is not None:
-        return list(cached)
+    if cached is None:
+        cached = model._ember.extra["keras_order"] = tuple(_keras_order(model))
+    return [lay for lay in cached if with_inputs or not isinstance(lay, InputLayer)]
+
+
+def _keras_order(model: Any) -> list[Layer]:
     spec, outputs, nodes = model._ember.extra["functional"]
-    inputs = {id(t) for t in _symbolic.leaves(spec)}
+    flat_in = _symbolic.leaves(spec)
+    input_layers = {id(t): InputLayer(input_tensor=t, name=name)
+                    for t, name in zip(flat_in, model.input_names)}
     first_seen: dict[int, int] = {}  # id(layer) -> index of the walk's first visit
     post: list[Any] = []  # nodes, inputs first
     done: set[int] = set()
+    layer_depth: dict[int, int] = {}
+    layers: dict[int, Layer] = {}
 
     def visit(t: Any) -> None:
         node = t.node
-        if node is None or id(t) in inputs or id(node) in done:
+        if id(t) in input_layers:  # an InputLayer: met here, its depth set below
+            first_seen.setdefault(id(input_layers[id(t)]), len(first_seen))
+            return
+        if node is None or id(node) in done:
             return
         first_seen.setdefault(id(node.layer), len(first_seen))
         for leaf in _symbolic.symbolic_leaves(node):
@@ -581,8 +598,6 @@ def keras_layer_order(model: Any) -> list[Layer]:
         visit(t)
     in_graph = {id(n) for n in post}
     node_depth: dict[int, int] = {}
-    layer_depth: dict[int, int] = {}
-    layers: dict[int, Layer] = {}
     for node in reversed(post):
         depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(id(node.layer), 0))
         layer_depth[id(node.layer)] = node_depth[id(node)] = depth
@@ -591,10 +606,17 @@ def keras_layer_order(model: Any) -> list[Layer]:
             parent = leaf.node
             if parent is not None and id(parent) in in_graph:
                 node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
-    order = sorted(layers.values(),
-                   key=lambda lay: (-layer_depth[id(lay)], first_seen[id(lay)]))
-    model._ember.extra["keras_order"] = tuple(order)  # the graph does not change
-    return order
+            elif id(leaf) in input_layers:
+                inp = input_layers[id(leaf)]
+                layers[id(inp)] = inp
+                layer_depth[id(inp)] = max(depth + 1, layer_depth.get(id(inp), 0))
+    for t in flat_in:  # an input no output reads: depth 0, as Keras
+        inp = input_layers[id(t)]
+        if id(inp) not in layers:
+            layers[id(inp)] = inp
+            layer_depth[id(inp)] = 0
+            first_seen.setdefault(id(inp), len(first_seen))
+    return sorted(layers.values(), key=lambda lay: (-layer_depth[id(lay)], first_seen[id(lay)]))
 
 
 def _topological_nodes(name: str, outputs: Any, inputs: set[int]) -> list[Any]:
@@ -647,12 +669,15 @@ class Sequential(Model):
 
     def add(self, layer: Layer) -> None:
         """Append a layer (building the model when its input shape is known: from an
-        ``nn.Input`` added first, or from the first layer's ``input_shape``).
+        ``nn.Input`` or an ``InputLayer`` added first, or from the first layer's
+        ``input_shape``).
 
         Raises:
             TypeError: ``layer`` is neither a Layer nor an ``nn.Input``.
             ValueError: an ``nn.Input`` after the first layer.
         """
+        if isinstance(layer, InputLayer):  # (Keras's: a functional model's layers[0])
+            layer = layer.output
         if isinstance(layer, _symbolic.SymbolicTensor):
             if layer.node is not None:
                 raise TypeError("Sequential.add: expected a Layer or an nn.Input, got the "

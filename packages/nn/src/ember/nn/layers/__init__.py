@@ -18,6 +18,7 @@ from .core import (
 )
 from .dense import Dense
 from .embedding import Embedding
+from .input_layer import InputLayer
 from .masking import Masking, get_mask, set_mask
 from .merging import (
     Add,
