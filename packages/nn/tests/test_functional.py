@@ -254,3 +254,20 @@ def test_a_layer_is_built_with_the_mask_its_symbolic_input_carries():
     keep = x != 0
     want = (table[x] * keep[..., None]).sum(1) / keep.sum(1, keepdims=True)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_input_and_output_are_the_model_s_as_given():
+    """Keras's ``model.input``/``model.output`` of a functional model: its inputs and
+    outputs, one tensor or a list as given (keras-io's lstm_seq2seq reads model.input[0]
+    and model.layers[2].output of a loaded model to build its inference models)."""
+    a, b = nn.Input((3,)), nn.Input((2,))
+    y = L.Dense(1)(L.Concatenate()([a, b]))
+    two = nn.Model([a, b], y)
+    assert two.input == [a, b] and two.input[0] is a and two.output is y
+    one = nn.Model(a, [L.Dense(2)(a), L.Dense(1)(a)])
+    assert one.input is a and len(one.output) == 2
+    assert [type(layer).__name__ for layer in two.layers] == [
+        "InputLayer", "InputLayer", "Concatenate", "Dense"]
+    assert two.layers[0].output is a and two.layers[1].output is b
+    sub = nn.Model(two.input, two.layers[2].output)  # the Concatenate's output
+    assert sub([np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)]).shape == (4, 5)

@@ -463,6 +463,17 @@ class Functional(Model):
         return _symbolic.leaves(self._ember.extra["functional"][0])
 
     @property
+    def input(self) -> Any:
+        """The model's inputs as it was given them (one placeholder, or a list), as
+        Keras's ``model.input`` (keras-io's ``lstm_seq2seq`` takes ``model.input[0]``)."""
+        return self._ember.extra["functional"][0]
+
+    @property
+    def output(self) -> Any:
+        """The model's outputs as it was given them (one symbolic tensor, or a list)."""
+        return self._ember.extra["functional"][1]
+
+    @property
     def outputs(self) -> list[Any]:
         """The model's symbolic outputs."""
         return _symbolic.leaves(self._ember.extra["functional"][1])
