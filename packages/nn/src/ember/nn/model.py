@@ -446,16 +446,26 @@ class Functional(Model):
         # the paths stay those of the calls' order (checkpoints use them); the order of
         # the entries is Keras's, layer by layer
         out = super()._ember_variables_by_path()
-        stack = self._ember.children["layers"]
-        rank = {id(layer): r for r, layer in enumerate(keras_layer_order(self))}
-        by_index = {str(i): rank.get(id(layer), len(rank)) for i, layer in enumerate(stack)}
+        keys = tuple(out)
+        cached = self._ember.extra.get("keras_paths")  # (the paths, them in Keras's order)
+        if cached is None or cached[0] != keys:
+            stack = self._ember.children["layers"]
+            rank = {id(layer): r for r, layer in enumerate(keras_layer_order(self))}
+            by_index = {str(i): rank.get(id(layer), len(rank))
+                        for i, layer in enumerate(stack)}
 
-        def key(path: str) -> tuple[int, int]:
-            head, _, rest = path.partition("/")
-            index = rest.partition("/")[0]
-            return (0, by_index[index]) if head == "layers" and index in by_index else (1, 0)
+            def key(path: str) -> tuple[int, int]:
+                head, _, rest = path.partition("/")
+                index = rest.partition("/")[0]
+                return (0, by_index[index]) if head == "layers" and index in by_index \
+                    else (1, 0)
 
-        return dict(sorted(out.items(), key=lambda item: key(item[0])))  # (a stable sort)
+            order = sorted(keys, key=key)
+            cached = self._ember.extra["keras_paths"] = (keys, None if order == list(keys)
+                                                         else order)
+        if cached[1] is None:  # a chain, and most graphs: the calls' order is Keras's
+            return out
+        return {path: out[path] for path in cached[1]}
 
     @property
     def inputs(self) -> list[Any]:
