@@ -342,8 +342,15 @@ def prepare_torch(torch: object, name: str, optimizer: str, graphed: bool,
     for _ in range(warmup):
         g.replay()
 
+    # The graph reads and writes x, y, the parameters and the optimizer's state at fixed
+    # addresses: they must outlive it. Held by ``step`` alone, they were freed when this
+    # returned, and the next allocations' bytes became the labels (the H200's first run:
+    # cross_entropy's device assert, labels out of range).
+    static = (model, opt, x, y)
+
     def replay() -> object:
         g.replay()
+        assert static  # (kept alive with the graph)
         return static_loss
 
     return Prepared(replay, first)

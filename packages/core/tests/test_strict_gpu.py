@@ -264,6 +264,27 @@ def test_elementwise_kernels_evaluate_their_c_and_refuse_what_nvcc_or_the_double
         k(a)
 
 
+def test_kernels_nvrtc_refused_on_the_h200_are_refused_on_the_double(gpu):
+    """Two compile errors the H200 found in ember's own kernels (float16 ReLU, int32 max
+    pool), which the double had evaluated: a float16 ternary against an integer and
+    ``isnan`` of an integer are ambiguous overloads to nvrtc."""
+    xp = gpu.backend.xp
+    h = em.constant([1.0, -2.0], dtype=em.float16)._data
+    n = em.constant([1, -2])._data
+    ambiguous = xp.ElementwiseKernel("T a", "T o", "o = a > 0 ? a : 0", "relu")
+    with pytest.raises(CompileException, match=r'error: ambiguous "\?" operation: .*"float16"'):
+        ambiguous(h)
+    assert ambiguous(n).get().tolist() == [1, 0]  # an int against an int is fine
+    assert ambiguous(em.constant([1.0, -2.0])._data).get().tolist() == [1.0, 0.0]  # float
+    fixed = xp.ElementwiseKernel("T a", "T o", "o = a > (T)0 ? a : (T)0", "relu_cast")
+    assert fixed(h).get().tolist() == [1.0, 0.0] and fixed(h).dtype == np.float16
+    nan_of_int = xp.ElementwiseKernel("T a", "T o", "o = isnan(a) ? (T)0 : a", "nan")
+    with pytest.raises(CompileException, match='more than one instance of overloaded '
+                                               'function "isnan"'):
+        nan_of_int(n)
+    assert nan_of_int(h).get().tolist() == [1.0, -2.0]
+
+
 def test_the_strict_double_casts_floats_to_ints_as_cupy_does():
     """cupy's documented difference: a GPU's conversion saturates (and takes NaN to 0)
     where numpy on x86 gives the type's minimum or wraps."""

@@ -7,6 +7,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import ember.core as em
+from ember.core import extend
 from ember.core.testing import OpLog
 
 # host memory: tests without the device fixture run on /cpu:0 where a GPU is present
@@ -14,7 +15,11 @@ pytestmark = pytest.mark.usefixtures("host_unless_device")
 
 
 def _address(v):
-    return v.numpy().__array_interface__["data"][0]
+    """Where ``v``'s array lives: its host address, or its device pointer (``v.numpy()`` of
+    a GPU variable is a new host copy, which malloc may put where the last one was: on the
+    H200 every update looked in place)."""
+    a = extend.array_of(v.value())
+    return a.data.ptr if hasattr(a, "get") else a.__array_interface__["data"][0]
 
 
 def _updated(v, method, delta):

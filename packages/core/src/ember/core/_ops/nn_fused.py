@@ -177,7 +177,7 @@ def batch_norm_training_grad(dy: Any, x: Any, mean: Any, variance: Any, scale: A
 def _bias_act(be: Any, x: Any, b: Any, *, activation: str) -> Any:
     if activation == "relu" and _fused.fusable(be.xp):  # one kernel on a GPU, not two
         return _fused.kernel(be.xp, "bias_relu", "T x, T b", "T y",
-                             "T z = x + b; y = (z > 0 || isnan(z)) ? z : 0")(x, b)
+                             "T z = x + b; y = (z > 0 || isnan(z)) ? z : (T)0")(x, b)
     y = _add_rows(be.xp, x, b)
     if activation == "relu":
         be.xp.maximum(y, y.dtype.type(0), out=y)
@@ -212,7 +212,7 @@ def _activation_grad(be: Any, dy: Any, y: Any, *, activation: str) -> Any:
         return dy
     if _fused.fusable(be.xp):  # a GPU: one kernel
         return _fused.kernel(be.xp, "relu_grad", "T dy, T y", "T dz",
-                             "dz = y > 0 ? dy : 0")(dy, y)
+                             "dz = y > 0 ? dy : (T)0")(dy, y)
     # where(y > 0, dy, 0) as a bitwise AND: the same bits, 10x faster
     ints = _INTS[dy.dtype.itemsize]
     # all ones where y > 0; into an array of its own (2x faster than numpy's dtype=)
@@ -304,18 +304,21 @@ def _window_views(x: Any, ksize: tuple[int, int]) -> list[Any]:
     return [x[:, i::kh, j::kw, :] for i in range(kh) for j in range(kw)]
 
 
-def _pool_sources(k: int) -> tuple[str, str, str, str]:
+def _pool_sources(k: int, floating: bool = True) -> tuple[str, str, str, str]:
     """(inputs, the forward's body, the backward's outputs and body) of the fused kernels
-    for windows of ``k`` elements: ``a0..`` the window's elements, ``y`` its maximum."""
+    for windows of ``k`` elements: ``a0..`` the window's elements, ``y`` its maximum.
+    Constants are written ``(T)1``: nvrtc finds ``c ? h : 1`` ambiguous for a float16
+    ``h``, and ``isnan`` of an integer too (both seen on the H200)."""
     ins = ", ".join(f"T a{j}" for j in range(k))
+    nan = (lambda j: f" || isnan(m{j - 1})") if floating else (lambda j: "")
     fwd = "T m0 = a0; " + "".join(
-        f"T m{j} = (m{j - 1} > a{j} || isnan(m{j - 1})) ? m{j - 1} : a{j}; "
+        f"T m{j} = (m{j - 1} > a{j}{nan(j)}) ? m{j - 1} : a{j}; "
         for j in range(1, k)) + f"y = m{k - 1}"  # NaN propagates, as in reduce_max
     outs = ", ".join(f"T d{j}" for j in range(k))
     # the host path's arithmetic: ties counted, at least 1, the share times each mask
     bwd = "".join(f"T e{j} = a{j} == y; " for j in range(k))
     bwd += "T cnt = " + " + ".join(f"e{j}" for j in range(k)) + "; "
-    bwd += "T share = dy / (cnt < 1 ? 1 : cnt); "
+    bwd += "T share = dy / (cnt < (T)1 ? (T)1 : cnt); "
     bwd += "; ".join(f"d{j} = e{j} * share" for j in range(k))
     return ins, fwd, outs, bwd
 
@@ -323,8 +326,10 @@ def _pool_sources(k: int) -> tuple[str, str, str, str]:
 def _max_pool_tiled(be: Any, x: Any, *, ksize: tuple[int, int]) -> Any:
     views = _window_views(x, ksize)
     if _fused.fusable(be.xp) and len(views) <= 16:  # a GPU: one kernel
-        ins, fwd, _, _ = _pool_sources(len(views))
-        return _fused.kernel(be.xp, f"max_pool_{len(views)}", ins, "T y", fwd)(*views)
+        floating = x.dtype.kind == "f"
+        ins, fwd, _, _ = _pool_sources(len(views), floating)
+        name = f"max_pool_{len(views)}" + ("" if floating else "_int")
+        return _fused.kernel(be.xp, name, ins, "T y", fwd)(*views)
     y = be.xp.array(views[0], copy=True)
     for v in views[1:]:
         be.xp.maximum(y, v, out=y)  # NaN propagates, as in reduce_max

@@ -4,35 +4,35 @@ Other ember packages (the tape's gradient checks, nn's layer tests) import these
 whole framework is tested over one table of ops and one set of backends.
 """
 
-from ._spec import BACKEND_TOL, DEFAULT_TOL, Case, OpSpec, Raw, backend_tolerance, sample
+from ._spec import BACKEND_TOL, DEFAULT_TOL, Case, OpSpec, Raw, backend_tolerance, device_bits, sample
 from ._strict import CUPY_LACKS, StrictArray, TransferCounters
 from ._strict_nvmath import without_nvmath
 from .devices import (
-    TEST_BACKENDS,
-    available_backends,
-    backend_for_test,
-    backend_scope,
-    backends_to_test,
-    gpu_skip_reason,
-    install_present_gpu,
-    present_gpu,
-    real_gpu_available,
-    simulated_gpus,
+                    TEST_BACKENDS,
+                    available_backends,
+                    backend_for_test,
+                    backend_scope,
+                    backends_to_test,
+                    gpu_skip_reason,
+                    install_present_gpu,
+                    present_gpu,
+                    real_gpu_available,
+                    simulated_gpus,
 )
 from .op_specs import (
-    OP_SPECS,
-    case_id,
-    check_case_forward,
-    check_spec_forward,
-    ember_args,
-    flatten,
-    get_spec,
-    iter_cases,
-    make_case,
-    numpy_args,
-    run_case,
-    run_torch,
-    torch_args,
+                    OP_SPECS,
+                    case_id,
+                    check_case_forward,
+                    check_spec_forward,
+                    ember_args,
+                    flatten,
+                    get_spec,
+                    iter_cases,
+                    make_case,
+                    numpy_args,
+                    run_case,
+                    run_torch,
+                    torch_args,
 )
 from .recorders import OpLog, OpNames, recorded_op_names
 
@@ -40,7 +40,7 @@ __all__ = [
     "CUPY_LACKS", "TEST_BACKENDS", "OpLog", "OpNames", "StrictArray", "TransferCounters",
     "backend_for_test", "recorded_op_names",
     "backend_scope", "backends_to_test",
-    "BACKEND_TOL", "backend_tolerance",
+    "BACKEND_TOL", "backend_tolerance", "device_bits",
     "DEFAULT_TOL", "OP_SPECS", "Case", "OpSpec", "Raw", "available_backends", "case_id",
     "check_case_forward", "check_spec_forward", "ember_args", "flatten", "get_spec",
     "gpu_skip_reason", "install_present_gpu", "iter_cases", "make_case", "numpy_args",

@@ -53,6 +53,23 @@ def backend_tolerance(dtype: Any, device: Any = "/cpu:0",
         rtol, atol = max(rtol, op_tol[0]), max(atol, op_tol[1])
     return rtol, atol
 
+
+def device_bits(a: Any, device: Any = "/cpu:0") -> bytes:
+    """``a``'s bytes, for a bit-for-bit comparison of a result computed on ``device`` with
+    numpy's: on the CPU every bit; on a GPU each NaN as one pattern, since a GPU's
+    arithmetic and conversions give their canonical NaN (float32 0x7FFFFFFF), not numpy's
+    sign and payload (which no framework promises). A NaN still has to be a NaN, and
+    every other value (signed zeros, infinities) its bits."""
+    from .._device import get_device
+
+    a = np.ascontiguousarray(a)
+    if get_device(device).kind == "cpu" or a.dtype.kind not in "fc":
+        return a.tobytes()
+    a = a.copy()
+    a[np.isnan(a)] = np.nan
+    return a.tobytes()
+
+
 MakeArgs = Callable[[np.random.Generator, np.dtype], list[Any]]
 
 

@@ -574,6 +574,8 @@ class StrictArray:
         a, be = self._a, self._ns._backend
         if np.dtype(dtype).kind in "iu" and a.dtype.kind == "f":
             out = be.run(lambda: cupy_float_to_int(a, dtype), a)
+        elif a.dtype == np.float32 and np.dtype(dtype) == np.float64:
+            out = be.run(lambda: _strict_numerics.widened_nan(a), a)
         else:
             out = be.run(lambda: a.astype(dtype, *args, **kwargs), a)
         be.launched(_strict_launches.kernels("ndarray.astype", (a, dtype, *args), kwargs, out))

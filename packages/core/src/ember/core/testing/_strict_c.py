@@ -181,9 +181,33 @@ def invert(v: Any) -> Any:
 
 
 def select(c: Any, a: Any, b: Any) -> Any:
-    """``c ? a : b``, its branches converted to their common type."""
+    """``c ? a : b``, its branches converted to their common type. A ``float16`` branch
+    against an integer one is ambiguous to nvrtc (cupy's ``float16`` class converts from
+    ``int`` and to ``float``, each way): write ``(T)0``, as the H200 showed."""
+    da, db = dtype_of(a), dtype_of(b)
+    if {da.kind, db.kind} & {"i", "u", "b"} and np.dtype(np.float16) in (da, db):
+        raise CError(f'ambiguous "?" operation: second operand of type '
+                     f'"{_c_name(da)}" can be converted to third operand type '
+                     f'"{_c_name(db)}", and vice versa')
     x, y = _operands(a, b)
     return np.where(truth(c), x, y)
+
+
+def _c_name(dt: np.dtype) -> str:
+    return "float16" if dt == np.float16 else next(
+        (n for n, t in C_TYPES.items() if t == dt), str(dt))
+
+
+def floating_only(name: str, fn: Any) -> Any:
+    """``fn`` as CUDA's ``isnan``/``isinf``, which overload float, double and long double
+    only: an integer argument matches all three, an error for nvrtc (the H200's, on an
+    int32 max pool)."""
+    def call(x: Any, *rest: Any) -> Any:
+        if dtype_of(x).kind != "f":
+            raise CError(f'more than one instance of overloaded function "{name}" matches '
+                         f'the argument list: argument types are: ({_c_name(dtype_of(x))})')
+        return fn(x, *rest)
+    return call
 
 
 def umulhi(a: Any, b: Any) -> Any:

@@ -48,6 +48,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 # CUDA's math functions round as in cupy's own kernels (cupy.exp runs the same expf)
 _FUNCTIONS = {n: _strict_numerics.gpu_math(n, f) for n, f in _FUNCTIONS.items()}
+# classification functions: floating-point arguments only (nvrtc: ambiguous on an int)
+_FUNCTIONS.update({n: _strict_c.floating_only(n, _FUNCTIONS[n]) for n in ("isnan", "isinf")})
 # exact functions: no rounding to move
 _FUNCTIONS.update({"ilogb": _strict_c.ilogb, "ldexp": _strict_c.ldexp,
                    "__umulhi": _strict_c.umulhi})
@@ -96,8 +98,9 @@ def _compile_error(e: KernelSyntaxError, name: str, operation: str,
 
 class _Parser:
     def __init__(self, text: str, kernel: str, placeholders: frozenset[str] = frozenset(),
-                 raw: frozenset[str] = frozenset()) -> None:
+                 raw: frozenset[str] = frozenset(), contract: bool = False) -> None:
         self.kernel = kernel
+        self.contract = contract  # nvcc's --fmad=true: a product and a sum are one fma
         self.placeholders = placeholders  # the parameters' one-letter types
         self.raw = raw  # the raw inputs: read only by subscript
         self.names: set[str] = set()  # the identifiers the expression reads
@@ -155,9 +158,17 @@ class _Parser:
             return self.unary()
         left = self.binary(level + 1)
         while self.peek() in self._LEVELS[level]:
-            fn = _strict_c.BINARY[self.take()[1]]
+            op = self.take()[1]
             right = self.binary(level + 1)
-            left = (lambda f, a, b: lambda env: f(a(env), b(env)))(fn, left, right)
+            if self.contract and op in ("+", "-") and (
+                    hasattr(left, "product") or hasattr(right, "product")):
+                left = _contracted(op, left, right)
+                continue
+            fn = _strict_c.BINARY[op]
+            node = (lambda f, a, b: lambda env: f(a(env), b(env)))(fn, left, right)
+            if op == "*":
+                node.product = (left, right)  # type: ignore[attr-defined]
+            left = node
         return left
 
     def cast_type(self) -> str | None:
@@ -254,6 +265,30 @@ class _Parser:
                     "?:, so a subscript must be in bounds in every element)")
             return flat[j]
         return read
+
+
+def _contracted(op: str, left: Node, right: Node) -> Node:
+    """``left op right`` where one side is a product, as nvcc compiles it by default
+    (``--fmad=true``): one fused multiply-add, the product unrounded. The H200 showed it:
+    SGD's ``p - g * lr`` kernel differed from the ops' bits by an ulp until compiled with
+    ``--fmad=false``. Modelled for float32 (the exact product in float64, one addition
+    there, then float32); other types are evaluated unfused."""
+    first = hasattr(left, "product")
+    a_node, b_node = (left if first else right).product  # type: ignore[attr-defined]
+    other = right if first else left
+
+    def node(env: dict[str, Any]) -> Any:
+        a, b, c = a_node(env), b_node(env), other(env)
+        types = [_strict_c.dtype_of(v) for v in (a, b, c)]
+        if _strict_c.common(_strict_c.common(types[0], types[1]), types[2]) != np.float32:
+            prod = _strict_c.BINARY["*"](a, b)
+            return _strict_c.BINARY[op](*((prod, c) if first else (c, prod)))
+        x, y, z = (np.asarray(v.value if isinstance(v, Lit) else v, np.float64)
+                   for v in (a, b, c))
+        exact = x * y  # float32 operands: the product is exact in float64
+        total = exact + z if op == "+" else (exact - z if first else z - exact)
+        return total.astype(np.float32)
+    return node
 
 
 def _params(text: str, kernel: str, raw: set[str] | None = None) -> list[tuple[str, str]]:
@@ -358,7 +393,8 @@ class StrictElementwiseKernel:
             elif target not in declared:
                 raise KernelSyntaxError(f"ElementwiseKernel {name}: identifier {target!r} is "
                                         f"undefined in {stmt!r}")
-            parser = _Parser(m.group(3), name, placeholders, frozenset(self.raw))
+            parser = _Parser(m.group(3), name, placeholders, frozenset(self.raw),
+                             contract="--fmad=false" not in self.options)
             node = parser.parse()
             undefined = sorted(parser.names - known)
             if undefined:

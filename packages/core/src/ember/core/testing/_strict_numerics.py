@@ -67,6 +67,35 @@ _FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 # multiply-adds, whole-number results alone count as exact
 _LONG_MAX_WORK = 2_000_000
 _CREATION = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray"})
+# float32 arithmetic: a GPU's NaN result is its canonical NaN, 0x7fffffff, whatever the
+# operands' NaN (numpy on x86 keeps an operand's payload and gives 0xffc00000, a negative
+# NaN, for an invalid operation), as the H200 gave in floordiv and a float32 NaN widened
+_ARITH = frozenset({"add", "subtract", "multiply", "divide", "true_divide", "fmod", "sqrt",
+                    "reciprocal", "square", "floor_divide", "remainder", "divmod"}) | _MATH
+_NAN32 = np.uint32(0x7FFFFFFF)
+
+
+def canonical_nan(out: Any) -> Any:
+    """``out`` with each float32 NaN made the GPU's canonical one (in place for arrays)."""
+    if isinstance(out, tuple):
+        return tuple(canonical_nan(o) for o in out)
+    if getattr(out, "dtype", None) != np.float32:
+        return out
+    if isinstance(out, np.ndarray):
+        if out.flags.writeable:
+            bits = out.view(np.uint32)
+            bits[(bits & _NAN32) > np.uint32(0x7F800000)] = _NAN32
+        return out
+    return np.array(_NAN32).view(np.float32)[()] if np.isnan(out) else out
+
+
+def widened_nan(a: np.ndarray) -> np.ndarray:
+    """float32 ``a`` as float64 as a GPU converts it: a NaN becomes the float32 canonical
+    NaN widened, 0x7FFFFFFFE0000000 (the H200's; numpy keeps the payload: 0x7FF8...)."""
+    out = a.astype(np.float64)
+    bits = out.view(np.uint64)
+    bits[np.isnan(a)] = np.uint64(0x7FFFFFFFE0000000)
+    return out
 
 
 def computed(qual: str, fn: Callable[..., Any], args: Any, kwargs: dict[str, Any],
@@ -74,6 +103,13 @@ def computed(qual: str, fn: Callable[..., Any], args: Any, kwargs: dict[str, Any
     """``cupy.<qual>(*args, **kwargs)`` as cupy 14 computes it; ``call()`` is numpy's
     ``fn(*args, **kwargs)`` (with the double's own handling, e.g. wrapped indices), and
     ``host_data`` says that a creation function (``asarray``, ...) was given host data."""
+    if qual in _ARITH:
+        return canonical_nan(_computed(qual, fn, args, kwargs, call, host_data))
+    return _computed(qual, fn, args, kwargs, call, host_data)
+
+
+def _computed(qual: str, fn: Callable[..., Any], args: Any, kwargs: dict[str, Any],
+              call: Callable[[], Any], host_data: bool) -> Any:
     if qual in _FLOOR and len(args) >= 2:
         return _floor_ops(qual, args, kwargs, call)
     if host_data and qual in _CREATION:

@@ -4,8 +4,9 @@ On a GPU a small model's step costs what its kernel launches cost, and an update
 in ops launches one kernel per op: SGD with momentum four per variable, Adam about ten.
 Here the whole update of a variable and its slots is one ``ElementwiseKernel`` (cupy's, or
 the strict double's, which evaluates the same C), with the ops' arithmetic in the ops'
-order, so the numbers are the unfused ones (a GPU may contract a product and a sum into
-one fused multiply-add, within the device's tolerance).
+order, so the numbers are the unfused ones, bit for bit: the kernels are compiled with
+``--fmad=false``, since nvcc otherwise contracts ``p - g * lr`` into one fused multiply-add
+(an ulp from the ops' result, which the H200 showed in SGD's update).
 
 The kernel runs as an op (``nn_update_sgd``, ``nn_update_momentum``, ``nn_update_adam``,
 registered through ``ember.core.extend``), so the recorders see it: graph mode records one
@@ -36,7 +37,7 @@ def _kernel(xp: Any, name: str, ins: str, outs: str, operation: str) -> Any:
     hit = _KERNELS.get((id(xp), name))
     if hit is not None and hit[0] is xp:
         return hit[1]
-    k = xp.ElementwiseKernel(ins, outs, operation, "ember_" + name)
+    k = xp.ElementwiseKernel(ins, outs, operation, "ember_" + name, options=("--fmad=false",))
     with _lock:
         _KERNELS[(id(xp), name)] = (xp, k)
     return k
