@@ -43,6 +43,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from _harness import compare, write
@@ -393,7 +394,30 @@ def profiled_events(torch: object, call: Callable[[], object], sync: Callable[[]
         for _ in range(steps):
             call()
         sync()
-    return [(e.name(), e.activity_type()) for e in prof.profiler.kineto_results.events()]
+    return [(e.name(), activity_of(e)) for e in prof.profiler.kineto_results.events()]
+
+
+def activity_of(event: object) -> str:
+    """The kineto activity type of a profiler event. PyTorch 2.13 has
+    ``activity_type()``; 2.11 (the H200's) has not, so it is told from the device and
+    the name: on the GPU ``Memcpy ...`` and ``Memset ...`` are copies and sets, anything
+    else (but user annotations) a kernel; on the host, CUDA API calls are named ``cuda*`` or
+    ``cu*`` followed by a capital (``cudaLaunchKernel``, ``cuLaunchKernel``)."""
+    e: Any = event
+    if hasattr(e, "activity_type"):
+        return str(e.activity_type())
+    name = e.name()
+    on_gpu = "CUDA" in str(e.device_type())
+    if getattr(e, "is_user_annotation", lambda: False)():
+        return "gpu_user_annotation" if on_gpu else "user_annotation"
+    if on_gpu:
+        return ("gpu_memcpy" if name.startswith("Memcpy")
+                else "gpu_memset" if name.startswith("Memset") else "kernel")
+    if re.match(r"cuda[A-Z]", name):
+        return "cuda_runtime"
+    if re.match(r"cu[A-Z]", name):
+        return "cuda_driver"
+    return "cpu_op"
 
 
 def _launched(status: list[str]) -> int:

@@ -107,6 +107,35 @@ def test_the_profilers_events_come_as_name_and_activity():
     assert ("aten::add", "cpu_op") in events
 
 
+class _Event:
+    """A profiler event as PyTorch 2.11 gives it: no ``activity_type()``."""
+
+    def __init__(self, name, device, annotation=False):
+        self._name, self._device, self._annotation = name, device, annotation
+
+    def name(self):
+        return self._name
+
+    def device_type(self):
+        return f"DeviceType.{self._device}"
+
+    def is_user_annotation(self):
+        return self._annotation
+
+
+def test_activities_are_told_from_device_and_name_where_pytorch_has_no_activity_type():
+    events = [_Event("void gemm_kernel<float>", "CUDA"), _Event("Memcpy HtoD", "CUDA"),
+              _Event("Memset (Device)", "CUDA"), _Event("cudaLaunchKernel", "CPU"),
+              _Event("cuLaunchKernel", "CPU"), _Event("aten::add", "CPU"),
+              _Event("ProfilerStep#1", "CUDA", annotation=True),
+              _Event("cudaDeviceSynchronize", "CPU")]
+    kinds = [bench_gpu.activity_of(e) for e in events]
+    assert kinds == ["kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
+                     "cpu_op", "gpu_user_annotation", "cuda_runtime"]
+    counts = bench_gpu.count_events(zip((e.name() for e in events), kinds), steps=1)
+    assert counts == {"kernels": 1, "memcpy": 1, "memset": 1, "host_launches": 2}
+
+
 @pytest.mark.parametrize(("name", "optimizer"), [
     ("mlp", "sgd"), ("mlp", "adam"), ("lenet", "sgd"), ("lstm", "sgd"), ("lstm", "adam")])
 def test_pytorchs_twin_starts_from_embers_weights_and_steps_alike(name, optimizer):
