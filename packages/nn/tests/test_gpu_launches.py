@@ -48,8 +48,12 @@ TRACED_BUDGET = {"mlp": 30, "lenet": 60, "lstm": 150}
 # the check updated the error flag in place (min, max and one kernel); LSTM then 141.
 # MLP 31, LeNet 57 (its budget met), LSTM 137 with the dense op and unsplit cheap products;
 # MLP 29 (every budget met), LeNet 55, LSTM 135 with the reduction kernels (see EAGER_NOW).
-TRACED_NOW = {("mlp", "sgd"): 29, ("mlp", "adam"): 29, ("lenet", "sgd"): 55,
-              ("lenet", "adam"): 55, ("lstm", "sgd"): 135, ("lstm", "adam"): 135}
+# The H200 (2026-11-27, at ca36e73) ran 32 for the MLP where the double counted 29: each
+# BGRADA product launches cuBLASLt's bias-gradient kernel after its GEMM
+# (globalKernelBgradAB), which the double now counts too (MLP 32, the H200's; LeNet 57, the
+# H200's 54; LSTM 136, the H200's). The MLP's budget of 30 is not met since.
+TRACED_NOW = {("mlp", "sgd"): 32, ("mlp", "adam"): 32, ("lenet", "sgd"): 57,
+              ("lenet", "adam"): 57, ("lstm", "sgd"): 136, ("lstm", "adam"): 136}
 # Steps not captured now, and why (a strict xfail: it passes once they are). LeNet's was
 # not until Winograd's transforms were kept per device (a capture refuses an upload).
 NOT_CAPTURED: dict[str, str] = {}

@@ -515,6 +515,8 @@ class Matmul:
                 names = ["gemv" if m == 1 or n == 1 else "gemm"]
             else:
                 names = _gemm(m, n, k, a_order == "col" and m > 1 and k > 1)
+            if epilog == MatmulEpilog.BGRADA:  # the H200 ran the bias gradient after the GEMM
+                names = [*names, "cublasLt::epilogue::globalKernelBgradAB"]
             for rec in _strict_launches._recorders:  # (the launch counter's recording())
                 rec.append(("nvmath.Matmul.execute", names))
             be.launched(len(names))
