@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import pathlib
 import platform
 import re
 import statistics
@@ -46,7 +47,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from _harness import compare, write
+from _harness import CHARTS, RESULTS, compare, write
 
 WORKLOADS = {
     "mlp": "MLP 784-256-256-10, batch 128",
@@ -144,6 +145,59 @@ def steps_table(optimizer: str, rows: Sequence[Measurement]) -> str:
     if notes:
         lines += ["", "`cuda_graph_status()` after the run:", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+def chart(markdown: str, out: pathlib.Path) -> pathlib.Path:
+    """Draw the steps tables of ``markdown`` (results/gpu.md) as grouped bars: per
+    optimizer, each workload's contenders as steps/s relative to PyTorch eager, on a log
+    axis (1 is PyTorch eager)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    sections: list[tuple[str, dict[str, dict[str, float]]]] = []
+    for block in markdown.split("\n### ")[1:]:
+        title, rows = block.splitlines()[0], {}
+        for line in block.splitlines():
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if line.startswith("|") and len(cells) == len(COLUMNS) and cells[3].endswith("x"):
+                rows.setdefault(cells[0], {})[cells[1]] = float(cells[3][:-1])
+        if rows:
+            sections.append((title, rows))
+    if not sections:
+        raise ValueError("bench_gpu.chart: no steps table in the results")
+    plt.rcParams.update({"svg.hashsalt": "ember", "svg.fonttype": "none", "font.size": 9})
+    fig, axes = plt.subplots(len(sections), 1, figsize=(7.5, 2.6 * len(sections) + 0.8),
+                             squeeze=False)
+    colors = {EMBER_EAGER: "tab:orange", EMBER_GRAPH: "tab:red", EMBER_REPLAY: "#f5b041",
+              TORCH_EAGER: "tab:gray", TORCH_GRAPH: "#555555"}
+    for ax, (title, rows) in zip(axes[:, 0], sections):
+        workloads = list(rows)
+        width = 0.8 / len(CONTENDERS)
+        for j, who in enumerate(CONTENDERS):
+            ys = [i + j * width for i in range(len(workloads))]
+            xs = [rows[w].get(who, float("nan")) for w in workloads]
+            ax.barh(ys, xs, height=width, color=colors[who], label=who)
+        ax.set_yticks([i + 0.4 - width / 2 for i in range(len(workloads))],
+                      [w.split(" ")[0] for w in workloads])
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ticks = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20]
+        ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlim(0.1, 20)
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_title(f"{title.split(' (')[0]}: steps per second relative to PyTorch eager",
+                     loc="left", fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1, 0].legend(fontsize=7, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.25))
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, metadata={"Date": None})
+    plt.close(fig)
+    return out
 
 
 # ---------------------------------------------------------------- the models, both sides
@@ -572,6 +626,8 @@ def ember_commit() -> str:
     """The checkout's commit (``+ local changes`` when the tree differs), or
     ``$EMBER_COMMIT`` where there is no git (a copied tree)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.environ.get("EMBER_COMMIT"):  # named by whoever copied the tree (its git, if
+        return os.environ["EMBER_COMMIT"]  # any, may be another checkout's: the H200's was)
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
                               capture_output=True, text=True, check=True).stdout.strip()
@@ -606,7 +662,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--no-micro", action="store_true",
                    help="skip the matmul and small-op sections")
+    p.add_argument("--chart", action="store_true",
+                   help="only redraw docs/img/bench/gpu.svg from results/gpu.md")
     args = p.parse_args(argv)
+    if args.chart:
+        print(f"wrote {chart(RESULTS.joinpath('gpu.md').read_text(), CHARTS / 'gpu.svg')}")
+        return 0
     models = [m for m in args.models.split(",") if m]
     optimizers = [o for o in args.optimizers.split(",") if o]
     for m in models:
@@ -645,6 +706,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_micro:
         parts += [_matmul(cupy, em, sync), _small_ops(cupy, em, sync)]
     write("gpu", "\n".join(parts))
+    try:
+        print(f"wrote {chart(RESULTS.joinpath('gpu.md').read_text(), CHARTS / 'gpu.svg')}")
+    except ImportError:
+        print("matplotlib not installed: no chart (python bench/bench_gpu.py --chart)")
     return 0
 
 

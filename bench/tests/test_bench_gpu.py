@@ -165,3 +165,14 @@ def test_a_workload_is_measured_end_to_end_with_ember_on_the_cpu():
     assert by[bench_gpu.EMBER_GRAPH].status and by[bench_gpu.EMBER_EAGER].status is None
     assert "not installed" in by[bench_gpu.TORCH_EAGER].error
     assert bench_gpu.steps_table("sgd", rows).count("\n| ") == 1 + len(rows)  # the header
+
+
+def test_the_chart_draws_every_contender_of_the_committed_table(tmp_path):
+    pytest.importorskip("matplotlib")
+    text = (bench_gpu.RESULTS / "gpu.md").read_text()
+    out = bench_gpu.chart(text, tmp_path / "gpu.svg")
+    svg = out.read_text()
+    assert all(c in svg for c in bench_gpu.CONTENDERS)  # the legend
+    assert "SGD" in svg and "Adam" in svg  # one panel per optimizer
+    with pytest.raises(ValueError, match="no steps table"):
+        bench_gpu.chart("## nothing measured\n", tmp_path / "none.svg")
