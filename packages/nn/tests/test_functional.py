@@ -271,3 +271,19 @@ def test_input_and_output_are_the_model_s_as_given():
     assert two.layers[0].output is a and two.layers[1].output is b
     sub = nn.Model(two.input, two.layers[2].output)  # the Concatenate's output
     assert sub([np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)]).shape == (4, 5)
+
+
+def test_inputs_are_converted_to_their_input_dtype_as_keras():
+    # Keras 3's Functional converts each input to its Input's dtype: a float64 array into
+    # a float32 model stays float32 through operation nodes, which cast nothing themselves
+    # (ember returned float64 before: a promotion nobody asked for); a float array into an
+    # int32 Input truncates, as Keras 3.15 gave (int32, 2 for 1.7 * 2)
+    inp = nn.Input((3,))
+    model = nn.Model(inp, 1.0 - inp * 2.0)
+    out = model(np.full((2, 3), 0.25))
+    assert out.dtype == em.float32
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 0.5, np.float32))
+    ints = nn.Input((3,), dtype="int32")
+    out = nn.Model(ints, ints * 2)(np.full((2, 3), 1.7))
+    assert out.dtype == em.int32 and out.numpy().tolist() == [[2, 2, 2]] * 2
+    assert nn.Model(inp, inp * 2.0).predict(np.ones((4, 3)), verbose=0).dtype == np.float32

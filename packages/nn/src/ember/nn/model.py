@@ -398,8 +398,9 @@ class Functional(Model):
         (0.0, 2)
     """
 
-    # each layer casts its own inputs (Keras 3's Functional converts none): a float32 first
-    # layer of a mixed_float16 model gets its inputs unrounded
+    # no autocast to the model's compute dtype (a float32 first layer of a mixed_float16
+    # model gets its inputs unrounded); each input is converted to its Input's dtype in
+    # call, as Keras 3's Functional does (_convert_inputs_to_tensors)
     _autocast = False
 
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None,
@@ -521,6 +522,8 @@ class Functional(Model):
         values: dict[int, Any] = {}
         for ref, x in zip(flat_spec, given):
             x = x if isinstance(x, em.Tensor) else em.convert_to_tensor(x)
+            if x.dtype != ref.dtype:  # as Keras: a float64 array into a float32 Input is
+                x = em.cast(x, ref.dtype)  # float32, not a float64 model from there on
             if x.ndim + 1 == len(ref.shape) and ref.shape[-1] == 1:
                 x = em.expand_dims(x, -1)  # as Keras: an input one axis short of a last 1
             values[id(ref)] = x
