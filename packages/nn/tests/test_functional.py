@@ -287,3 +287,28 @@ def test_inputs_are_converted_to_their_input_dtype_as_keras():
     out = nn.Model(ints, ints * 2)(np.full((2, 3), 1.7))
     assert out.dtype == em.int32 and out.numpy().tolist() == [[2, 2, 2]] * 2
     assert nn.Model(inp, inp * 2.0).predict(np.ones((4, 3)), verbose=0).dtype == np.float32
+
+
+def test_an_axis_of_unknown_size_stays_unknown_through_the_layers():
+    # the layers are built on zeros of size 1 for each unknown axis; an output axis that
+    # follows one was recorded as 1 (an LSTM over (None, 8) gave (None, 1, 4), and the
+    # summary said so). Keras's shapes: None there, known sizes kept.
+    inp = nn.Input((None, 8))
+    seq = nn.layers.LSTM(4, return_sequences=True)(inp)
+    last = nn.layers.LSTM(3)(seq)
+    dense = nn.layers.Dense(2)(seq)
+    assert (seq.shape, last.shape, dense.shape) == ((None, None, 4), (None, 3),
+                                                    (None, None, 2))
+    ids = nn.Input((None,), dtype="int32")
+    embedded = nn.layers.Embedding(10, 4, mask_zero=True)(ids)  # its mask widens too
+    assert embedded.shape == (None, None, 4)
+    assert nn.layers.LSTM(5, return_sequences=True)(embedded).shape == (None, None, 5)
+    fixed = nn.layers.Reshape((2, 4))(nn.Input((8,)))  # nothing unknown: one probe
+    assert fixed.shape == (None, 2, 4)
+    model = nn.Model(inp, [dense, last])
+    lines = []
+    model.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    assert "(None, None, 8)" in text and "(None, None, 4)" in text and "(None, 3)" in text
+    out = model(np.zeros((2, 5, 8), np.float32))  # and it runs at any length
+    assert tuple(out[0].shape) == (2, 5, 2)

@@ -214,3 +214,19 @@ def test_predict_copies_its_result_to_the_host_once(counters):
     assert counters.syncs == 1 and counters.to_host == 1, counters
     assert isinstance(got, np.ndarray) and got.shape[0] == 64
     assert_allclose(got[16:32], model.predict(x[16:32], batch_size=16), rtol=1e-6)
+
+
+def test_causal_attention_uploads_its_mask_once_per_size(counters):
+    # the causal mask was made from numpy at every call: an upload a step, which makes the
+    # host wait for a GPU; it is now made once per (Tq, Tv) and device
+    layer = nn.layers.MultiHeadAttention(2, 4)
+    x = em.constant(RNG.standard_normal((3, 5, 8)).astype(np.float32))
+    first = layer(x, x, use_causal_mask=True)
+    counters.reset()
+    again = layer(x, x, use_causal_mask=True)
+    assert counters.from_host == 0 and counters.syncs == 0
+    assert_allclose(again.numpy(), first.numpy())
+    longer = em.constant(RNG.standard_normal((3, 6, 8)).astype(np.float32))
+    counters.reset()
+    layer(longer, longer, use_causal_mask=True)  # a new size: its own mask, one upload
+    assert counters.from_host == 1

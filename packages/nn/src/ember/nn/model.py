@@ -823,6 +823,19 @@ def _fmt_shape(shape: Any) -> str:
     return str((None,) + tuple(shape[1:]))
 
 
+def _summary_shape(layer: Layer) -> Any:
+    """A layer's output shape as a summary shows it: its symbolic output's in a functional
+    model (``None`` for an axis of unknown size, as Keras), else its last call's."""
+    extra = layer._ember.extra
+    if "input_tensor" in extra:  # an InputLayer
+        return tuple(extra["input_tensor"].shape)
+    nodes = extra.get("inbound_nodes")
+    if nodes:
+        shapes = [tuple(t.shape) for t in _symbolic.leaves(nodes[0].outputs)]
+        return shapes[0] if len(shapes) == 1 else shapes
+    return layer._ember.output_shape
+
+
 def summary_text(model: Layer, line_length: int = 72) -> str:
     cols = (int(line_length * 0.45), int(line_length * 0.33))
     sep = "=" * line_length
@@ -830,7 +843,7 @@ def summary_text(model: Layer, line_length: int = 72) -> str:
              f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}Param #", sep]
     for layer in model.layers:
         label = f"{layer.name} ({type(layer).__name__})"
-        lines.append(f"{label:<{cols[0]}}{_fmt_shape(layer._ember.output_shape):<{cols[1]}}"
+        lines.append(f"{label:<{cols[0]}}{_fmt_shape(_summary_shape(layer)):<{cols[1]}}"
                      f"{layer.count_params():,}")
     n_train = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
     n_all = model.count_params()

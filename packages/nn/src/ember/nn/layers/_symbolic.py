@@ -136,6 +136,30 @@ def symbolic_leaves(node: Node) -> list[SymbolicTensor]:
             if isinstance(t, SymbolicTensor)]
 
 
+def _unknown_axes(layer: Any, inputs: Any, args: Any, kwargs: Any) -> bool:
+    """Whether a symbolic tensor the call reads has an axis of unknown size (beyond the
+    batch's), whose output axes then have to be found."""
+    return any(isinstance(t, SymbolicTensor) and None in t.shape[1:]
+               for t in leaves([inputs, list(args), kwargs]))
+
+
+def _probe_wider(probe: Any, layer: Any) -> Any:
+    """The layer's output on zeros whose unknown axes have size 2 (the first probe gave
+    them 1): an output axis whose size differs between the two follows an unknown input
+    axis, so its size is unknown too (Keras's ``None``). None where that cannot be found:
+    a stateful layer (the probe would advance its state) or a layer that refuses the
+    other size (its output shapes stay the first probe's)."""
+    if getattr(layer, "stateful", False):
+        return None
+    losses = list(layer._ember.call_losses)
+    try:
+        return probe(2)
+    except Exception:  # e.g. a Reshape to a fixed size: the sizes stay the first probe's
+        return None
+    finally:
+        layer._ember.call_losses[:] = losses  # the probe's activity losses are not kept
+
+
 def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
                   kwargs: dict[str, Any], values_allowed: bool = False) -> Any:
     """Record ``layer(inputs, ...)`` on symbolic inputs: the layer builds and runs once on
@@ -147,21 +171,38 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         raise TypeError(f"layer {layer.name!r}: called on symbolic tensors mixed with "
                         f"values; make the values a layer's weights or a Lambda's constants")
 
-    def zeros(s: SymbolicTensor) -> Any:
-        z = em.zeros((1,) + tuple(1 if d is None else d for d in s.shape[1:]), dtype=s.dtype)
-        if s.mask is not None:
-            _masks.set_mask(z, s.mask)
-        return z
+    def zeros_of(size: int) -> Any:
+        def zeros(s: SymbolicTensor) -> Any:
+            z = em.zeros((1,) + tuple(size if d is None else d for d in s.shape[1:]),
+                         dtype=s.dtype)
+            if s.mask is not None:
+                m = s.mask
+                if tuple(m.shape) != tuple(z.shape[:m.ndim]):  # a size-1 axis, widened
+                    m = em.broadcast_to(m, z.shape[:m.ndim])
+                _masks.set_mask(z, m)
+            return z
+        return zeros
+
+    def probe(size: int) -> Any:
+        zeros = zeros_of(size)
+        return layer(substitute(zeros, inputs), *substitute(zeros, list(args)),
+                     **{**substitute(zeros, kwargs), "training": False})
 
     with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
         # layer's initial_state=) are read the same way, and replayed with their values
-        out = layer(substitute(zeros, inputs), *substitute(zeros, list(args)),
-                    **{**substitute(zeros, kwargs), "training": False})
+        out = probe(1)
+        unknown = _unknown_axes(layer, inputs, args, kwargs)
+        wider = _probe_wider(probe, layer) if unknown else None
     node = Node(layer, inputs, args, kwargs)
     counter = iter(range(len(leaves(out))))
+    other = iter(leaves(wider) if wider is not None and len(leaves(wider)) == len(leaves(out))
+                 else [None] * len(leaves(out)))
 
     def symbolic(t: Any) -> SymbolicTensor:
-        return SymbolicTensor((None,) + tuple(t.shape[1:]), t.dtype, node, next(counter),
+        shape, w = tuple(t.shape[1:]), next(other)
+        if w is not None and len(w.shape) == len(t.shape):  # an axis that followed an
+            shape = tuple(None if a != b else a for a, b in zip(shape, w.shape[1:]))  # input's
+        return SymbolicTensor((None,) + shape, t.dtype, node, next(counter),  # unknown size
                               mask=_masks.get_mask(t))
 
     node.outputs = map_structure(symbolic, out)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as em
+from ember.core import extend
 
 from . import _masks
 from ._keras_args import only_default
@@ -60,8 +61,27 @@ def _as_bool(mask: Any, what: str) -> Any:
     return t if t.dtype == np.bool_ else em.not_equal(t, 0)
 
 
+_CAUSAL: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+
+
+def _causal_mask(tq: int, tv: int, like: Any) -> Any:
+    """The (1, tq, tv) causal mask on ``like``'s device, made once per size and device: on
+    a GPU each new one is an upload, which makes the host wait (an eager step made one a
+    call)."""
+    dev = extend.device_of(like)
+    hit = _CAUSAL.get((tq, tv, id(dev)))
+    if hit is not None and hit[0] is dev:
+        return hit[1]
+    with em.device(dev.name):
+        mask = em.constant(np.tril(np.ones((1, tq, tv), bool)))
+    if len(_CAUSAL) >= 64:  # sizes seen in one program are few; bound them anyway
+        _CAUSAL.clear()
+    _CAUSAL[tq, tv, id(dev)] = (dev, mask)
+    return mask
+
+
 def _attention_mask(query_mask: Any, value_mask: Any, key_mask: Any, attention_mask: Any,
-                    causal: tuple[int, int] | None) -> Any:
+                    causal: tuple[int, int, Any] | None) -> Any:
     """Keras 3's merge of the masks (True where attention is allowed), as a bool tensor
     broadcasting to (N, Tq, Tv), or None where nothing is masked: the query's mask as
     (N, Tq, 1), the value's and key's as (N, 1, Tv), the causal mask as (1, Tq, Tv)
@@ -73,8 +93,7 @@ def _attention_mask(query_mask: Any, value_mask: Any, key_mask: Any, attention_m
         if m is not None:
             parts.append(em.expand_dims(_as_bool(m, name), -2))
     if causal is not None:
-        tq, tv = causal
-        parts.append(em.constant(np.tril(np.ones((1, tq, tv), bool))))
+        parts.append(_causal_mask(*causal))
     if attention_mask is not None:
         parts.insert(0, _as_bool(attention_mask, "attention_mask"))
     if not parts:
@@ -221,7 +240,7 @@ class MultiHeadAttention(Layer):
         scores = em.matmul(em.multiply(q, 1.0 / math.sqrt(self.key_dim)),
                            em.transpose(k, (0, 1, 3, 2)))
         mask = _attention_mask(query_mask, value_mask, key_mask, attention_mask,
-                               (int(q.shape[2]), int(k.shape[2])) if use_causal_mask
+                               (int(q.shape[2]), int(k.shape[2]), q) if use_causal_mask
                                else None)
         if mask is not None:
             while mask.ndim < 4:  # (N, Tq, Tv) -> (N, 1, Tq, Tv): the same for every head
