@@ -177,10 +177,27 @@ class Optimizer(_Listened):
         if isinstance(src, em.Tensor):
             return src
         if isinstance(src, LearningRateSchedule):
-            step = int(self._host_value(self.iterations))
-            self._known_step = step + 1
-            return float(src(step))
+            return self._scheduled(src)
         return float(src())
+
+    def _scheduled(self, schedule: Any) -> Any:
+        """The learning rate of ``schedule`` at this step: called with ``iterations``' value
+        (a tensor, as Keras calls it), it computes with ops on that device, so nothing is
+        read to the host: no GPU sync a step, and a traced step replays instead of failing
+        a guard on the step's value at every call (which sent traced steps and ``fit``
+        with a schedule back to eager). A schedule that takes only an int is called with
+        the step read to the host, as before."""
+        try:
+            rate = schedule(self.iterations.value())
+        except Exception:  # noqa: BLE001 (a schedule of one's own that wants an int)
+            rate = None
+        if isinstance(rate, em.Tensor) and not rate.shape and rate.dtype.kind == "f":
+            return rate if rate.dtype == em.float32 else em.cast(rate, em.float32)
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool):
+            return float(rate)  # a constant
+        step = int(self._host_value(self.iterations))
+        self._known_step = step + 1
+        return float(schedule(step))
 
     def _host_hyper(self, name: str) -> Any:
         """Hyperparameter ``name`` as a float, for decisions made in Python (is momentum
@@ -192,7 +209,8 @@ class Optimizer(_Listened):
             return mirror[name]
         if isinstance(src, (em.Variable, em.Tensor)):
             return self._host_value(src)
-        return self._hyper(name)
+        value = self._hyper(name)
+        return float(value) if isinstance(value, em.Tensor) else value  # a schedule's
 
     def _host_value(self, src: Any) -> float:
         """``float(src)``, copied from the device only when its value changed: tensors are

@@ -1,0 +1,133 @@
+"""A learning-rate schedule is computed with ops from the optimizer's ``iterations`` on its
+device (as Keras 3 computes it): no host read a step, so a GPU step does not wait for the
+device and a traced step replays at every step. Before, the step was read to the host:
+``graph.function`` failed its guard at every call and fell back to eager after a few
+traces (so did ``fit``), and a GPU step synced."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import graph, nn, tape
+
+S = nn.optimizers.schedules
+STEPS = (0, 3, 5, 10, 11, 15, 21, 40)
+# Keras 3.15.1 (torch backend): float(schedule(step)) for STEPS
+KERAS = {
+    "exponential": (S.ExponentialDecay(0.1, 10, 0.5), [
+        0.10000000149011612, 0.08122523874044418, 0.0707106813788414, 0.05000000074505806,
+        0.046651650220155716, 0.0353553406894207, 0.023325826972723007,
+        0.0062500000931322575]),
+    "staircase": (S.ExponentialDecay(0.1, 10, 0.5, staircase=True), [
+        0.10000000149011612, 0.10000000149011612, 0.10000000149011612, 0.05000000074505806,
+        0.05000000074505806, 0.05000000074505806, 0.02500000037252903,
+        0.0062500000931322575]),
+    "piecewise": (S.PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1]), [
+        1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.10000000149011612, 0.10000000149011612]),
+    "cosine_warmup": (S.CosineDecay(0.0, 10, warmup_target=1.0, warmup_steps=5), [
+        0.0, 0.6000000238418579, 1.0, 0.4999999701976776, 0.3454914093017578, 0.0, 0.0,
+        0.0]),
+    "cosine_alpha": (S.CosineDecay(0.2, 10, alpha=0.1), [
+        0.20000000298023224, 0.1629006713628769, 0.10999999195337296, 0.020000001415610313,
+        0.020000001415610313, 0.020000001415610313, 0.020000001415610313,
+        0.020000001415610313]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERAS))
+def test_a_schedule_on_a_step_tensor_is_keras_float32_on_the_device(name):
+    schedule, keras = KERAS[name]
+    got = []
+    for step in STEPS:
+        rate = schedule(em.constant(np.int64(step)))
+        assert isinstance(rate, em.Tensor) and rate.dtype == em.float32 and not rate.shape
+        got.append(float(rate))
+    np.testing.assert_allclose(got, keras, rtol=3e-7, atol=1e-12)
+    # a Python int still gives a Python float (float64 arithmetic), within float32 of it
+    np.testing.assert_allclose([schedule(s) for s in STEPS], keras, rtol=5e-7, atol=1e-8)
+
+
+def _model_and_step(schedule, optimizer=None):
+    rng = np.random.default_rng(0)
+    model = nn.Sequential([nn.layers.Dense(4, input_shape=(3,))])
+    opt = optimizer(schedule) if optimizer else nn.optimizers.SGD(schedule)
+    x = em.constant(rng.standard_normal((5, 3)).astype(np.float32))
+
+    def step():
+        with tape.GradientTape() as t:
+            loss = em.reduce_mean(em.square(model(x) - 1.0))
+        variables = model.trainable_variables
+        opt.apply_gradients(zip(t.gradient(loss, variables), variables))
+        return loss
+
+    return model, opt, step
+
+
+@pytest.mark.parametrize("name", ["exponential", "piecewise", "cosine_warmup"])
+def test_a_traced_step_with_a_schedule_traces_once_and_steps_as_eager(name):
+    schedule = KERAS[name][0]
+    eager_model, eager_opt, eager = _model_and_step(schedule)
+    traced_model, traced_opt, step = _model_and_step(schedule)
+    traced_model.set_weights(eager_model.get_weights())
+    traced = graph.function(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the retrace warning would be an error
+        for _ in range(12):  # across the piecewise boundary at 10 and the warmup's end
+            eager()
+            traced()
+    assert traced.experimental_get_tracing_count() == 1
+    assert int(traced_opt.iterations) == int(eager_opt.iterations) == 12
+    for a, b in zip(eager_model.trainable_variables, traced_model.trainable_variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert float(traced_opt.learning_rate) == float(schedule(em.constant(np.int64(12))))
+
+
+def test_fit_with_a_schedule_stays_traced():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 3)).astype(np.float32)
+    y = (x.sum(1, keepdims=True) > 0).astype(np.float32)
+    model = nn.Sequential([nn.layers.Dense(1, activation="sigmoid", input_shape=(3,))])
+    model.compile(nn.optimizers.Adam(S.ExponentialDecay(0.05, 4, 0.5)), "binary_crossentropy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    assert int(model.optimizer.iterations) == 16
+    assert float(model.optimizer.learning_rate) == pytest.approx(0.05 * 0.5 ** 4, rel=1e-6)
+
+
+class _IntsOnly(S.LearningRateSchedule):
+    def __call__(self, step):
+        return 0.1 if int(step) < 2 else 0.01  # int() of a tensor: it works, on the host
+
+
+class _Refuses(S.LearningRateSchedule):
+    def __call__(self, step):
+        if not isinstance(step, int):
+            raise TypeError("ints only")
+        return 0.5 / (step + 1)
+
+
+@pytest.mark.parametrize("schedule", [_IntsOnly(), _Refuses()], ids=["host", "refuses"])
+def test_a_schedule_that_wants_an_int_is_called_with_the_step_on_the_host(schedule):
+    _, opt, step = _model_and_step(schedule)
+    for _ in range(3):
+        step()
+    assert float(opt.learning_rate) == schedule(3)
+
+
+def test_a_gpu_step_with_a_schedule_reads_nothing_back(backend):
+    if not backend.startswith("/gpu"):
+        pytest.skip("the transfer counters belong to the strict GPU double")
+    counters = em.get_device(backend).backend.counters
+    schedule = S.CosineDecay(0.1, 20, warmup_target=0.2, warmup_steps=3)
+    for optimizer in (nn.optimizers.SGD, nn.optimizers.Adam,
+                      lambda s: nn.mixed_precision.LossScaleOptimizer(nn.optimizers.SGD(s))):
+        _, opt, step = _model_and_step(schedule, optimizer)
+        for _ in range(3):
+            step()
+        counters.reset()
+        step()
+        step()
+        assert counters.syncs == 0 and counters.to_host == 0, (optimizer, counters)
