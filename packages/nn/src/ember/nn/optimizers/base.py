@@ -189,7 +189,7 @@ class Optimizer(_Listened):
         the step read to the host, as before."""
         try:
             rate = schedule(self.iterations.value())
-        except Exception:  # noqa: BLE001 (a schedule of one's own that wants an int)
+        except Exception:  # a schedule of one's own that wants an int
             rate = None
         if isinstance(rate, em.Tensor) and not rate.shape and rate.dtype.kind == "f":
             return rate if rate.dtype == em.float32 else em.cast(rate, em.float32)
