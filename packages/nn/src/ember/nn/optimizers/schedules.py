@@ -1,12 +1,14 @@
-"""Learning-rate schedules: callables ``schedule(step)``.
+"""Learning-rate schedules: callables ``schedule(step)``, Keras 3's.
 
 Called with a Python int, a schedule gives a Python float (for printing and plotting).
 Called with a tensor (an optimizer calls it with its ``iterations``' value, as Keras does)
 it gives a float32 scalar tensor computed with ops, as Keras 3's schedules compute it: on
 the step's device, with no host read, so a step on a GPU does not wait for the device and
 a traced step (``graph.function``, ``fit``) replays for every step instead of failing a
-guard on the step's value. A schedule of one's own gets the tensor too; one that can only
-take an int (it raises on a tensor) is called with the step read to the host.
+guard on the step's value. Each schedule's formula is written once (``_rate``) over
+``_HOST`` (Python floats) or ``_DEVICE`` (ops). A schedule of one's own gets the tensor
+too; one that can only take an int (it raises on a tensor) is called with the step read
+to the host.
 """
 
 from __future__ import annotations
@@ -16,23 +18,61 @@ from typing import Any
 
 import ember.core as em
 
+__all__ = ["CosineDecay", "CosineDecayRestarts", "ExponentialDecay", "InverseTimeDecay",
+           "LearningRateSchedule", "PiecewiseConstantDecay", "PolynomialDecay"]
 
-def _is_tensor(step: Any) -> bool:
-    return isinstance(step, (em.Tensor, em.Variable))
+
+class _HOST:
+    """The functions a formula calls, on Python floats."""
+
+    floor, ceil, cos, log = staticmethod(math.floor), staticmethod(math.ceil), \
+        staticmethod(math.cos), staticmethod(math.log)
+    minimum, maximum = staticmethod(min), staticmethod(max)
+
+    @staticmethod
+    def pow(a: Any, b: Any) -> Any:
+        return a ** b
+
+    @staticmethod
+    def where(c: Any, a: Any, b: Any) -> Any:
+        return a if c else b
+
+    @staticmethod
+    def less(a: Any, b: Any) -> Any:
+        return a < b
+
+    @staticmethod
+    def less_equal(a: Any, b: Any) -> Any:
+        return a <= b
 
 
-def _float32(step: Any) -> Any:
-    return em.cast(step.value() if isinstance(step, em.Variable) else step, em.float32)
+class _DEVICE:
+    """The same functions as ops, on float32 tensors (Python numbers stay weak)."""
 
-__all__ = ["CosineDecay", "ExponentialDecay", "LearningRateSchedule", "PiecewiseConstantDecay"]
+    floor, ceil, cos, log = staticmethod(em.floor), staticmethod(em.ceil), \
+        staticmethod(em.cos), staticmethod(em.log)
+    minimum, maximum, pow = staticmethod(em.minimum), staticmethod(em.maximum), \
+        staticmethod(em.pow)
+    where, less, less_equal = staticmethod(em.where), staticmethod(em.less), \
+        staticmethod(em.less_equal)
 
 
 class LearningRateSchedule:
     """Base class: ``__call__(step)`` gives the learning rate at a step (an int, or a
-    tensor: see the module docstring)."""
+    tensor: see the module docstring). A subclass writes ``__call__`` (as in Keras), or
+    ``_rate(o, step)``: the formula once, over ``o`` (``_HOST`` or ``_DEVICE``) and the
+    step as a float (a Python float, or a float32 tensor)."""
 
     def __call__(self, step: Any) -> Any:
-        raise NotImplementedError
+        if isinstance(step, (em.Tensor, em.Variable)):
+            value = step.value() if isinstance(step, em.Variable) else step
+            rate = self._rate(_DEVICE, em.cast(value, em.float32))
+            return rate if isinstance(rate, em.Tensor) else em.cast(
+                em.zeros_like(value), em.float32) + float(rate)
+        return float(self._rate(_HOST, float(step)))
+
+    def _rate(self, o: Any, step: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}: write __call__(step)")
 
     def get_config(self) -> dict[str, Any]:
         """The constructor's arguments by name (Keras's): ``from_config`` makes an equal
@@ -45,8 +85,14 @@ class LearningRateSchedule:
         return cls(**config)
 
 
+def _positive(owner: str, name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{owner}: {name} must be a positive number, got {value!r}")
+
+
 class ExponentialDecay(LearningRateSchedule):
-    """``initial * decay_rate ** (step / decay_steps)`` (floored with ``staircase``).
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)``, the exponent floored
+    with ``staircase``.
 
     Examples:
         >>> ExponentialDecay(0.1, 10, 0.5)(20)
@@ -54,30 +100,87 @@ class ExponentialDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False) -> None:
-        if decay_steps <= 0:
-            raise ValueError(f"ExponentialDecay: decay_steps must be positive, got {decay_steps}")
-        self.initial, self.decay_steps, self.decay_rate = initial_learning_rate, decay_steps, decay_rate
-        self.staircase = staircase
+                 staircase: bool = False, name: str = "ExponentialDecay") -> None:
+        _positive("ExponentialDecay", "decay_steps", decay_steps)
+        self.initial, self.decay_steps, self.decay_rate = (initial_learning_rate, decay_steps,
+                                                           decay_rate)
+        self.staircase, self.name = bool(staircase), name
 
     def get_config(self) -> dict[str, Any]:
         return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase}
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
 
-    def __call__(self, step: Any) -> Any:
-        if _is_tensor(step):
-            p = em.divide(_float32(step), float(self.decay_steps))
-            if self.staircase:
-                p = em.floor(p)
-            return em.multiply(float(self.initial), em.pow(float(self.decay_rate), p))
-        p = step / self.decay_steps
+    def _rate(self, o: Any, step: Any) -> Any:
+        p = step / float(self.decay_steps)
         if self.staircase:
-            p = math.floor(p)
-        return self.initial * self.decay_rate ** p
+            p = o.floor(p)
+        return o.pow(float(self.decay_rate), p) * float(self.initial)
+
+
+class InverseTimeDecay(LearningRateSchedule):
+    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``, the ratio floored
+    with ``staircase``.
+
+    Examples:
+        >>> InverseTimeDecay(0.1, 10, 1.0)(10), InverseTimeDecay(0.1, 10, 1.0, staircase=True)(15)
+        (0.05, 0.05)
+    """
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool = False, name: str = "InverseTimeDecay") -> None:
+        _positive("InverseTimeDecay", "decay_steps", decay_steps)
+        self.initial, self.decay_steps, self.decay_rate = (initial_learning_rate, decay_steps,
+                                                           decay_rate)
+        self.staircase, self.name = bool(staircase), name
+
+    def get_config(self) -> dict[str, Any]:
+        return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+    def _rate(self, o: Any, step: Any) -> Any:
+        p = step / float(self.decay_steps)
+        if self.staircase:
+            p = o.floor(p)
+        return float(self.initial) / (p * float(self.decay_rate) + 1.0)
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """From ``initial_learning_rate`` to ``end_learning_rate`` over ``decay_steps``:
+    ``(initial - end) * (1 - step / decay_steps) ** power + end``, then ``end``; with
+    ``cycle``, the decay restarts over the next multiple of ``decay_steps``.
+
+    Examples:
+        >>> s = PolynomialDecay(1.0, 10, end_learning_rate=0.0, power=2.0)
+        >>> s(5), s(20)
+        (0.25, 0.0)
+    """
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int,
+                 end_learning_rate: float = 0.0001, power: float = 1.0, cycle: bool = False,
+                 name: str = "PolynomialDecay") -> None:
+        _positive("PolynomialDecay", "decay_steps", decay_steps)
+        self.initial, self.decay_steps = initial_learning_rate, decay_steps
+        self.end, self.power, self.cycle, self.name = (end_learning_rate, power, bool(cycle),
+                                                       name)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
+                "end_learning_rate": self.end, "power": self.power, "cycle": self.cycle,
+                "name": self.name}
+
+    def _rate(self, o: Any, step: Any) -> Any:
+        steps = float(self.decay_steps)
+        if self.cycle:  # the first multiple of decay_steps past the step (1 at step 0)
+            steps = o.where(o.less_equal(step, 0.0), 1.0, o.ceil(step / steps)) * steps
+        else:
+            step = o.minimum(step, steps)
+        return o.pow(1.0 - step / steps, float(self.power)) * float(
+            self.initial - self.end) + float(self.end)
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
-    """``values[i]`` while ``boundaries[i-1] < step <= boundaries[i]``.
+    """``values[i]`` while ``boundaries[i-1] < step <= boundaries[i]`` (the step compared
+    as an integer, as Keras compares it).
 
     Examples:
         >>> s = PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1])
@@ -85,16 +188,17 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         (1.0, 0.5, 0.1)
     """
 
-    def __init__(self, boundaries: Any, values: Any) -> None:
+    def __init__(self, boundaries: Any, values: Any, name: str = "PiecewiseConstant") -> None:
         if len(values) != len(boundaries) + 1:
             raise ValueError("PiecewiseConstantDecay: need one more value than boundaries")
-        self.boundaries, self.values = list(boundaries), list(values)
+        self.boundaries, self.values, self.name = list(boundaries), list(values), name
 
     def get_config(self) -> dict[str, Any]:
-        return {"boundaries": list(self.boundaries), "values": list(self.values)}
+        return {"boundaries": list(self.boundaries), "values": list(self.values),
+                "name": self.name}
 
     def __call__(self, step: Any) -> Any:
-        if _is_tensor(step):
+        if isinstance(step, (em.Tensor, em.Variable)):
             value = step.value() if isinstance(step, em.Variable) else step
             out = em.cast(em.zeros_like(value), em.float32) + float(self.values[-1])
             for b, v in reversed(list(zip(self.boundaries, self.values))):
@@ -107,7 +211,8 @@ class PiecewiseConstantDecay(LearningRateSchedule):
 
 
 class CosineDecay(LearningRateSchedule):
-    """Optional linear warmup to ``warmup_target``, then cosine decay to ``alpha`` times it.
+    """Optional linear warmup from ``initial_learning_rate`` to ``warmup_target`` over
+    ``warmup_steps``, then cosine decay over ``decay_steps`` to ``alpha`` times the peak.
 
     Examples:
         >>> s = CosineDecay(0.0, decay_steps=10, warmup_target=1.0, warmup_steps=5)
@@ -116,36 +221,67 @@ class CosineDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, alpha: float = 0.0,
-                 warmup_target: float | None = None, warmup_steps: int = 0) -> None:
+                 name: str = "CosineDecay", warmup_target: float | None = None,
+                 warmup_steps: int = 0) -> None:
+        _positive("CosineDecay", "decay_steps", decay_steps)
         self.initial, self.decay_steps, self.alpha = initial_learning_rate, decay_steps, alpha
-        self.warmup_target, self.warmup_steps = warmup_target, warmup_steps
+        self.warmup_target, self.warmup_steps, self.name = warmup_target, warmup_steps, name
 
     def get_config(self) -> dict[str, Any]:
         return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
-                "alpha": self.alpha, "warmup_target": self.warmup_target,
+                "alpha": self.alpha, "name": self.name, "warmup_target": self.warmup_target,
                 "warmup_steps": self.warmup_steps}
 
-    def __call__(self, step: Any) -> Any:
-        if _is_tensor(step):
-            return self._on_device(_float32(step))
-        if self.warmup_target is not None and step < self.warmup_steps:
-            frac = step / self.warmup_steps
-            return self.initial + (self.warmup_target - self.initial) * frac
-        peak = self.initial if self.warmup_target is None else self.warmup_target
-        s = min(max(step - self.warmup_steps, 0), self.decay_steps)
-        cos = 0.5 * (1 + math.cos(math.pi * s / self.decay_steps))
-        return peak * ((1 - self.alpha) * cos + self.alpha)
+    def _decay(self, o: Any, step: Any, peak: float) -> Any:
+        cos = (o.cos(step / float(self.decay_steps) * math.pi) + 1.0) * 0.5
+        return (cos * (1.0 - self.alpha) + float(self.alpha)) * float(peak)
 
-    def _on_device(self, step: Any) -> Any:
-        peak = self.initial if self.warmup_target is None else self.warmup_target
-        s = em.minimum(em.maximum(em.subtract(step, float(self.warmup_steps)), 0.0),
-                       float(self.decay_steps))
-        cos = em.multiply(0.5, em.add(1.0, em.cos(em.multiply(s, math.pi / self.decay_steps))))
-        decayed = em.multiply(float(peak), em.add(em.multiply(cos, 1.0 - self.alpha),
-                                                  float(self.alpha)))
-        if self.warmup_target is None or not self.warmup_steps:
+    def _rate(self, o: Any, step: Any) -> Any:
+        if self.warmup_target is None:
+            return self._decay(o, o.minimum(step, float(self.decay_steps)), self.initial)
+        warm = float(self.warmup_steps)
+        step = o.minimum(step, float(self.decay_steps) + warm)
+        decayed = self._decay(o, o.maximum(step - warm, 0.0), self.warmup_target)
+        if not self.warmup_steps:
             return decayed
-        frac = em.divide(step, float(self.warmup_steps))
-        warm = em.add(float(self.initial),
-                      em.multiply(frac, float(self.warmup_target - self.initial)))
-        return em.where(em.less(step, float(self.warmup_steps)), warm, decayed)
+        warming = step / warm * float(self.warmup_target - self.initial) + float(self.initial)
+        return o.where(o.less(step, warm), warming, decayed)
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR): the first period lasts
+    ``first_decay_steps``, each next one ``t_mul`` times longer, and each restart's peak
+    is ``m_mul`` times the last; within a period the rate falls to ``alpha`` times it.
+
+    Examples:
+        >>> s = CosineDecayRestarts(1.0, 10, t_mul=2.0, m_mul=0.5)
+        >>> s(0), round(s(5), 6), s(10), round(s(20), 6)
+        (1.0, 0.5, 0.5, 0.25)
+    """
+
+    def __init__(self, initial_learning_rate: float, first_decay_steps: int,
+                 t_mul: float = 2.0, m_mul: float = 1.0, alpha: float = 0.0,
+                 name: str = "SGDRDecay") -> None:
+        _positive("CosineDecayRestarts", "first_decay_steps", first_decay_steps)
+        _positive("CosineDecayRestarts", "t_mul", t_mul)
+        self.initial, self.first_decay_steps = initial_learning_rate, first_decay_steps
+        self.t_mul, self.m_mul, self.alpha, self.name = t_mul, m_mul, alpha, name
+
+    def get_config(self) -> dict[str, Any]:
+        return {"initial_learning_rate": self.initial,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self.t_mul,
+                "m_mul": self.m_mul, "alpha": self.alpha, "name": self.name}
+
+    def _rate(self, o: Any, step: Any) -> Any:
+        t_mul = float(self.t_mul)
+        done = step / float(self.first_decay_steps)
+        if t_mul == 1.0:  # periods of one length
+            restart = o.floor(done)
+            done = done - restart
+        else:  # the periods' lengths a geometric series
+            restart = o.floor(o.log(done * (t_mul - 1.0) + 1.0) / math.log(t_mul))
+            before = (1.0 - o.pow(t_mul, restart)) / (1.0 - t_mul)
+            done = (done - before) / o.pow(t_mul, restart)
+        peak = o.pow(float(self.m_mul), restart)
+        cos = (o.cos(done * math.pi) + 1.0) * 0.5 * peak
+        return (cos * (1.0 - self.alpha) + float(self.alpha)) * float(self.initial)
