@@ -199,10 +199,11 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
                  else [None] * len(leaves(out)))
 
     def symbolic(t: Any) -> SymbolicTensor:
+        # an axis whose size followed an input's unknown one is unknown (None) too
         shape, w = tuple(t.shape[1:]), next(other)
-        if w is not None and len(w.shape) == len(t.shape):  # an axis that followed an
-            shape = tuple(None if a != b else a for a, b in zip(shape, w.shape[1:]))  # input's
-        return SymbolicTensor((None,) + shape, t.dtype, node, next(counter),  # unknown size
+        if w is not None and len(w.shape) == len(t.shape):
+            shape = tuple(None if a != b else a for a, b in zip(shape, w.shape[1:]))
+        return SymbolicTensor((None,) + shape, t.dtype, node, next(counter),
                               mask=_masks.get_mask(t))
 
     node.outputs = map_structure(symbolic, out)
