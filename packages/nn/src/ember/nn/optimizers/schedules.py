@@ -90,7 +90,28 @@ def _positive(owner: str, name: str, value: Any) -> None:
         raise ValueError(f"{owner}: {name} must be a positive number, got {value!r}")
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _StepDecay(LearningRateSchedule):
+    """A decay by ``decay_rate`` over each ``decay_steps`` (Keras's arguments for
+    ``ExponentialDecay`` and ``InverseTimeDecay``): ``_periods`` is the step over
+    ``decay_steps``, floored with ``staircase``."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool = False, name: str | None = None) -> None:
+        _positive(type(self).__name__, "decay_steps", decay_steps)
+        self.initial, self.decay_steps, self.decay_rate = (initial_learning_rate, decay_steps,
+                                                           decay_rate)
+        self.staircase, self.name = bool(staircase), name or type(self).__name__
+
+    def get_config(self) -> dict[str, Any]:
+        return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+    def _periods(self, o: Any, step: Any) -> Any:
+        p = step / float(self.decay_steps)
+        return o.floor(p) if self.staircase else p
+
+
+class ExponentialDecay(_StepDecay):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)``, the exponent floored
     with ``staircase``.
 
@@ -99,25 +120,11 @@ class ExponentialDecay(LearningRateSchedule):
         0.025
     """
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "ExponentialDecay") -> None:
-        _positive("ExponentialDecay", "decay_steps", decay_steps)
-        self.initial, self.decay_steps, self.decay_rate = (initial_learning_rate, decay_steps,
-                                                           decay_rate)
-        self.staircase, self.name = bool(staircase), name
-
-    def get_config(self) -> dict[str, Any]:
-        return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
-
     def _rate(self, o: Any, step: Any) -> Any:
-        p = step / float(self.decay_steps)
-        if self.staircase:
-            p = o.floor(p)
-        return o.pow(float(self.decay_rate), p) * float(self.initial)
+        return o.pow(float(self.decay_rate), self._periods(o, step)) * float(self.initial)
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``, the ratio floored
     with ``staircase``.
 
@@ -126,22 +133,8 @@ class InverseTimeDecay(LearningRateSchedule):
         (0.05, 0.05)
     """
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "InverseTimeDecay") -> None:
-        _positive("InverseTimeDecay", "decay_steps", decay_steps)
-        self.initial, self.decay_steps, self.decay_rate = (initial_learning_rate, decay_steps,
-                                                           decay_rate)
-        self.staircase, self.name = bool(staircase), name
-
-    def get_config(self) -> dict[str, Any]:
-        return {"initial_learning_rate": self.initial, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
-
     def _rate(self, o: Any, step: Any) -> Any:
-        p = step / float(self.decay_steps)
-        if self.staircase:
-            p = o.floor(p)
-        return float(self.initial) / (p * float(self.decay_rate) + 1.0)
+        return float(self.initial) / (self._periods(o, step) * float(self.decay_rate) + 1.0)
 
 
 class PolynomialDecay(LearningRateSchedule):
