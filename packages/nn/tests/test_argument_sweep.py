@@ -631,25 +631,45 @@ def test_optimizer_method_arguments():
 SCHEDULE_SPECS = {
     "ExponentialDecay": ((1.0, 2, 0.5), {"staircase": True, "initial_learning_rate": 2.0,
                                          "decay_steps": 3, "decay_rate": 0.9}),
+    "InverseTimeDecay": ((1.0, 2, 0.5), {"staircase": True, "initial_learning_rate": 2.0,
+                                         "decay_steps": 3, "decay_rate": 0.9}),
+    "PolynomialDecay": ((1.0, 4), {"initial_learning_rate": 2.0, "decay_steps": 3,
+                                   "end_learning_rate": 0.5, "power": 2.0, "cycle": True}),
     "PiecewiseConstantDecay": (([2], [1.0, 0.5]), {"boundaries": [3], "values": [1.0, 0.1]}),
     "CosineDecay": ((1.0, 10), {"alpha": 0.5, "warmup_target": 2.0, "warmup_steps": 3,
                                 "initial_learning_rate": 0.5, "decay_steps": 5}),
+    "CosineDecayRestarts": ((1.0, 3), {"initial_learning_rate": 0.5, "first_decay_steps": 2,
+                                       "t_mul": 1.0, "m_mul": 0.5, "alpha": 0.3}),
 }
 
 
 @pytest.mark.parametrize("case", [(n, p) for n, (args, alts) in SCHEDULE_SPECS.items()
-                                  for p in [q.name for q in _params(getattr(OPT, n).__init__)]],
+                                  for p in [q.name for q in _params(
+                                      getattr(OPT.schedules, n).__init__)]],
                          ids=lambda c: f"{c[0]}.{c[1]}")
 def test_schedule_argument_is_honoured(case):
     n, p = case
-    cls = getattr(OPT, n)
+    cls = getattr(OPT.schedules, n)
     args, alts = SCHEDULE_SPECS[n]
-    assert p in alts, f"no probe for {n}.{p}"
     names = [q.name for q in _params(cls.__init__)]
     kw = dict(zip(names, args))
+    if p == "name":  # Keras's: kept in the config, with the values unchanged
+        assert cls(**kw, name="probe").get_config()["name"] == "probe"
+        return
+    assert p in alts, f"no probe for {n}.{p}"
     base = [cls(**kw)(s) for s in range(8)]
-    changed = [cls(**{**kw, p: alts[p]})(s) for s in range(8)]
+    try:
+        changed = [cls(**{**kw, p: alts[p]})(s) for s in range(8)]
+    except ValueError as e:  # refused by name
+        assert p in str(e), e
+        return
     assert not np.allclose(base, changed), f"{n}.{p} changes nothing"
+
+
+def test_cosine_decay_refuses_warmup_steps_without_a_target():
+    with pytest.raises(ValueError, match="warmup_steps=3 needs warmup_target"):
+        OPT.schedules.CosineDecay(1.0, 10, warmup_steps=3)
+    assert OPT.schedules.CosineDecay(1.0, 10, warmup_target=2.0, warmup_steps=3)(3) == 2.0
 
 
 # --- losses and metrics ------------------------------------------------------------------

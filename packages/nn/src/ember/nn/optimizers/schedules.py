@@ -217,6 +217,9 @@ class CosineDecay(LearningRateSchedule):
                  name: str = "CosineDecay", warmup_target: float | None = None,
                  warmup_steps: int = 0) -> None:
         _positive("CosineDecay", "decay_steps", decay_steps)
+        if warmup_steps and warmup_target is None:
+            raise ValueError(f"CosineDecay: warmup_steps={warmup_steps!r} needs warmup_target "
+                             "(the rate to warm up to); Keras ignores warmup_steps without it")
         self.initial, self.decay_steps, self.alpha = initial_learning_rate, decay_steps, alpha
         self.warmup_target, self.warmup_steps, self.name = warmup_target, warmup_steps, name
 
