@@ -66,9 +66,7 @@ class LearningRateSchedule:
     def __call__(self, step: Any) -> Any:
         if isinstance(step, (em.Tensor, em.Variable)):
             value = step.value() if isinstance(step, em.Variable) else step
-            rate = self._rate(_DEVICE, em.cast(value, em.float32))
-            return rate if isinstance(rate, em.Tensor) else em.cast(
-                em.zeros_like(value), em.float32) + float(rate)
+            return self._rate(_DEVICE, em.cast(value, em.float32))
         return float(self._rate(_HOST, float(step)))
 
     def _rate(self, o: Any, step: Any) -> Any:
