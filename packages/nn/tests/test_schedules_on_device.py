@@ -139,9 +139,9 @@ def test_a_schedule_that_wants_an_int_is_called_with_the_step_on_the_host(schedu
 
 
 def test_a_gpu_step_with_a_schedule_reads_nothing_back(backend):
-    if not backend.startswith("/gpu"):
-        pytest.skip("the transfer counters belong to the strict GPU double")
-    counters = em.get_device(backend).backend.counters
+    counters = getattr(em.get_device(backend).backend, "counters", None)
+    if counters is None:  # the CPU, or a real GPU (cupy counts no transfers)
+        pytest.skip("the transfer counters are the strict GPU double's (its run has them)")
     schedule = S.CosineDecay(0.1, 20, warmup_target=0.2, warmup_steps=3)
     for optimizer in (nn.optimizers.SGD, nn.optimizers.Adam,
                       lambda s: nn.mixed_precision.LossScaleOptimizer(nn.optimizers.SGD(s))):
