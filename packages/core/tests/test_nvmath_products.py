@@ -342,5 +342,5 @@ def test_a_product_leaves_its_plan_without_operands(gpu):
     y = xp.matmul(x, xp.asarray(_f32(5, 4)))
     assert products.executed >= 1 and y.shape == (6, 4)
     for plans in products._plans.values():
-        for _, mm in plans:
-            assert mm.operands is None
+        for _, planned in plans:
+            assert planned.mm.operands is None

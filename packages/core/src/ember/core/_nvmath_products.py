@@ -22,6 +22,9 @@ How: ``Products.matmul`` stands for ``xp.matmul`` in the backend's namespace
   later call reuses it only for operands aligned at least as well. Planning synchronizes,
   so it never happens during a capture: a layout first seen while capturing raises
   ``ProductNotPlanned`` and the step replays op by op, saying so;
+- runs as one direct ``cublasLtMatmul`` call with that plan (``_cublaslt_direct``: a
+  seventh of ``execute``'s host time, the same bits), or, where the installed
+  nvmath-python lacks what that call reads, ``execute``s;
 - executes with ``release_workspace=True``: the workspace returns to the pool after each
   product, and no event is left for the next ``reset_operands`` to make the workspace's
   stream wait on. (nvmath waits there for the last ``execute``; an event recorded inside a
@@ -53,6 +56,8 @@ from typing import Any
 
 import numpy as np
 
+from ._cublaslt_direct import Direct, direct
+
 MISSING = ("nvmath-python is not installed (pip install ember-core[cuda12], or "
            "ember-core[cuda13] on CUDA 13)")
 REASON_ATTR = "ember_nvmath_reason"  # on cupy's refusal: why the product was not nvmath's
@@ -76,6 +81,7 @@ def load_nvmath() -> Any:
     """The ``nvmath`` package with ``nvmath.linalg.advanced`` imported, or None."""
     try:
         import nvmath
+        import nvmath.bindings.cublasLt  # ``_cublaslt_direct``'s call
         import nvmath.linalg.advanced
     except (ImportError, OSError):  # not installed, or its CUDA libraries do not load
         return None
@@ -90,12 +96,13 @@ class Products:
         self.xp = xp
         self.nvmath = nvmath
         self._matmul = matmul if matmul is not None else xp.matmul  # cupy's, the fallback
-        self._plans: dict[tuple[Any, ...], list[tuple[tuple[int, ...], Any]]] = {}
+        self._plans: dict[tuple[Any, ...], list[tuple[tuple[int, ...], _Planned]]] = {}
         self._refused: dict[tuple[Any, ...], str] = {}
         self._lock = threading.Lock()  # a Matmul holds one call's operands at a time
         self.planned = 0  # Matmul objects planned
         self.executed = 0  # products nvmath ran
         self.fell_back = 0  # products left to cupy's matmul
+        self.direct_calls = True  # False: every product through ``Matmul.execute``
 
     @property
     def missing(self) -> str | None:
@@ -170,12 +177,7 @@ class Products:
         c = out.reshape(batch + (m, n)) if into else xp.empty(batch + (m, n), a.dtype)
         for ai, bi, ci in _pieces(a2, b2, c):
             ai, bi = _readable(xp, ai), _readable(xp, bi)
-            mm = self._plan_for(ai, bi, ci, split_k)
-            with self._lock:
-                mm.reset_operands(a=ai, b=bi, c=ci)
-                mm.execute(stream=xp.cuda.get_current_stream(), release_workspace=True)
-                mm.release_operands()  # keep no operand alive
-            self.executed += 1
+            self._execute(self._plan_for(ai, bi, ci, split_k), ai, bi, ci)
         if into:
             return out
         if out is not None:  # overlapping or strided out=: one copy, as cupy makes
@@ -222,24 +224,36 @@ class Products:
         split_k = not _short_tiles(a.shape[0], b.shape[1], a.shape[1])
         inputs = None if bias is None else {"bias": bias}
         try:
-            mm = self._plan_for(a, b, c, split_k, epilog, inputs)
+            planned = self._plan_for(a, b, c, split_k, epilog, inputs)
         except _Refused:
             return None
-        with self._lock:
-            mm.reset_operands(a=a, b=b, c=c, epilog_inputs=inputs)
-            got = mm.execute(stream=xp.cuda.get_current_stream(), release_workspace=True)
-            mm.release_operands()
+        return c, {"bgrada": self._execute(planned, a, b, c, bias)}
+
+    def _execute(self, planned: _Planned, a: Any, b: Any, c: Any, bias: Any = None) -> Any:
+        """``c = a @ b`` with ``planned``'s epilog, on the current stream: BGRADA's bias
+        gradient, else None. No operand stays referenced."""
+        xp = self.xp
+        with self._lock:  # (the descriptor's epilog pointer is the call's)
+            if planned.direct is not None and self.direct_calls:
+                aux = planned.direct.run(xp, a, b, c, bias)
+            else:
+                mm = planned.mm
+                mm.reset_operands(a=a, b=b, c=c,
+                                  epilog_inputs=None if bias is None else {"bias": bias})
+                got = mm.execute(stream=xp.cuda.get_current_stream(), release_workspace=True)
+                mm.release_operands()  # keep no operand alive
+                aux = got[1]["bgrada"] if isinstance(got, tuple) else None
         self.executed += 1
-        return got
+        return aux
 
     def _plan_for(self, a: Any, b: Any, c: Any, split_k: bool = True, epilog: str | None = None,
-                  epilog_inputs: dict[str, Any] | None = None) -> Any:
+                  epilog_inputs: dict[str, Any] | None = None) -> _Planned:
         key = (a.shape, _strides(a), b.shape, _strides(b), c.shape, _strides(c), a.dtype.str,
                a.data.device_id, split_k, epilog)
         align = (_alignment(a), _alignment(b), _alignment(c))
-        for planned_align, mm in self._plans.get(key, ()):
+        for planned_align, planned in self._plans.get(key, ()):
             if all(x >= y for x, y in zip(align, planned_align)):
-                return mm
+                return planned
         refused = self._refused.get(key + align)
         if refused is not None:
             raise _Refused(refused)
@@ -256,9 +270,20 @@ class Products:
         except (ValueError, TypeError, RuntimeError) as e:  # what nvmath does not take
             self._refused[key + align] = f"nvmath-python refused it: {e}"
             raise _Refused(self._refused[key + align]) from None
-        self._plans.setdefault(key, []).append((align, mm))
+        planned = _Planned(mm, direct(self.nvmath, mm, epilog))
+        self._plans.setdefault(key, []).append((align, planned))
         self.planned += 1
-        return mm
+        return planned
+
+
+class _Planned:
+    """A planned ``Matmul`` and its direct call (None: ``execute`` runs it)."""
+
+    __slots__ = ("direct", "mm")
+
+    def __init__(self, mm: Any, direct_call: Direct | None) -> None:
+        self.mm = mm
+        self.direct = direct_call
 
 
 def _plan(adv: Any, mm: Any, split_k: bool, epilog: str | None = None,

@@ -190,6 +190,14 @@ class StrictCuda:
     def get_current_stream(self) -> StrictStream:
         return self._backend.current_stream
 
+    def alloc(self, size: int) -> MemoryPointer:
+        """``cupy.cuda.alloc``: ``size`` bytes from the current allocator (``using_allocator``'s,
+        else the default pool), held by the pointer returned."""
+        be = self._backend
+        if be.allocator is not None:
+            return be.allocator(int(size))
+        return be.memory.default_pool.malloc(int(size))
+
     @contextlib.contextmanager
     def Device(self, device: int = 0) -> Iterator[None]:  # cupy's name
         """``with cupy.cuda.Device(i):`` (ember's cupy backend selects a GPU so): each

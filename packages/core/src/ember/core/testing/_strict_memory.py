@@ -187,7 +187,8 @@ class DeviceMemory:
         self.index = index
         self._next = _ADDRESS_BASE + index * _ADDRESS_SPAN
         self.default_pool = MemoryPool(self)
-        # id(root numpy array) -> [weakref(its buffer), weakref(the array owning it)]
+        # id(root numpy array) -> [weakref(its buffer), weakref(the array owning it),
+        # weakref(the root numpy array)]
         self._buffers: dict[int, list[Any]] = {}
         self._forget_dead = self._forget  # (one bound method for every buffer's weakref)
 
@@ -210,7 +211,7 @@ class DeviceMemory:
                 mem = _allocated(allocator, root.nbytes)
             ref = _BufferRef(mem, self._forget_dead)
             ref.key = key
-            entry = self._buffers[key] = [ref, None]
+            entry = self._buffers[key] = [ref, None, weakref.ref(root)]
             if tracemalloc.is_tracing() and root.flags.owndata:
                 _untrack(_NUMPY_TRACE_DOMAIN, root.ctypes.data)
         assert entry is not None  # (made above when the buffer was new)
@@ -222,6 +223,27 @@ class DeviceMemory:
         if owner is None:  # a view of what no device array holds (numpy's temporaries)
             owner = type(array)(root, array._ns)
         return owner, mem
+
+    def view_at(self, ptr: int, dtype: Any, shape: tuple[int, ...],
+                strides: tuple[int, ...], what: str) -> np.ndarray:
+        """The numpy view a kernel reads at the device address ``ptr`` as an array of
+        ``shape`` and ``strides`` (in elements): what a library given a raw pointer (cuBLASLt
+        through nvmath's bindings) reads and writes. Memory outside a live array's buffer
+        raises, as an illegal address would fail the kernel."""
+        dtype = np.dtype(dtype)
+        for entry in self._buffers.values():
+            mem, root = entry[0](), entry[2]()
+            if mem is None or root is None or not mem.ptr <= ptr < mem.ptr + mem.size:
+                continue
+            raw = _bytes_of(root)
+            try:
+                return np.ndarray(shape, dtype, buffer=raw, offset=ptr - mem.ptr,
+                                  strides=tuple(s * dtype.itemsize for s in strides))
+            except (TypeError, ValueError):
+                break
+        raise RuntimeError(f"cudaErrorIllegalAddress: {what} at 0x{ptr:x} ({dtype}"
+                           f"{list(shape)}, strides {list(strides)}) is not inside a live "
+                           "array's buffer (strict double)")
 
     def _forget(self, ref: _BufferRef) -> None:
         """A buffer died (and went back to its pool): its entry goes."""
@@ -244,6 +266,16 @@ def _allocated(allocator: Any, nbytes: int) -> Any:
         raise TypeError(f"the allocator {allocator!r} returned {type(ptr).__name__}, not a "
                         "MemoryPointer (cupy's allocators return one)")
     return ptr.mem
+
+
+def _bytes_of(root: np.ndarray) -> np.ndarray:
+    """The bytes of a root numpy array, in memory order, as a view (a root owns one dense
+    block, in any axis order: ``np.empty_like`` keeps its argument's)."""
+    dense = root.transpose(np.argsort(root.strides, kind="stable")[::-1]) if root.ndim else root
+    if not dense.flags.c_contiguous:
+        raise NotImplementedError(f"a root array of shape {root.shape} and strides "
+                                  f"{root.strides} is not one dense block (strict double)")
+    return dense.reshape(-1).view(np.uint8)
 
 
 def root_of(a: np.ndarray) -> np.ndarray:

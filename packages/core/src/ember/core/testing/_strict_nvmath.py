@@ -41,6 +41,16 @@ from its wheel's source, ``nvmath/linalg/advanced/matmulmod.py``,
   event recorded after it; the workspace allocated on the first execute (its stream kept)
   and kept unless released. A captured execute is replayed by each graph launch.
 - ``free()`` (then every method raises), and ``with Matmul(...) as mm``.
+- What ``_cublaslt_direct`` reads of a planned ``Matmul`` (``handle``, ``mm_desc``,
+  ``alpha``/``beta`` as one-element arrays of the scale type, the four layouts,
+  ``cached_best_algorithm_struct``, ``workspace.size``, ``mm_desc_ifc.bias_pointer``),
+  here tokens, and ``nvmath.bindings.cublasLt.matmul``: the plan's product on the
+  operands at the addresses given, each resolved to the double's array there
+  (``DeviceMemory.view_at``; an address in no live buffer raises as an illegal address
+  would), with the kernels, rounding and capture of ``execute``. It refuses a handle,
+  descriptor, layout, scalar or algorithm that is not the plan's, a workspace smaller
+  than the plan's, an operand aligned less than planned, D at another address than C
+  (ember writes in place), and a stream other than the current one.
 
 Numbers: numpy's product (float16 accumulated in float32, as cuBLASLt's default compute
 type), moved 1 or 2 ulp as the double moves cuBLAS's, with another hash (``SALT``):
@@ -62,7 +72,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import itertools
 import types
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,6 +86,12 @@ from ._strict_launches_libs import _gemm
 
 SALT = 0x6E766D617468  # "nvmath": cuBLASLt's rounding, not cupy's cuBLAS's
 SALT_UNSPLIT = 0x6E6F73706C6974  # "nosplit": an algorithm that does not split k rounds apart
+_SCALE_TYPES = {np.dtype(k): np.dtype(v) for k, v in (
+    (np.float16, np.float32), (np.float32, np.float32), (np.float64, np.float64),
+    (np.complex64, np.complex64), (np.complex128, np.complex128))}
+_HANDLE = 0x1B1A5  # every plan's cublasLtHandle_t (nvmath keeps one a device)
+_TOKENS = itertools.count(0x5EED0000, 16)  # descriptors' and layouts' addresses
+_DESCRIPTORS: weakref.WeakValueDictionary[int, Matmul] = weakref.WeakValueDictionary()
 _SUPPORTED = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64,
                                              np.complex64, np.complex128))
 
@@ -264,8 +282,19 @@ class Matmul:
             raise ValueError("Matmul: the operands are on different devices")
         (self._backend,) = backends.values()
         self._traits(arrays[0], arrays[1], arrays[2] if c is not None else None)
-        self.alpha = 1.0 if alpha is None else alpha
-        self.beta = 0.0 if beta is None else beta
+        scale = _SCALE_TYPES[arrays[0].dtype]  # nvmath's scale_type: alpha's, beta's
+        self.alpha = np.array([1.0 if alpha is None else alpha], scale)
+        self.beta = np.array([0.0 if beta is None else beta], scale)
+        # what ``_cublaslt_direct`` reads: cuBLASLt's objects, here tokens the fake
+        # ``cublasLt.matmul`` checks (``_DESCRIPTORS`` maps the descriptor back to this)
+        self.handle = _HANDLE
+        self.mm_desc = next(_TOKENS)
+        self.a_layout_ptr, self.b_layout_ptr, self.d_layout_ptr = (
+            next(_TOKENS), next(_TOKENS), next(_TOKENS))
+        self.c_layout_ptr = self.d_layout_ptr if c is not None else None
+        self.mm_desc_ifc = _DescInterface()
+        self.workspace = _Workspace()
+        _DESCRIPTORS[self.mm_desc] = self
         self.operands: list[Any] | None = [a, b] + ([c] if c is not None else [])
         self._meta = [(x.dtype, tuple(x.shape), _strides(x._a)) for x in self.operands]
         self.num_operands = len(self.operands)
@@ -348,6 +377,10 @@ class Matmul:
         self._split_k = split_k
         self._align = tuple(_alignment(x) for x in self.operands)
         self.planned = True
+        self.cached_best_algorithm_struct = np.zeros(64, np.uint8)  # (cublasLtMatmulAlgo_t)
+        # a split k reduces through the workspace; nvmath adds 16 bytes with an epilog
+        self.workspace.size = (1 << 20) + (16 if self.epilog is not None else 0) \
+            if split_k else 0
         return ("algorithm 0 (strict double)",)
 
     def _plan_epilog(self, epilog: Any, inputs: Any) -> None:
@@ -444,9 +477,9 @@ class Matmul:
             assert self.epilog_operands is not None
             self.epilog_operands[name] = x
         if alpha is not None:
-            self.alpha = alpha
+            self.alpha[0] = alpha
         if beta is not None:
-            self.beta = beta
+            self.beta[0] = beta
         for i, x in enumerate((a, b, c)):
             if x is None:
                 continue
@@ -490,43 +523,107 @@ class Matmul:
         with s if s is not be.current_stream else contextlib.nullcontext():
             if self.workspace_stream is None:
                 self.workspace_stream = s  # the first execute allocates the workspace
-            arrays = [x._a for x in self.operands]
-            inplace = self.options.inplace
-            alpha, beta, a_order, batch = self.alpha, self.beta, self._a_order, self._batch
-            salt = SALT if self._split_k else SALT_UNSPLIT
-            epilog = self.epilog
-            extra = [x._a for x in (self.epilog_operands or {}).values()]
-
-            def compute() -> Any:
-                p = _product(arrays, alpha, beta, inplace, a_order, batch, salt)
-                if epilog is None:
-                    return p
-                return _epilogue(epilog, p, arrays[0], extra)
-
-            out = be.run(compute, arrays + extra)
+            out = self._launch([x._a for x in self.operands],
+                               [x._a for x in (self.epilog_operands or {}).values()],
+                               "nvmath.Matmul.execute")
             aux: dict[str, Any] = {}
-            if epilog == MatmulEpilog.BGRADA:
+            if self.epilog == MatmulEpilog.BGRADA:
                 out, grad = out
                 aux["bgrada"] = type(self.operands[0])(grad, be.xp)
-            m, n, k = self._mnk
-            if batch:
-                names = ["gemmBatched"]
-            elif not self._split_k:  # no reduction scheme: the GEMM (GEMV) alone
-                names = ["gemv" if m == 1 or n == 1 else "gemm"]
-            else:
-                names = _gemm(m, n, k, a_order == "col" and m > 1 and k > 1)
-            if epilog == MatmulEpilog.BGRADA:  # the H200 ran the bias gradient after the GEMM
-                names = [*names, "cublasLt::epilogue::globalKernelBgradAB"]
-            for rec in _strict_launches._recorders:  # (the launch counter's recording())
-                rec.append(("nvmath.Matmul.execute", names))
-            be.launched(len(names))
-            cap = be.capture if be.capture is not None and be.capture.stream is s else None
-            self.last_compute_event = _Event(s, cap)
             if release_workspace:
                 self._wait_for_last()
                 self.workspace_stream = None
-        result = self.operands[2] if inplace else type(self.operands[0])(out, be.xp)
+        result = self.operands[2] if self.options.inplace else type(self.operands[0])(out, be.xp)
         return (result, aux) if aux else result
+
+    def _launch(self, arrays: list[np.ndarray], extra: list[np.ndarray], source: str,
+                grad_into: np.ndarray | None = None) -> Any:
+        """One ``cublasLtMatmul`` of ``arrays`` (A, B, C) with the epilog's inputs
+        ``extra``, on the current stream: the product (and BGRADA's gradient, written into
+        ``grad_into`` when given); the kernels counted under ``source``."""
+        be = self._backend
+        s = be.current_stream
+        inplace = self.options.inplace
+        alpha, beta = self.alpha[0], self.beta[0]
+        a_order, batch = self._a_order, self._batch
+        salt = SALT if self._split_k else SALT_UNSPLIT
+        epilog = self.epilog
+
+        def compute() -> Any:
+            p = _product(arrays, alpha, beta, inplace, a_order, batch, salt)
+            if epilog is None:
+                return p
+            got = _epilogue(epilog, p, arrays[0], extra)
+            if grad_into is not None:
+                np.copyto(grad_into, got[1])
+                return p, grad_into
+            return got
+
+        out = be.run(compute, arrays + extra)
+        m, n, k = self._mnk
+        if batch:
+            names = ["gemmBatched"]
+        elif not self._split_k:  # no reduction scheme: the GEMM (GEMV) alone
+            names = ["gemv" if m == 1 or n == 1 else "gemm"]
+        else:
+            names = _gemm(m, n, k, a_order == "col" and m > 1 and k > 1)
+        if epilog == MatmulEpilog.BGRADA:  # the H200 ran the bias gradient after the GEMM
+            names = [*names, "cublasLt::epilogue::globalKernelBgradAB"]
+        for rec in _strict_launches._recorders:  # (the launch counter's recording())
+            rec.append((source, names))
+        be.launched(len(names))
+        cap = be.capture if be.capture is not None and be.capture.stream is s else None
+        self.last_compute_event = _Event(s, cap)
+        return out
+
+    def _direct(self, handle: int, alpha: int, a: int, la: int, b: int, lb: int, beta: int,
+                c: int, lc: Any, d: int, ld: int, algo: int, workspace: int,
+                workspace_size: int, stream: int) -> None:
+        """The fake ``cublasLt.matmul`` of this plan: every handle and pointer must be
+        the plan's own (the double resolves the operands' addresses to its arrays)."""
+        self._check_valid()
+        be = self._backend
+        if not self.planned:
+            raise RuntimeError("CUBLAS_STATUS_INVALID_VALUE: cublasLtMatmul with a descriptor "
+                               "no plan() has prepared (strict double)")
+        for what, got, want in (
+                ("handle", handle, self.handle),
+                ("alpha", alpha, int(self.alpha.ctypes.data)),
+                ("beta", beta, int(self.beta.ctypes.data)),
+                ("A's layout", la, self.a_layout_ptr), ("B's layout", lb, self.b_layout_ptr),
+                ("C's layout", lc, self.c_layout_ptr), ("D's layout", ld, self.d_layout_ptr),
+                ("algorithm", algo, int(self.cached_best_algorithm_struct.ctypes.data))):
+            if got != want:
+                raise RuntimeError(f"CUBLAS_STATUS_INVALID_VALUE: cublasLtMatmul given another "
+                                   f"{what} than its plan's (strict double)")
+        if not self.options.inplace or c != d:
+            raise NotImplementedError("cublasLtMatmul: only the in-place form (D at C's "
+                                      "address) is modelled by the strict double")
+        if workspace_size < self.workspace.size or (workspace_size and not workspace):
+            raise RuntimeError(f"CUBLAS_STATUS_NOT_SUPPORTED: the algorithm needs "
+                               f"{self.workspace.size} bytes of workspace, given "
+                               f"{workspace_size} at 0x{workspace:x} (strict double)")
+        if stream != be.current_stream.ptr:
+            raise NotImplementedError("cublasLtMatmul on another stream than the current one "
+                                      "is not modelled by the strict double")
+        mem = be.memory
+        arrays = []
+        for ptr, (dtype, shape, strides), name, planned in zip(
+                (a, b, c), self._meta, "ABC", self._align):
+            if ptr == 0 or min(256, ptr & -ptr) < planned:
+                raise RuntimeError(
+                    f"CUBLAS_STATUS_NOT_SUPPORTED: operand {name}'s address 0x{ptr:x} is "
+                    f"aligned less than the {planned} bytes the plan assumed (strict double)")
+            arrays.append(mem.view_at(ptr, dtype, shape, strides, f"operand {name}"))
+        ptr = self.mm_desc_ifc.bias_pointer
+        extra, grad_into = [], None
+        if self.epilog == MatmulEpilog.BIAS:
+            dtype, shape, strides = self._epilog_meta["bias"]
+            extra = [mem.view_at(ptr, dtype, shape, strides, "the BIAS epilog's bias")]
+        elif self.epilog == MatmulEpilog.BGRADA:
+            grad_into = mem.view_at(ptr, self._meta[2][0], (self._mnk[0],), (1,),
+                                    "the BGRADA epilog's output")
+        self._launch(arrays, extra, "cublasLt.matmul", grad_into)
 
     def free(self) -> None:
         if not self.valid_state:
@@ -585,12 +682,41 @@ def _epilogue(epilog: MatmulEpilog, p: np.ndarray, a: np.ndarray,
             "sum", (a,), {"axis": -1}, grad, fn=np.sum, salt=SALT))
 
 
+class _DescInterface:
+    """nvmath's ``MatmulDescInterface``: the descriptor's epilog pointer (``bias_pointer``:
+    the BIAS epilog's input, the BGRADA epilog's output)."""
+
+    def __init__(self) -> None:
+        self.bias_pointer = 0
+
+
+class _Workspace:
+    """nvmath's ``Workspace``: the bytes the planned algorithm needs (``size``)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+
+def _cublaslt_matmul(handle: int, desc: int, alpha: int, a: int, la: int, b: int, lb: int,
+                     beta: int, c: int, lc: Any, d: int, ld: int, algo: int, workspace: int,
+                     workspace_size: int, stream: int) -> None:
+    """The fake ``nvmath.bindings.cublasLt.matmul``: the product of the plan whose
+    descriptor ``desc`` is (``Matmul._direct``)."""
+    mm = _DESCRIPTORS.get(desc)
+    if mm is None:
+        raise RuntimeError(f"CUBLAS_STATUS_INVALID_VALUE: no live matmul descriptor {desc:#x} "
+                           "(strict double)")
+    mm._direct(handle, alpha, a, la, b, lb, beta, c, lc, d, ld, algo, workspace,
+               workspace_size, stream)
+
+
 class _Module(types.SimpleNamespace):
     pass
 
 
 NVMATH = _Module(
     __name__="nvmath", __version__="1.0.0 (strict double)",
+    bindings=_Module(cublasLt=_Module(matmul=_cublaslt_matmul)),
     linalg=_Module(advanced=_Module(Matmul=Matmul, MatmulOptions=MatmulOptions,
                                     MatmulPlanPreferences=MatmulPlanPreferences,
                                     MatmulReductionScheme=MatmulReductionScheme,
