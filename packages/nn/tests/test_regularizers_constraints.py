@@ -52,6 +52,23 @@ def test_model_losses_collect_nested_layers_and_add_loss():
     assert len(m.losses) == 3
 
 
+def test_a_nested_layers_activity_loss_is_replaced_at_each_outermost_call():
+    """An outermost call clears its tree's call losses (it walks the tree only when some
+    layer holds any); a layer outside the tree keeps its own."""
+    inner = Dense(2, activity_regularizer=R.L1(1.0), kernel_initializer="ones")
+    m = nn.Sequential([Dense(3, input_shape=(3,)), inner])
+    other = Dense(1, activity_regularizer=R.L1(1.0))
+    other(em.ones((1, 3)))
+    x = em.ones((2, 3))
+    for _ in range(3):
+        m(x)
+        assert len(m.losses) == 1
+    assert len(other.losses) == 1
+    plain = nn.Sequential([Dense(2, input_shape=(3,))])
+    plain(x)  # no call losses in its tree
+    assert plain.losses == [] and len(m.losses) == 1
+
+
 def test_fit_adds_regularization_to_the_loss():
     x = np.random.default_rng(0).standard_normal((8, 3)).astype(np.float32)
     y = np.zeros((8, 1), np.float32)

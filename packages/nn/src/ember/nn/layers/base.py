@@ -27,6 +27,7 @@ import inspect
 import itertools
 import math
 import re
+import weakref
 from collections import defaultdict
 from typing import Any
 
@@ -43,6 +44,9 @@ from . import _autocast, _masks, _symbolic, _tracking
 
 _TRAINING: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
     "ember_nn_training", default=None)
+# The layers holding losses of their last call (add_loss, activity regularizers), by id: an
+# outermost call clears those of its own tree, and walks the tree only when there are any.
+_CALL_LOSSES: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 _IN_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("ember_nn_in_call",
                                                                default=False)
 _name_counters: defaultdict[str, itertools.count] = defaultdict(itertools.count)
@@ -365,6 +369,7 @@ class Layer(_tracking._Listened):
             st.loss_fns.append(loss)
         else:
             st.call_losses.append(em.convert_to_tensor(loss))
+            _CALL_LOSSES[id(self)] = self
 
     @property
     def losses(self) -> list[Any]:
@@ -482,9 +487,10 @@ class Layer(_tracking._Listened):
                                                          {"training": training})})
         st = self._ember
         outermost = not _IN_CALL.get()
-        if outermost:  # losses from add_loss/activity regularizers belong to one call
+        if outermost and _CALL_LOSSES:  # add_loss/activity losses belong to one call
             for layer in [self, *self.submodules]:
                 layer._ember.call_losses.clear()
+                _CALL_LOSSES.pop(id(layer), None)
         mask = _masks.mask_for_call(self, inputs, kwargs)  # explicit, or on the inputs
         inputs = self._ember_convert(inputs)
         policy = st.policy
@@ -531,6 +537,7 @@ class Layer(_tracking._Listened):
                 batch = int(y.shape[0]) if y.ndim else 1
                 penalty = self._ember.activity_regularizer(y)
                 self._ember.call_losses.append(em.divide(penalty, float(max(batch, 1))))
+                _CALL_LOSSES[id(self)] = self
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         """The output shape for ``input_shape`` (found by calling on zeros)."""

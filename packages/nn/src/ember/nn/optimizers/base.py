@@ -413,11 +413,14 @@ class Optimizer(_Listened):
         per_device = {d: {k: self._on(k, x, d) for k, x in read.items()} for d in devices}
         for d in devices:
             per_device[d]["_device"] = d  # (where ``_step`` goes)
-        clipped = []
-        for g, (_, v) in zip(grads, pairs):
-            self._now = per_device[v.device]
-            clipped.append(self._clip(g))
         self._now = per_device[devices[0]]
+        clipped = grads  # (unset clips are None on every device)
+        if self._hyper("clipvalue") is not None or self._hyper("clipnorm") is not None:
+            clipped = []
+            for g, (_, v) in zip(grads, pairs):
+                self._now = per_device[v.device]
+                clipped.append(self._clip(g))
+            self._now = per_device[devices[0]]
         global_clipnorm = self._hyper("global_clipnorm")
         if global_clipnorm is not None:
             clipped, _ = em.clip_by_global_norm(clipped, global_clipnorm)

@@ -44,12 +44,12 @@ class SGD(Optimizer):
             self.add_slot(var, "momentum")
 
     def apply_single(self, grad: Any, var: Any, lr: float) -> None:
-        mom = self._hyper("momentum")
         if not self._host_hyper("momentum") and "momentum" not in self._slots.get(var.uid, {}):
             # in place in blocks where nothing else sees the variable (no new array)
             if not var._sub_scaled_in_place(grad, lr) and not _fused.sgd(var, grad, lr):
                 var.assign_sub(em.multiply(grad, lr))
             return
+        mom = self._hyper("momentum")
         m = self.add_slot(var, "momentum")
         if _fused.momentum(var, grad, m, mom, lr, self.nesterov):  # one kernel on a GPU
             return
