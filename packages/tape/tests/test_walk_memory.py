@@ -45,10 +45,20 @@ class _HostMemory:
 class _DeviceMemory:
     """A GPU's memory, through its memory pool (cupy's, or the strict double's): the bytes
     of live arrays, and as the peak the pool's size, which grows only past its high-water
-    mark once its cached free blocks are released."""
+    mark once its cached free blocks are released.
+
+    cupy splits a larger free block to serve a smaller request, and a block that is partly
+    in use cannot be released: its free part stays in the pool's size after
+    ``free_all_blocks()``. What earlier work in the process left that way is not the
+    walk's, so the peak is the pool's size less that slack, measured at ``reset_peak``.
+    The strict double splits no block, so its slack is 0. (On an H200, 2026-11-27, both
+    peak checks once failed at 4.70 activations after 467 other tests in one xdist
+    worker, and passed alone. A planted slack of 0.74 MiB did not make them fail, so that
+    failure's cause is still unknown: see ``bench/results/gpu-run-2026-11-27-third.md``.)"""
 
     def __init__(self, xp) -> None:
         self.pool = xp.get_default_memory_pool()
+        self.slack = 0
 
     def __enter__(self) -> _DeviceMemory:
         return self
@@ -61,9 +71,10 @@ class _DeviceMemory:
 
     def reset_peak(self) -> None:
         self.pool.free_all_blocks()
+        self.slack = self.pool.total_bytes() - self.pool.used_bytes()
 
     def peak(self) -> int:
-        return self.pool.total_bytes()
+        return self.pool.total_bytes() - self.slack
 
 
 def _memory() -> _HostMemory | _DeviceMemory:
