@@ -189,8 +189,10 @@ def chart(markdown: str, out: pathlib.Path) -> pathlib.Path:
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlim(0.1, 20)
         ax.axvline(1.0, color="black", linewidth=0.8)
-        ax.set_title(f"{title.split(' (')[0]}: steps per second relative to PyTorch eager",
-                     loc="left", fontsize=9)
+        older = re.search(r"\(at ([0-9a-f]{7,40})", title)  # a section kept from a run before
+        when = f" (ember at {older.group(1)})" if older else ""
+        ax.set_title(f"{title.split(' (')[0]}{when}: steps per second relative to PyTorch "
+                     "eager", loc="left", fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     axes[-1, 0].legend(fontsize=7, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.25))
     fig.tight_layout()

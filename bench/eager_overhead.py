@@ -15,6 +15,7 @@ much), with the instruction counts behind them: ``bench/results/eager_overhead.m
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 from _harness import compare, try_import
@@ -63,12 +64,13 @@ def add_2x2(torch: object | None) -> dict[str, float]:
     return {f"add 2x2: {k}": v for k, v in compare(c, number=20000).items()}
 
 
-def mlp_step() -> dict[str, float]:
-    """One eager SGD step of the MLP 784-256-256-10, batch 128 (as bench_nn.py's), against
-    the same step in numpy by hand."""
+def mlp_step(torch: object | None = None, batch: int = 128) -> dict[str, float]:
+    """One eager SGD step of the MLP 784-256-256-10 (batch 128 as bench_nn.py's), against
+    the same step in numpy by hand and in PyTorch (when installed). At batch 8 the
+    frameworks' own overhead is most of a step."""
     rng = np.random.default_rng(0)
-    x = rng.random((128, 784), dtype=np.float32)
-    y = rng.integers(0, 10, 128)
+    x = rng.random((batch, 784), dtype=np.float32)
+    y = rng.integers(0, 10, batch)
     shapes = ((784, 256), (256, 256), (256, 10))
     W = [(rng.standard_normal(s) * np.sqrt(2.0 / sum(s))).astype(np.float32) for s in shapes]
     B = [np.zeros(s[1], np.float32) for s in shapes]
@@ -100,8 +102,30 @@ def mlp_step() -> dict[str, float]:
         opt.apply_gradients(zip(t.gradient(loss, vs), vs))
 
     c = {"numpy by hand": numpy_by_hand, "ember": ember_step}
-    return {f"MLP 784-256-256-10 step: {k}": v
-            for k, v in compare(c, number=20, rounds=5).items()}
+    if torch is not None:
+        c["PyTorch"] = _torch_mlp_step(torch, x, y, W, B)
+    label = "MLP 784-256-256-10 step" + ("" if batch == 128 else f", batch {batch}")
+    return {f"{label}: {k}": v
+            for k, v in compare(c, number=20 if batch == 128 else 100, rounds=5).items()}
+
+
+def _torch_mlp_step(torch: Any, x: np.ndarray, y: np.ndarray, W: list[np.ndarray],
+                    B: list[np.ndarray]) -> Any:
+    """The same step in PyTorch eager: autograd, ``cross_entropy``, ``optim.SGD``."""
+    ws = [torch.tensor(w, requires_grad=True) for w in W]
+    bs = [torch.tensor(b, requires_grad=True) for b in B]
+    tx, ty = torch.tensor(x), torch.tensor(y)
+    opt = torch.optim.SGD(ws + bs, lr=0.01)
+    relu, xent = torch.relu, torch.nn.functional.cross_entropy
+
+    def step() -> None:
+        opt.zero_grad(set_to_none=True)
+        h = relu(tx @ ws[0] + bs[0])
+        h = relu(h @ ws[1] + bs[1])
+        xent(h @ ws[2] + bs[2], ty).backward()
+        opt.step()
+
+    return step
 
 
 def figures() -> dict[str, float]:
@@ -109,7 +133,8 @@ def figures() -> dict[str, float]:
     torch = try_import("torch")
     if torch is not None:
         torch.set_num_threads(_threads())  # type: ignore[attr-defined]
-    return {**tape_step(torch), **add_2x2(torch), **mlp_step()}
+    return {**tape_step(torch), **add_2x2(torch), **mlp_step(torch),
+            **mlp_step(torch, batch=8)}
 
 
 if __name__ == "__main__":
