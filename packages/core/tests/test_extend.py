@@ -222,3 +222,27 @@ def test_map_variable_reads_maps_op_reads():
     assert inner_off == em.float32 and raw == em.float32
     np.testing.assert_allclose(y.numpy(), 1.5 ** 2 + 2.0 ** 2)
     assert v.value().dtype == em.float32  # outside the block, reads are plain again
+
+
+def test_elementwise_kernel_is_made_once_per_name_and_options_and_honours_them():
+    """``extend.elementwise_kernel``: kept per namespace, name and nvrtc options; without
+    ``--fmad=false`` the strict double contracts ``a * b + c`` into one rounding, as nvcc
+    does, and with it keeps the ops' two."""
+    from ember.core.testing import simulated_gpus
+
+    with simulated_gpus(1, strict=True), em.device("/gpu:0"):
+        rng = np.random.default_rng(3)
+        a, b, c = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
+        ts = [em.constant(v) for v in (a, b, c)]
+        xp = extend.device_of(ts[0]).xp
+        make = [lambda o=o: extend.elementwise_kernel(xp, "doctest_axpy", "T a, T b, T c",
+                                                      "T y", "y = a * b + c", o)
+                for o in ((), ("--fmad=false",))]
+        fused, exact = make[0](), make[1]()
+        assert make[0]() is fused and make[1]() is exact and fused is not exact
+        arrays = [extend.array_of(t) for t in ts]
+        two_roundings = extend.array_of(ts[0] * ts[1] + ts[2]).get()
+        assert np.array_equal(exact(*arrays).get(), two_roundings)
+        one_rounding = (a.astype(np.float64) * b + c).astype(np.float32)
+        assert np.array_equal(fused(*arrays).get(), one_rounding)
+        assert not np.array_equal(one_rounding, two_roundings)  # (the case tells them apart)

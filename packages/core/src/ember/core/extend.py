@@ -12,7 +12,9 @@ its objects. Everything here is a thin, stable wrapper over core's internals:
 - variables: ``read_without_recording``, ``map_variable_reads``;
 - recorders (what a gradient tape is): ``notify_op``, ``recording_to``,
   ``active_recorders``, ``Recorder``;
-- dtypes: ``is_differentiable``.
+- dtypes: ``is_differentiable``;
+- GPU kernels: ``elementwise_kernel`` (a cupy ``ElementwiseKernel``, made once per
+  device's namespace).
 
 A new op takes three steps: register its forward, run it through ``run_op`` from a
 public function, and (in ember-tape) register its gradient rule with
@@ -44,6 +46,7 @@ import numpy as np
 
 from . import _dtypes, _registry, _variable, recording
 from ._device import Device, current_device, get_device
+from ._ops import _fused
 from ._registry import REGISTRY, OpDef
 from ._tensor import Tensor
 from ._variable import Variable
@@ -51,7 +54,7 @@ from .recording import Recorder, _active, active_recorders
 
 __all__ = [
     "REGISTRY", "OpDef", "Recorder", "active_recorders", "array_of", "cuda_form", "device_of",
-    "is_differentiable", "map_variable_reads", "notify_op", "out_form",
+    "elementwise_kernel", "is_differentiable", "map_variable_reads", "notify_op", "out_form",
     "read_without_recording", "recording_to", "register_op", "run_op", "tensor_from_array",
 ]
 
@@ -395,3 +398,16 @@ def is_differentiable(dtype: Any) -> bool:
     if not isinstance(dtype, np.dtype):
         dtype = _dtypes.as_dtype(dtype)
     return dtype.kind in "fc" or dtype == _BFLOAT16  # as _dtypes.is_differentiable, inline
+
+
+def elementwise_kernel(xp: Any, name: str, in_params: str, out_params: str, operation: str,
+                       options: Sequence[str] = ()) -> Any:
+    """cupy's ``ElementwiseKernel(in_params, out_params, operation, "ember_" + name)`` for
+    the array namespace ``xp`` of a GPU backend (``device_of(t).xp``), compiled on first
+    use and kept: one per namespace and ``(name, options)``, so a name must stand for one
+    kernel. ``options`` are nvrtc's: ``("--fmad=false",)`` keeps ``a * b + c`` two
+    roundings, as the ops round it, where nvcc would fuse them into one.
+
+    On the strict double's namespace it is the double's kernel, which evaluates the same
+    C and refuses what nvrtc refuses."""
+    return _fused.kernel(xp, name, in_params, out_params, operation, tuple(options))

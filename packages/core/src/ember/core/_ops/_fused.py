@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-_KERNELS: dict[tuple[int, str], tuple[Any, Any]] = {}
+_KERNELS: dict[tuple[int, str, tuple[str, ...]], tuple[Any, Any]] = {}
 _lock = threading.Lock()
 
 
@@ -26,14 +26,17 @@ def fusable(xp: Any) -> bool:
     return xp is not np and hasattr(xp, "ElementwiseKernel")
 
 
-def kernel(xp: Any, name: str, in_params: str, out_params: str, operation: str) -> Any:
+def kernel(xp: Any, name: str, in_params: str, out_params: str, operation: str,
+           options: tuple[str, ...] = ()) -> Any:
     """The ``ElementwiseKernel`` ``name`` of ``xp``, made from the C on first use (one per
-    namespace: the strict double has one per simulated device)."""
-    key = (id(xp), name)
+    namespace: the strict double has one per simulated device), compiled with nvrtc's
+    ``options`` (``extend.elementwise_kernel`` is its public name)."""
+    key = (id(xp), name, options)
     hit = _KERNELS.get(key)
     if hit is not None and hit[0] is xp:
         return hit[1]
-    k = xp.ElementwiseKernel(in_params, out_params, operation, "ember_" + name)
+    k = xp.ElementwiseKernel(in_params, out_params, operation, "ember_" + name,
+                             **({"options": options} if options else {}))
     with _lock:
         _KERNELS[key] = (xp, k)
     return k
@@ -43,7 +46,7 @@ def reduction(xp: Any, name: str, in_params: str, out_params: str, map_expr: str
               reduce_expr: str, post_map_expr: str, identity: str) -> Any:
     """The ``ReductionKernel`` ``name`` of ``xp`` (one kernel: map, reduce, post map),
     made on first use and kept as ``kernel`` keeps element-wise kernels."""
-    key = (id(xp), "reduction " + name)
+    key = (id(xp), "reduction " + name, ())
     hit = _KERNELS.get(key)
     if hit is not None and hit[0] is xp:
         return hit[1]

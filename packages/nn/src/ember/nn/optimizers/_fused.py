@@ -21,7 +21,6 @@ or device, mixed dtypes) also runs the ops.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
@@ -29,18 +28,7 @@ import numpy as np
 import ember.core as em
 from ember.core import extend
 
-_KERNELS: dict[tuple[int, str], tuple[Any, Any]] = {}
-_lock = threading.Lock()
-
-
-def _kernel(xp: Any, name: str, ins: str, outs: str, operation: str) -> Any:
-    hit = _KERNELS.get((id(xp), name))
-    if hit is not None and hit[0] is xp:
-        return hit[1]
-    k = xp.ElementwiseKernel(ins, outs, operation, "ember_" + name, options=("--fmad=false",))
-    with _lock:
-        _KERNELS[(id(xp), name)] = (xp, k)
-    return k
+_NO_FMA = ("--fmad=false",)  # the ops' roundings (see the module docstring)
 
 
 def _hyper(h: Any, dt: np.dtype, dev: Any) -> tuple[bool, Any]:
@@ -114,7 +102,8 @@ def _forward(be: Any, *arrays: Any, kind: str, numbers: tuple[float | None, ...]
     args = (*arrays[:k], *hypers, *rest)
     xp = be.xp
     if xp is not np and hasattr(xp, "ElementwiseKernel"):
-        return _kernel(xp, kind, spec.ins, spec.outs, spec.operation)(*args)
+        return extend.elementwise_kernel(xp, kind, spec.ins, spec.outs,
+                                         spec.operation, _NO_FMA)(*args)
     return spec.host(*args)
 
 
