@@ -197,3 +197,16 @@ def test_evaluate_and_predict_show_a_bar_of_their_batches(capsys):
     model.predict(X, batch_size=2, verbose=1)
     err = capsys.readouterr().err
     assert "evaluate" in err and "predict" in err and "4/4" in err
+
+
+def test_small_logged_values_show_as_keras_shows_them(capsys):
+    """Keras's bar prints a value of at most 1e-3 in exponent form: a loss of 2.4e-06 is
+    not ``0.0000``."""
+    model = nn.Sequential([nn.layers.Dense(1, kernel_initializer="zeros", input_shape=(2,))])
+    model.compile(nn.optimizers.SGD(0.0), "mse")
+    x, y = np.ones((4, 2), np.float32), np.full((4, 1), 1e-3, np.float32)
+    model.fit(x, y, batch_size=4, epochs=1, verbose=2)
+    assert capsys.readouterr().out == "epoch 1/1 - loss: 1.0000e-06\n"
+    y[:] = 0.5
+    model.fit(x, y, batch_size=4, epochs=1, verbose=2)
+    assert capsys.readouterr().out == "epoch 1/1 - loss: 0.2500\n"

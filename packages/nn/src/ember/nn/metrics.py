@@ -21,8 +21,10 @@ import numpy as np
 
 import ember.core as em
 
-__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanAbsoluteError",
-           "MeanSquaredError", "Metric", "SparseCategoricalAccuracy", "Sum", "get"]
+__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "FalseNegatives",
+           "FalsePositives", "Mean", "MeanAbsoluteError", "MeanSquaredError", "Metric",
+           "Precision", "Recall", "SparseCategoricalAccuracy", "Sum", "TrueNegatives",
+           "TruePositives", "get"]
 
 
 def _tensor(x: Any) -> Any:
@@ -47,14 +49,17 @@ class Metric:
     have the metric's ``dtype`` (float32 by default, as Keras)."""
 
     def __init__(self, name: str | None = None, dtype: Any = None) -> None:
-        self.name = name or _snake(type(self).__name__)
-        self.dtype = np.dtype(em.as_dtype(dtype or em.float32))
-        if self.dtype.kind != "f":
-            raise ValueError(f"{self.name}: dtype must be a floating dtype, got {self.dtype}")
+        self._named(name, dtype)
         self.total = em.Variable(np.zeros((), _STATE_DTYPE), name=f"{self.name}/total",
                                  trainable=False)
         self.count = em.Variable(np.zeros((), _STATE_DTYPE), name=f"{self.name}/count",
                                  trainable=False)
+
+    def _named(self, name: str | None, dtype: Any) -> None:
+        self.name = name or _snake(type(self).__name__)
+        self.dtype = np.dtype(em.as_dtype(dtype or em.float32))
+        if self.dtype.kind != "f":
+            raise ValueError(f"{self.name}: dtype must be a floating dtype, got {self.dtype}")
 
     def __checkpoint_children__(self) -> dict[str, Any]:
         return {"total": self.total, "count": self.count}
@@ -263,10 +268,31 @@ _NAMES = {"accuracy": _KerasAccuracy, "acc": _KerasAccuracy,
           "mean_squared_error": MeanSquaredError}
 
 
+# the confusion-matrix metrics live in their own module, which builds on ``Metric`` above
+from ._metrics_confusion import (  # noqa: E402
+    CLASSES as _CONFUSION,
+)
+from ._metrics_confusion import (  # noqa: E402
+    FalseNegatives,
+    FalsePositives,
+    Precision,
+    Recall,
+    TrueNegatives,
+    TruePositives,
+)
+
+# Keras 3 takes each metric class by its name and by its snake-case name
+_NAMES.update({n: c for cls in _CONFUSION for n, c in ((cls.__name__, cls),
+                                                        (_snake(cls.__name__), cls))})
+
+
 def get(identifier: Any) -> Metric:
     """A metric instance from a name (``"accuracy"`` means sparse categorical) or instance."""
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, str) and identifier in _NAMES:
-        return _NAMES[identifier](name=identifier)
+        cls = _NAMES[identifier]
+        if cls in _CONFUSION:  # Keras's default name, whichever of its names was given
+            return cls()
+        return cls(name=identifier)
     raise ValueError(f"cannot interpret {identifier!r} as a metric; known: {sorted(_NAMES)}")

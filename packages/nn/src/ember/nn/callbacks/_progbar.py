@@ -106,8 +106,15 @@ class ProgbarLogger(Callback):
             self._bar.close()
             self._bar = None
         elif self.verbose == 2 and desc is not None:  # one line, as Keras's verbose=2
-            print(f"{desc} - " + " - ".join(f"{k}: {float(v):.4f}" for k, v in
+            print(f"{desc} - " + " - ".join(f"{k}: {_shown(v)}" for k, v in
                                             (logs or {}).items()))
 
     def _postfix(self, logs: dict[str, Any]) -> None:
-        self._bar.set_postfix({k: f"{float(v):.4f}" for k, v in logs.items()}, refresh=False)
+        self._bar.set_postfix({k: _shown(v) for k, v in logs.items()}, refresh=False)
+
+
+def _shown(value: Any) -> str:
+    """A logged value as Keras's progress bar shows it: four decimals, or four significant
+    digits in exponent form at 1e-3 and below (a loss of 2.4e-06 is not 0.0000)."""
+    v = float(value)
+    return f"{v:.4f}" if abs(v) > 1e-3 else f"{v:.4e}"

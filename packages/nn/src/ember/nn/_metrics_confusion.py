@@ -1,0 +1,226 @@
+"""Confusion-matrix metrics, as Keras 3's: ``TruePositives``, ``FalsePositives``,
+``TrueNegatives``, ``FalseNegatives``, ``Precision`` and ``Recall`` (``nn.metrics`` holds
+them).
+
+What they count, as Keras's ``update_confusion_matrix_variables`` does:
+
+- A label is positive when it is nonzero (Keras casts ``y_true`` to bool). A prediction
+  is positive when it is strictly above the threshold, both in float32 (a float32 0.3 is
+  not above the threshold 0.3).
+- ``thresholds`` is one number or a list of numbers in [0, 1], 0.5 by default. With a
+  list, each count and each result is a vector with one entry per threshold.
+- ``sample_weight`` weighs each prediction; one weight per example covers its columns.
+- ``top_k`` (``Precision`` and ``Recall``) counts only each row's ``k`` largest
+  predictions: the others are taken as below every threshold. Without ``thresholds``,
+  that leaves every top-``k`` prediction positive. ``class_id`` then counts one column of
+  the last axis.
+- ``Precision`` is ``tp / (tp + fp)`` and ``Recall`` is ``tp / (tp + fn)``, 0 where
+  nothing was counted.
+
+The counts stay on the device of the predictions: a traced ``fit`` step updates them
+without reading anything back. A list of thresholds is one constant per device, made once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+from .metrics import _STATE_DTYPE, Metric, _tensor
+
+_NEG_INF = -1e10  # Keras's NEG_INF: below every threshold
+
+
+def _thresholds(name: str, thresholds: Any) -> list[float]:
+    """``thresholds`` (a number or a sequence of them) as a list of floats in [0, 1],
+    refused by name otherwise."""
+    values = [thresholds] if isinstance(thresholds, (int, float)) else list(thresholds)
+    if not values or any(isinstance(t, bool) or not isinstance(t, (int, float, np.floating))
+                         or not 0 <= float(t) <= 1 or math.isnan(float(t)) for t in values):
+        raise ValueError(f"{name}: thresholds must be a number or a list of numbers in "
+                         f"[0, 1], got {thresholds!r}")
+    return [float(t) for t in values]
+
+
+class _ConfusionCounts(Metric):
+    """The shared machinery: count variables named by ``_COUNTS`` (``"tp"``, ``"fp"``,
+    ``"tn"``, ``"fn"``), one entry per threshold."""
+
+    _COUNTS: tuple[str, ...] = ()
+    _VARIABLES = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives",
+                  "fn": "false_negatives"}
+
+    def __init__(self, thresholds: Any = None, top_k: int | None = None,
+                 class_id: int | None = None, name: str | None = None,
+                 dtype: Any = None) -> None:
+        self._named(name, dtype)
+        for arg, value in (("top_k", top_k), ("class_id", class_id)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < (1 if arg == "top_k" else 0)):
+                raise ValueError(f"{self.name}: {arg} must be a "
+                                 f"{'positive' if arg == 'top_k' else 'non-negative'} "
+                                 f"integer or None, got {value!r}")
+        self.thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
+        default = _NEG_INF if top_k is not None else 0.5
+        self._values = [default] if thresholds is None else \
+            _thresholds(self.name, thresholds)
+        self._single = len(self._values) == 1  # a scalar result (Keras: also for [t])
+        self._constants: dict[str, Any] = {}
+        n = len(self._values)
+        self._counts = {c: em.Variable(np.zeros(n, _STATE_DTYPE),
+                                       name=f"{self.name}/{self._VARIABLES[c]}",
+                                       trainable=False) for c in self._COUNTS}
+
+    def __checkpoint_children__(self) -> dict[str, Any]:
+        return {self._VARIABLES[c]: v for c, v in self._counts.items()}
+
+    @property
+    def variables(self) -> list[Any]:
+        return list(self._counts.values())
+
+    def reset_states(self) -> None:
+        for v in self._counts.values():
+            v.assign(np.zeros(v.shape, _STATE_DTYPE))
+
+    reset_state = reset_states
+
+    def _threshold_tensor(self, device: str) -> Any:
+        hit = self._constants.get(device)
+        if hit is None:
+            with em.device(device):
+                hit = self._constants[device] = em.constant(
+                    np.asarray(self._values, np.float32).reshape(-1, 1))
+        return hit
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        y, p = _tensor(y_true), _tensor(y_pred)
+        p = em.cast(p, em.float32)  # compared in float32, as Keras's thresholds are
+        if y.shape != p.shape:
+            if y.ndim == p.ndim - 1 and p.shape[-1] == 1:
+                y = em.expand_dims(y, -1)
+            elif p.ndim == y.ndim - 1 and y.shape[-1] == 1:
+                y = em.squeeze(y, -1)
+        if tuple(y.shape) != tuple(p.shape):
+            raise ValueError(f"{self.name}: y_true {tuple(y.shape)} and y_pred "
+                             f"{tuple(p.shape)} must have one shape")
+        if self.top_k is not None:  # over every class, then the class_id's column
+            p = self._top_k(p)
+        if self.class_id is not None:
+            if not p.ndim or self.class_id >= p.shape[-1]:
+                raise ValueError(f"{self.name}: class_id {self.class_id} is not a column of "
+                                 f"y_pred of shape {tuple(p.shape)}")
+            y, p = y[..., self.class_id], p[..., self.class_id]
+        positive = em.reshape(em.not_equal(y, 0), (1, -1))
+        p = em.reshape(p, (1, -1))
+        if len(self._values) == 1:
+            above = em.greater(p, self._values[0])
+        else:
+            above = em.greater(p, self._threshold_tensor(p.device))
+        w = None
+        if sample_weight is not None:
+            w = em.cast(_tensor(sample_weight), _STATE_DTYPE)
+            shape = tuple(y.shape)
+            while w.ndim > len(shape) and w.shape[-1] == 1:
+                w = em.squeeze(w, -1)
+            while w.ndim < len(shape):  # one weight per example covers its columns
+                w = em.expand_dims(w, -1)
+            w = em.reshape(em.broadcast_to(w, shape), (1, -1))
+        cases = {"tp": (positive, above), "fp": (em.logical_not(positive), above),
+                 "tn": (em.logical_not(positive), em.logical_not(above)),
+                 "fn": (positive, em.logical_not(above))}
+        for c, var in self._counts.items():
+            label, pred = cases[c]
+            hit = em.cast(em.logical_and(label, pred), _STATE_DTYPE)
+            if w is not None:
+                hit = em.multiply(hit, w)
+            total = em.reduce_sum(hit, axis=1)
+            if total.device != var.device:
+                total = total.to(var.device)
+            var.assign_add(total)
+
+    def _top_k(self, p: Any) -> Any:
+        """``p`` with all but each row's ``top_k`` largest entries set below every
+        threshold (Keras's ``_filter_top_k``)."""
+        k = self.top_k
+        if not p.ndim or p.shape[-1] <= k:
+            return p
+        values = em.top_k(p, k=k).values
+        kth = values[..., k - 1:k]
+        return em.where(em.greater_equal(p, kth), p, _NEG_INF)
+
+    def _out(self, value: Any) -> Any:
+        value = em.cast(value, self.dtype)
+        return value[0] if self._single else value
+
+
+class _CountMetric(_ConfusionCounts):
+    """One count (``_COUNTS`` of one) as the result; Keras names its variable
+    ``accumulator``."""
+
+    _VARIABLES = {c: "accumulator" for c in ("tp", "fp", "tn", "fn")}
+
+    def __init__(self, thresholds: Any = None, name: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__(thresholds, name=name, dtype=dtype)
+
+    def result(self) -> Any:
+        (var,) = self._counts.values()
+        return self._out(var.value())
+
+
+class TruePositives(_CountMetric):
+    """The (weighted) count of positive labels predicted above the threshold."""
+
+    _COUNTS = ("tp",)
+
+
+class FalsePositives(_CountMetric):
+    """The (weighted) count of negative labels predicted above the threshold."""
+
+    _COUNTS = ("fp",)
+
+
+class TrueNegatives(_CountMetric):
+    """The (weighted) count of negative labels predicted at or below the threshold."""
+
+    _COUNTS = ("tn",)
+
+
+class FalseNegatives(_CountMetric):
+    """The (weighted) count of positive labels predicted at or below the threshold."""
+
+    _COUNTS = ("fn",)
+
+
+def _ratio(num: Any, den: Any) -> Any:
+    """``num / den``, 0 where ``den`` is 0 (Keras's ``divide_no_nan``)."""
+    return em.where(em.greater(den, 0), em.divide(num, em.maximum(den, 1e-300)), 0.0)
+
+
+class Precision(_ConfusionCounts):
+    """``tp / (tp + fp)``: of the predictions above the threshold, the fraction whose
+    label is positive (0 before any)."""
+
+    _COUNTS = ("tp", "fp")
+
+    def result(self) -> Any:
+        tp, fp = (self._counts[c].value() for c in ("tp", "fp"))
+        return self._out(_ratio(tp, em.add(tp, fp)))
+
+
+class Recall(_ConfusionCounts):
+    """``tp / (tp + fn)``: of the positive labels, the fraction predicted above the
+    threshold (0 before any)."""
+
+    _COUNTS = ("tp", "fn")
+
+    def result(self) -> Any:
+        tp, fn = (self._counts[c].value() for c in ("tp", "fn"))
+        return self._out(_ratio(tp, em.add(tp, fn)))
+
+
+CLASSES = (TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall)
