@@ -66,6 +66,7 @@ LAYER_SPECS: dict[str, dict[str, Any]] = {
                                               "seed": 7}),
     "Flatten": dict(x=[X3]),
     "LeakyReLU": dict(x=[X2], alt={"negative_slope": 0.1, "alpha": 0.1}),
+    "ReLU": dict(x=[X2], alt={"max_value": 0.2, "negative_slope": 0.1, "threshold": 0.3}),
     "Softmax": dict(x=[X3], alt={"axis": 1}),
     "Reshape": dict(args=((15,),), x=[X3], alt={"target_shape": (5, 3)}),
     "Permute": dict(args=((2, 1),), x=[X3], alt={"dims": (1, 2)}),
@@ -765,21 +766,31 @@ def test_from_logits_is_honoured():
             getattr(LOSS, n)(y, P_LOG * 10)
 
 
+# every count and ratio moves with thresholds 0.3 (from 0.5), the sample weights, top_k=1
+# and class_id=1 (worked by hand: tp 3 -> 4, fp 2 -> 5, tn 5 -> 2, fn 2 -> 1 ...)
+CONFUSION_INPUTS = (np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0]], np.float32),
+                    np.array([[0.4, 0.45, 0.1], [0.6, 0.7, 0.2], [0.35, 0.9, 0.8],
+                              [0.2, 0.55, 0.32]], np.float32))
 METRIC_INPUTS = {"Mean": (REG_P[:, 0],), "Sum": (REG_P[:, 0],),
                  "MeanAbsoluteError": (REG_Y, REG_P), "MeanSquaredError": (REG_Y, REG_P),
                  "Accuracy": (Y_INT, np.array([0, 1, 1, 2])),
                  "SparseCategoricalAccuracy": (Y_INT, P_PROB),
                  "CategoricalAccuracy": (Y_HOT, P_PROB),
                  "BinaryAccuracy": (np.array([1.0, 0.0, 1.0, 0.0], np.float32),
-                                    np.array([0.7, 0.3, 0.4, 0.1], np.float32))}
+                                    np.array([0.7, 0.3, 0.4, 0.1], np.float32)),
+                 **{n: CONFUSION_INPUTS for n in ("TruePositives", "FalsePositives",
+                                                  "TrueNegatives", "FalseNegatives",
+                                                  "Precision", "Recall")}}
 METRIC_ALTS = {"name": "sweep_metric", "dtype": "float64", "threshold": 0.35,
+               "thresholds": 0.3, "top_k": 1, "class_id": 1,
                "sample_weight": np.array([1.0, 0.0, 3.0, 0.5], np.float32)}
 
 
 @pytest.mark.parametrize("case", [
     (n, p.name) for n in sorted(METRIC_INPUTS)
     for p in _params(getattr(MET, n).__init__) + _params(getattr(MET, n).update_state)
-    if p.name not in ("values", "labels", "predictions")], ids=lambda c: f"{c[0]}.{c[1]}")
+    if p.name not in ("values", "labels", "predictions", "y_true", "y_pred")],
+    ids=lambda c: f"{c[0]}.{c[1]}")
 def test_metric_argument_is_honoured(case):
     n, p = case
     cls = getattr(MET, n)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import ember.core as em
-from ember import nn
+from ember import nn, tape
 
 R = nn.losses.Reduction
 
@@ -118,6 +118,34 @@ def test_regression_metrics_and_their_compile_names():
     w = nn.metrics.MeanAbsoluteError()
     w.update_state(y, p, sample_weight=np.array([1.0, 0.0]))
     np.testing.assert_allclose(float(w.result()), 0.25)
+
+
+def _keras_relu(x, max_value=None, negative_slope=0.0, threshold=0.0):
+    """Keras 3's ``ReLU.static_call``, in numpy."""
+    y = np.where(x > threshold, x, 0.0)
+    if max_value is not None:
+        y = np.clip(y, 0.0, max_value)
+    return y - negative_slope * np.maximum(threshold - x, 0.0)
+
+
+def test_relu_layer_is_keras_relu_and_differentiates():
+    x = np.linspace(-3, 8, 23).astype(np.float32)
+    x[:3] = [0.3, 1.0, 6.0]  # on the thresholds and caps used below
+    for kw in ({}, {"max_value": 6.0}, {"negative_slope": 0.1}, {"threshold": 1.0},
+               {"threshold": 0.3, "negative_slope": 0.2, "max_value": 5.0},
+               {"max_value": 0.0}):
+        got = nn.layers.ReLU(**kw)(em.constant(x)).numpy()
+        np.testing.assert_allclose(got, _keras_relu(x, **kw), rtol=1e-6, err_msg=str(kw))
+    layer = nn.layers.ReLU(max_value=5.0, negative_slope=0.2, threshold=0.3)
+    v = em.Variable(np.array([-1.0, 0.5, 7.0], np.float32))
+    with tape.GradientTape() as t:
+        y = em.reduce_sum(layer(v.value()))
+    np.testing.assert_allclose(t.gradient(y, v).numpy(), [0.2, 1.0, 0.0])
+    for kw, arg in (({"max_value": -1.0}, "max_value"), ({"negative_slope": -0.1},
+                    "negative_slope"), ({"threshold": None}, "threshold"),
+                    ({"negative_slope": "0.1"}, "negative_slope")):
+        with pytest.raises(ValueError, match=f"ReLU: {arg} must be a number >= 0"):
+            nn.layers.ReLU(**kw)
 
 
 def test_leaky_relu_and_softmax_layers():

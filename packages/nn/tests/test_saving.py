@@ -543,6 +543,7 @@ LAYERS = {
     "UpSampling2D": (lambda: L.UpSampling2D(2), (2, 2, 1)),
     "Masking": (lambda: L.Masking(0.0), (3, 2)),
     "LeakyReLU": (lambda: L.LeakyReLU(0.2), (3,)),
+    "ReLU": (lambda: L.ReLU(max_value=1.0, negative_slope=0.1, threshold=0.2), (3,)),
     "Activation": (lambda: L.Activation("gelu"), (3,)),
 }
 

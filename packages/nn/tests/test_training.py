@@ -232,6 +232,12 @@ def test_validation_split_holds_out_the_last_examples():
     hist = model.fit(x, y, batch_size=100, epochs=1, verbose=0, validation_split=0.2)
     np.testing.assert_array_equal(np.concatenate(seen), x[80:])
     assert "val_loss" in hist.history
+    # the split index is rounded down, as Keras's: 0.8 of 101 trains on 80, validates 21
+    # (FordA's 3,601 series train on 2,880; rounding would have moved one across)
+    seen.clear()
+    x1, y1 = _data(101)
+    model.fit(x1, y1, batch_size=101, epochs=1, verbose=0, validation_split=0.2)
+    np.testing.assert_array_equal(np.concatenate(seen), x1[80:])
     with pytest.raises(ValueError, match="validation_split"):
         model.fit([(x, y)], epochs=1, verbose=0, validation_split=0.2)
     assert isinstance(model.evaluate(x, y), float)  # only the loss: a scalar, as Keras
@@ -414,3 +420,39 @@ def test_from_config_of_get_config_computes_what_the_layer_computes(make):
         np.testing.assert_allclose(clone(x, training=False).numpy(), want, rtol=1e-5)
         return
     np.testing.assert_allclose(clone(x, training=True).numpy(), want, rtol=1e-5)
+
+
+def test_fit_evaluate_and_predict_take_kerass_arguments_in_kerass_order():
+    x, y = _data(40)
+    model = nn.Sequential([nn.layers.Dense(2, input_shape=(4,))])
+    model.compile("sgd", nn.losses.SparseCategoricalCrossentropy(from_logits=True))
+    seen = []
+
+    class Count(nn.callbacks.Callback):
+        def on_test_batch_end(self, batch, logs=None):
+            seen.append(batch)
+
+    # positionally, as Keras: ..., callbacks, validation_split, validation_data, shuffle
+    hist = model.fit(x, y, 8, 4, 0, [Count()], 0.25, None, False,
+                     validation_freq=2, validation_batch_size=4, validation_steps=2)
+    assert len(hist.history["loss"]) == 4 and len(hist.history["val_loss"]) == 2
+    assert seen == [0, 1, 0, 1]  # epochs 2 and 4, two batches of 4 each
+    seen.clear()
+    model.fit(x, y, batch_size=8, epochs=3, verbose=0, validation_data=(x, y),
+              validation_freq=[1, 3], callbacks=[Count()])
+    assert seen == [0, 1, 2, 3, 4] * 2
+    seen.clear()
+    loss = model.evaluate(x, y, 8, 0, None, 2, [Count()])  # ..., sample_weight, steps
+    assert seen == [0, 1] and isinstance(loss, float)
+    assert model.predict(x, 8, 0, 3).shape == (24, 2)  # ..., verbose, steps
+    for kw, match in (({"validation_freq": 0}, "validation_freq"),
+                      ({"validation_freq": "2"}, "validation_freq"),
+                      ({"validation_steps": 0}, "validation_steps"),
+                      ({"steps_per_epoch": -1}, "steps_per_epoch")):
+        with pytest.raises(ValueError, match=match):
+            model.fit(x, y, batch_size=8, verbose=0, validation_data=(x, y), **kw)
+    with pytest.raises(ValueError, match="validation_batch_size applies to validation arrays"):
+        model.fit(x, y, batch_size=8, verbose=0, validation_data=[(x, y)],
+                  validation_batch_size=4)
+    with pytest.raises(ValueError, match="steps must be"):
+        model.evaluate(x, y, steps=0, verbose=0)

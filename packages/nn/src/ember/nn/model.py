@@ -92,16 +92,22 @@ class Model(Layer):
         self._ember.extra["run_eagerly"] = value
 
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
-            verbose: Any = 1, callbacks: Any = None, validation_data: Any = None,
-            steps_per_epoch: int | None = None, shuffle: bool | None = None,
-            validation_split: float = 0.0, sample_weight: Any = None,
-            initial_epoch: int = 0, class_weight: Any = None) -> Any:
+            verbose: Any = "auto", callbacks: Any = None, validation_split: float = 0.0,
+            validation_data: Any = None, shuffle: bool | None = None,
+            class_weight: Any = None, sample_weight: Any = None, initial_epoch: int = 0,
+            steps_per_epoch: int | None = None, validation_steps: int | None = None,
+            validation_batch_size: int | None = None, validation_freq: Any = 1) -> Any:
         """Train over an iterable of ``(x, y)`` batches (or arrays with ``batch_size``).
 
         Arrays are shuffled each epoch unless ``shuffle=False`` (as Keras); an iterable of
         batches is used as it comes, and ``batch_size``/``shuffle=True`` with one are errors.
-        ``verbose``: 0 silent, 1 a progress bar, 2 one line per epoch.
-        ``validation_split`` holds out the last fraction of the arrays (Keras);
+        The arguments are Keras 3's, in its order. ``verbose``: 0 silent, 1 or ``"auto"`` a
+        progress bar, 2 one line per epoch.
+        ``validation_split`` holds out the last fraction of the arrays (Keras: the split
+        index rounded down); ``validation_freq`` validates every that many epochs, or at the
+        epochs listed (counted from 1); ``validation_batch_size`` batches validation arrays
+        (``batch_size`` by default); ``validation_steps`` takes at most that many
+        validation batches;
         ``sample_weight`` gives one weight per example of the arrays (per output: a list or
         a dict by output name); ``class_weight`` a weight per class index, applied as
         sample weights read from the targets (one output only, as Keras).
@@ -111,20 +117,26 @@ class Model(Layer):
         return _training.fit(self, x, y, batch_size, epochs, verbose, callbacks,
                              validation_data, steps_per_epoch, shuffle, validation_split,
                              sample_weight, initial_epoch=initial_epoch,
-                             class_weight=class_weight)
+                             class_weight=class_weight, validation_steps=validation_steps,
+                             validation_batch_size=validation_batch_size,
+                             validation_freq=validation_freq)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
-                 verbose: int = 0, callbacks: Any = None, return_dict: bool = False,
-                 sample_weight: Any = None) -> Any:
+                 verbose: Any = "auto", sample_weight: Any = None, steps: int | None = None,
+                 callbacks: Any = None, return_dict: bool = False) -> Any:
         """Loss and metrics over the batches: the loss alone, a list ``[loss, *metrics]``,
-        or with ``return_dict=True`` a dict (as Keras)."""
+        or with ``return_dict=True`` a dict (as Keras). ``verbose``: ``"auto"`` (Keras's
+        default) and 1 show a progress bar, 2 one line, 0 nothing. ``steps``: at most this
+        many batches (all by default)."""
         return _training.evaluate(self, x, y, batch_size, verbose, callbacks, return_dict,
-                                  sample_weight)
+                                  sample_weight, steps)
 
-    def predict(self, x: Any, batch_size: int | None = None, verbose: int = 0,
-                callbacks: Any = None) -> np.ndarray:
-        """Outputs for every batch, concatenated as a numpy array."""
-        return _training.predict(self, x, batch_size, verbose, callbacks)
+    def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",
+                steps: int | None = None, callbacks: Any = None) -> np.ndarray:
+        """Outputs for every batch, concatenated as a numpy array. ``verbose``: ``"auto"``
+        (Keras's default) and 1 show a progress bar, 0 nothing. ``steps``: at most this
+        many batches (all by default)."""
+        return _training.predict(self, x, batch_size, verbose, callbacks, steps)
 
     def predict_on_batch(self, x: Any) -> Any:
         """The outputs for one batch ``x`` as numpy arrays (Keras's): the model called in

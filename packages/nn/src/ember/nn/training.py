@@ -495,7 +495,7 @@ def _split(x: Any, y: Any, validation_split: float) -> tuple[Any, Any, Any]:
                          f"{type(x).__name__}: pass validation_data instead")
     x = _inputs(x)
     n = _count(x)
-    at = int(round(n * (1.0 - validation_split)))
+    at = int(math.floor(n * (1.0 - validation_split)))  # Keras rounds down
     if at == n or at == 0:
         raise ValueError(f"validation_split={validation_split} leaves an empty part of "
                          f"{n} examples")
@@ -508,9 +508,20 @@ def _split(x: Any, y: Any, validation_split: float) -> tuple[Any, Any, Any]:
 def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose: int,
         callbacks: Any, validation_data: Any, steps_per_epoch: int | None,
         shuffle: bool | None, validation_split: float = 0.0,
-        sample_weight: Any = None, initial_epoch: int = 0, class_weight: Any = None) -> History:
+        sample_weight: Any = None, initial_epoch: int = 0, class_weight: Any = None,
+        validation_steps: int | None = None, validation_batch_size: int | None = None,
+        validation_freq: Any = 1) -> History:
     _require_compiled(model)
     _check_verbose(verbose)
+    _check_steps("steps_per_epoch", steps_per_epoch)
+    _check_steps("validation_steps", validation_steps)
+    _check_steps("validation_batch_size", validation_batch_size)
+    if isinstance(validation_freq, bool) or not (
+            (isinstance(validation_freq, int) and validation_freq >= 1)
+            or (isinstance(validation_freq, (list, tuple)) and all(
+                isinstance(e, int) and not isinstance(e, bool) for e in validation_freq))):
+        raise ValueError(f"validation_freq must be a whole number >= 1 or a list of epochs "
+                         f"(counted from 1), got {validation_freq!r}")
     verbose = 1 if verbose == "auto" else int(verbose)
     cw_table = None if class_weight is None else _class_weights.table(class_weight)
     if cw_table is not None:  # Keras's refusals, before anything runs
@@ -537,6 +548,13 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     data = _batches(x, y, batch_size, shuffle, sample_weight)
     if cw_table is not None and sample_weight is None:  # an iterable of batches
         data = _class_weights.Weighted(data, cw_table)
+    val_batch = None
+    if validation_data is not None:
+        val_batch = _val_batch_size(validation_data, validation_batch_size or batch_size)
+        if validation_batch_size is not None and val_batch is None:
+            raise ValueError("validation_batch_size applies to validation arrays; the "
+                             "validation data given is already batched (as Keras: give "
+                             "no validation_batch_size with a dataset)")
     history = History()
     cbs = CallbackList(_with_progbar(callbacks, verbose, [history]), model,
                        {"epochs": epochs, "steps": _total(data, steps_per_epoch),
@@ -573,16 +591,18 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             logs = _logs(model)
         skip = 0
         val: dict[str, Any] = {}
-        if validation_data is not None:  # device tensors (Variable.assign never mutates a
-            # value already read, so the training logs survive the metrics' reset); the
-            # callbacks see the test hooks, as Keras's fit runs evaluate with its callbacks
+        validates = validation_data is not None and (
+            (epoch + 1) % validation_freq == 0 if isinstance(validation_freq, int)
+            else epoch + 1 in validation_freq)  # (Keras's epochs counted from 1)
+        if validates:  # device tensors (Variable.assign never mutates a value already
+            # read, so the training logs survive the metrics' reset); the callbacks see the
+            # test hooks, as Keras's fit runs evaluate with its callbacks
             vx, vy, vsw = _validation_parts(validation_data)
-            val, _ = _test_logs(model, vx, vy, _val_batch_size(validation_data, batch_size),
-                                0, cbs, vsw)
+            val, _ = _test_logs(model, vx, vy, val_batch, 0, cbs, vsw, validation_steps)
             logs = {**logs, **{f"val_{k}": v for k, v in val.items()}}
         # once per epoch, validation included: one copy for callbacks, history and the bar
         logs = host_logs(logs)
-        if validation_data is not None:
+        if validates:
             cbs.on_test_end({k: logs[f"val_{k}"] for k in val})
         cbs.on_epoch_end(epoch, logs)
         epoch_logs = logs
@@ -614,14 +634,21 @@ def _val_batch_size(data: Any, batch_size: int | None) -> int | None:
     return batch_size if arrays else None
 
 
+def _check_steps(name: str, steps: Any) -> None:
+    if steps is not None and (isinstance(steps, bool) or not isinstance(
+            steps, (int, np.integer)) or steps < 1):
+        raise ValueError(f"{name} must be a whole number >= 1 or None, got {steps!r}")
+
+
 def _check_verbose(verbose: Any) -> None:
     if verbose not in (0, 1, 2, True, False, "auto"):
         raise ValueError(f"verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
 
 
 def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, callbacks: Any,
-             return_dict: bool, sample_weight: Any = None) -> Any:
-    logs, cbs = _test_logs(model, x, y, batch_size, verbose, callbacks, sample_weight)
+             return_dict: bool, sample_weight: Any = None, steps: int | None = None) -> Any:
+    _check_steps("steps", steps)
+    logs, cbs = _test_logs(model, x, y, batch_size, verbose, callbacks, sample_weight, steps)
     logs = host_logs(logs)
     cbs.on_test_end(dict(logs))
     if return_dict:
@@ -631,21 +658,24 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, c
 
 
 def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
-               callbacks: Any, sample_weight: Any = None) -> tuple[dict[str, Any], Any]:
-    """Run the test steps: the logs as device tensors (not read back) and the callbacks
-    (``callbacks`` a list, or fit's ``CallbackList`` during validation); the caller calls
-    ``on_test_end`` once it has the logs on the host."""
+               callbacks: Any, sample_weight: Any = None,
+               steps: int | None = None) -> tuple[dict[str, Any], Any]:
+    """Run the test steps (at most ``steps`` batches): the logs as device tensors (not read
+    back) and the callbacks (``callbacks`` a list, or fit's ``CallbackList`` during
+    validation); the caller calls ``on_test_end`` once it has the logs on the host."""
     _require_compiled(model)
     if isinstance(x, tuple) and y is None and len(x) == 2 and _is_arrays(x[0]):
         x, y = x
     data = _batches(x, y, batch_size, False, sample_weight)
     cbs = callbacks if isinstance(callbacks, CallbackList) else \
         CallbackList(_with_progbar(callbacks, verbose, []), model,
-                     {"verbose": verbose, "epochs": 1, "steps": _total(data, None)})
+                     {"verbose": verbose, "epochs": 1, "steps": _total(data, steps)})
     _reset(model)
     cbs.on_test_begin({})
     logs: dict[str, float] = _logs(model)
     for step, batch in enumerate(data):
+        if steps is not None and step >= steps:
+            break
         cbs.on_test_batch_begin(step, {})
         logs = _step(model, "test_step", batch)
         cbs.on_test_batch_end(step, dict(logs))
@@ -680,13 +710,18 @@ def predict_on_batch(model: Any, x: Any) -> Any:
     return np.asarray(out)
 
 
-def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any) -> Any:
+def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any,
+            steps: int | None = None) -> Any:
+    _check_verbose(verbose)
+    _check_steps("steps", steps)
     data = _batches(x, None, batch_size)
     cbs = CallbackList(_with_progbar(callbacks, verbose, []), model,
-                       {"verbose": verbose, "epochs": 1, "steps": _total(data, None)})
+                       {"verbose": verbose, "epochs": 1, "steps": _total(data, steps)})
     cbs.on_predict_begin({})
     outs = []
     for step, batch in enumerate(data):
+        if steps is not None and step >= steps:
+            break
         bx, _, _ = _unpack(batch)
         cbs.on_predict_batch_begin(step, {})
         outs.append(_predict_step(model)(bx))  # stays on the device, as in Keras 3

@@ -12,6 +12,7 @@ from .core import (
     Lambda,
     LeakyReLU,
     Permute,
+    ReLU,
     RepeatVector,
     Reshape,
     Softmax,
@@ -88,7 +89,7 @@ __all__ = [
     "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPooling1D", "MaxPool1D",
     "MaxPooling1D", "TimeDistributed",
 ]
-__all__ += ["LeakyReLU", "Softmax", "Input", "InputLayer", "SymbolicTensor", "RepeatVector"]
+__all__ += ["LeakyReLU", "ReLU", "Softmax", "Input", "InputLayer", "SymbolicTensor", "RepeatVector"]
 __all__ += ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply",
             "Subtract", "add", "average", "concatenate", "dot", "maximum", "minimum",
             "multiply", "subtract", "Cropping2D", "UpSampling2D", "ZeroPadding2D"]

@@ -131,6 +131,44 @@ class LeakyReLU(Layer):
         return em.nn_ops.leaky_relu(inputs, self.negative_slope)
 
 
+class ReLU(Layer):
+    """Keras's ``ReLU`` layer: ``x`` above ``threshold`` (capped at ``max_value`` when
+    given), else ``negative_slope * (x - threshold)``. With the defaults, ``relu(x)``.
+
+    Each argument must be a number >= 0 (``max_value`` may also be None), as Keras
+    requires; anything else is refused by name.
+    """
+
+    def __init__(self, max_value: float | None = None, negative_slope: float = 0.0,
+                 threshold: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        for arg, value in (("max_value", max_value), ("negative_slope", negative_slope),
+                           ("threshold", threshold)):
+            if (value is None and arg != "max_value") or (value is not None and (
+                    isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not value >= 0)):
+                raise ValueError(f"ReLU: {arg} must be a number >= 0"
+                                 f"{' or None' if arg == 'max_value' else ''}, got {value!r}")
+        self.max_value = None if max_value is None else float(max_value)
+        self.negative_slope = float(negative_slope)
+        self.threshold = float(threshold)
+
+    def call(self, inputs: Any) -> Any:
+        x, t, slope = inputs, self.threshold, self.negative_slope
+        if self.max_value is None and t == 0 and slope == 0:
+            return em.nn_ops.relu(x)
+        if self.max_value is None and t == 0:
+            return em.nn_ops.leaky_relu(x, slope)
+        # Keras's order: x above the threshold (else 0), clipped to [0, max_value], less
+        # slope * relu(threshold - x)
+        y = em.where(em.greater(x, t), x, em.zeros_like(x)) if t else em.nn_ops.relu(x)
+        if self.max_value is not None:
+            y = em.minimum(y, em.cast(self.max_value, y.dtype))
+        if slope:
+            y = em.subtract(y, em.multiply(em.nn_ops.relu(em.subtract(t, x)), slope))
+        return y
+
+
 class Softmax(Layer):
     """``softmax`` over ``axis`` (the last by default)."""
 
