@@ -146,6 +146,7 @@ class _ConfusionCounts(Metric):
         """``p`` with all but each row's ``top_k`` largest entries set below every
         threshold (Keras's ``_filter_top_k``)."""
         k = self.top_k
+        assert k is not None  # (update_state calls this only with one)
         if not p.ndim or p.shape[-1] <= k:
             return p
         values = em.top_k(p, k=k).values
@@ -223,4 +224,5 @@ class Recall(_ConfusionCounts):
         return self._out(_ratio(tp, em.add(tp, fn)))
 
 
-CLASSES = (TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall)
+CLASSES: tuple[type[Metric], ...] = (TruePositives, FalsePositives, TrueNegatives,
+                                     FalseNegatives, Precision, Recall)

@@ -190,7 +190,7 @@ class StrictCuda:
     def get_current_stream(self) -> StrictStream:
         return self._backend.current_stream
 
-    def alloc(self, size: int) -> MemoryPointer:
+    def alloc(self, size: int) -> Any:
         """``cupy.cuda.alloc``: ``size`` bytes from the current allocator (``using_allocator``'s,
         else the default pool), held by the pointer returned."""
         be = self._backend
