@@ -133,9 +133,10 @@ def test_a_compiled_model_logs_them_from_a_traced_fit_reading_nothing_back(backe
     y = (x[:, :1] > 0.3).astype(np.float32)
     model = nn.Sequential([nn.layers.Dense(1, activation="sigmoid", input_shape=(4,))])
     model.compile(nn.optimizers.Adam(0.05), "binary_crossentropy",
-                  metrics=["precision", M.Recall(name="r"), M.FalseNegatives(name="fn")])
+                  metrics=["precision", M.Recall(name="r"), M.FalseNegatives(name="fn"),
+                           "auc"])
     history = model.fit(x, y, batch_size=16, epochs=3, verbose=0)
-    for key in ("precision", "r", "fn"):
+    for key in ("precision", "r", "fn", "auc"):
         assert len(history.history[key]) == 3
     p = model.predict(x, verbose=0)
     logs = model.evaluate(x, y, batch_size=16, verbose=0, return_dict=True)
@@ -156,3 +157,70 @@ def test_a_compiled_model_logs_them_from_a_traced_fit_reading_nothing_back(backe
         syncs.append((counters.syncs, counters.to_host))
     # the epoch logs are read once an epoch either way: the counts add no read a step
     assert syncs[1] == syncs[0], syncs
+
+
+def _mann_whitney(y, p, w=None):
+    """The exact ROC AUC: the (weighted) chance that a positive scores above a negative,
+    ties counting half."""
+    w = np.ones_like(p, np.float64) if w is None else w.astype(np.float64)
+    pos, neg = y != 0, y == 0
+    above = (p[pos][:, None] > p[neg][None, :]) + 0.5 * (p[pos][:, None] == p[neg][None, :])
+    pair = w[pos][:, None] * w[neg][None, :]
+    return float((above * pair).sum() / pair.sum())
+
+
+def test_auc_approaches_the_exact_roc_auc_and_bounds_its_sums():
+    y = (rng.random(400) < 0.3).astype(np.float32)
+    p = np.clip(rng.random(400) * 0.7 + y * 0.25, 0, 1).astype(np.float32)
+    w = rng.random(400).astype(np.float32)
+    for sw in (None, w):
+        m = M.AUC(num_thresholds=4001)
+        m.update_state(em.constant(y), em.constant(p),
+                       sample_weight=None if sw is None else em.constant(sw))
+        np.testing.assert_allclose(float(m.result()), _mann_whitney(y, p, sw), atol=2e-3)
+    sums = {}
+    for method in ("minoring", "interpolation", "majoring"):
+        for curve in ("ROC", "PR"):
+            m = M.AUC(num_thresholds=20, curve=curve, summation_method=method)
+            m.update_state(em.constant(y), em.constant(p))
+            sums[curve, method] = float(m.result())
+    for curve in ("ROC", "PR"):
+        assert sums[curve, "minoring"] <= sums[curve, "interpolation"] <= \
+            sums[curve, "majoring"], sums
+    perfect = M.AUC(curve="PR")
+    perfect.update_state(em.constant(y), em.constant(y * 0.9 + 0.05))
+    np.testing.assert_allclose(float(perfect.result()), 1.0, atol=1e-6)
+    inverted = M.AUC()
+    inverted.update_state(em.constant(y), em.constant(0.95 - y * 0.9))
+    np.testing.assert_allclose(float(inverted.result()), 0.0, atol=1e-6)
+
+
+def test_auc_takes_logits_label_weights_and_thresholds_as_keras():
+    y = (rng.random((40, 3)) < 0.4).astype(np.float32)
+    logits = rng.standard_normal((40, 3)).astype(np.float32) * 3
+    a, b = M.AUC(from_logits=True), M.AUC()
+    a.update_state(em.constant(y), em.constant(logits))
+    b.update_state(em.constant(y), em.constant(1 / (1 + np.exp(-logits))))
+    np.testing.assert_allclose(float(a.result()), float(b.result()), rtol=1e-6)
+    # a label weighted 0 counts nowhere: as if its column were not there
+    c, d = M.AUC(label_weights=[1.0, 0.0, 2.0]), M.AUC()
+    c.update_state(em.constant(y), em.constant(b_p := 1 / (1 + np.exp(-logits))))
+    keep = [0, 2, 2]  # column 2 weighs 2: counted twice
+    d.update_state(em.constant(y[:, keep]), em.constant(b_p[:, keep]))
+    np.testing.assert_allclose(float(c.result()), float(d.result()), rtol=1e-6)
+    e = M.AUC(thresholds=[0.7, 0.2])
+    assert e.num_thresholds == 4 and e.thresholds == [-1e-7, 0.2, 0.7, 1.0 + 1e-7]
+    assert e.get_config()["thresholds"] == [0.2, 0.7]
+    assert M.AUC.from_config(e.get_config()).get_config() == e.get_config()
+    assert M.get("auc").name == "auc" and M.get("AUC").name == "auc"  # Keras's name
+    for kw, match in (({"curve": "XY"}, "curve must be"),
+                      ({"summation_method": "midpoint"}, "summation_method must be"),
+                      ({"num_thresholds": 1}, "num_thresholds must be"),
+                      ({"num_labels": 3}, "num_labels is needed only"),
+                      ({"label_weights": [1.0, -1.0]}, "label_weights must be")):
+        with pytest.raises(ValueError, match=match):
+            M.AUC(**kw)
+    with pytest.raises(NotImplementedError, match="multi_label"):
+        M.AUC(multi_label=True)
+    with pytest.raises(ValueError, match="label_weights for y_pred"):
+        M.AUC(label_weights=[1.0, 2.0]).update_state(em.constant(y), em.constant(b_p))

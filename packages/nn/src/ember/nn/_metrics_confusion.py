@@ -69,7 +69,7 @@ class _ConfusionCounts(Metric):
         self._values = [default] if thresholds is None else \
             _thresholds(self.name, thresholds)
         self._single = len(self._values) == 1  # a scalar result (Keras: also for [t])
-        self._constants: dict[str, Any] = {}
+        self._constants: dict[Any, Any] = {}
         n = len(self._values)
         self._counts = {c: em.Variable(np.zeros(n, _STATE_DTYPE),
                                        name=f"{self.name}/{self._VARIABLES[c]}",
@@ -224,5 +224,148 @@ class Recall(_ConfusionCounts):
         return self._out(_ratio(tp, em.add(tp, fn)))
 
 
+_EPSILON = 1e-7  # Keras's backend.epsilon(): the end thresholds lie this far outside [0, 1]
+_CURVES = {"roc": "ROC", "pr": "PR", "prgain": "PRGAIN"}
+_SUMMATIONS = ("interpolation", "minoring", "majoring")
+
+
+class AUC(_ConfusionCounts):
+    """The area under the ROC curve (``curve="ROC"``, the default) or the precision-recall
+    curve (``"PR"``; ``"PRGAIN"`` too), as Keras 3 approximates it: the four counts at
+    ``num_thresholds`` thresholds evenly spaced in [0, 1] (or at ``thresholds``, with 0 and
+    1 added; each end moved out by 1e-7), summed by ``summation_method``
+    (``"interpolation"``: trapezoids, and Davis & Goadrich's interpolation for PR;
+    ``"minoring"``, ``"majoring"``). ``from_logits`` applies a sigmoid to the predictions;
+    ``label_weights`` weighs the columns of the last axis. ``multi_label`` (one curve per
+    label) is not implemented and is refused by name, as is ``num_labels``, which only
+    goes with it."""
+
+    _COUNTS = ("tp", "fp", "tn", "fn")
+
+    def __init__(self, num_thresholds: int = 200, curve: str = "ROC",
+                 summation_method: str = "interpolation", name: str | None = None,
+                 dtype: Any = None, thresholds: Any = None, multi_label: bool = False,
+                 num_labels: int | None = None, label_weights: Any = None,
+                 from_logits: bool = False) -> None:
+        self._named(name, dtype)
+        key = curve.lower() if isinstance(curve, str) else None
+        if key not in _CURVES:
+            raise ValueError(f"{self.name}: curve must be one of 'ROC', 'PR', 'PRGAIN', got "
+                             f"{curve!r}")
+        method = summation_method.lower() if isinstance(summation_method, str) else None
+        if method not in _SUMMATIONS:
+            raise ValueError(f"{self.name}: summation_method must be one of {_SUMMATIONS}, "
+                             f"got {summation_method!r}")
+        if multi_label is not False:
+            raise NotImplementedError(f"{self.name}: multi_label=True (one curve per label) "
+                                      "is not implemented in ember")
+        if num_labels is not None:
+            raise ValueError(f"{self.name}: num_labels is needed only when multi_label is "
+                             "True (as Keras)")
+        if thresholds is not None:
+            inner = sorted(_thresholds(self.name, thresholds))
+        else:
+            if isinstance(num_thresholds, bool) or not isinstance(num_thresholds, int) \
+                    or num_thresholds <= 1:
+                raise ValueError(f"{self.name}: num_thresholds must be an integer > 1, got "
+                                 f"{num_thresholds!r}")
+            inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        self.num_thresholds = len(inner) + 2
+        self.curve, self.summation_method = _CURVES[key], method
+        self.multi_label, self.num_labels, self.from_logits = False, None, bool(from_logits)
+        self.label_weights = None if label_weights is None else \
+            [float(v) for v in np.asarray(label_weights, np.float64).ravel()]
+        if self.label_weights is not None and any(not v >= 0 for v in self.label_weights):
+            raise ValueError(f"{self.name}: label_weights must be >= 0, got {label_weights!r}")
+        self._given_thresholds = None if thresholds is None else inner
+        self.top_k, self.class_id = None, None
+        self._values = [0.0 - _EPSILON, *inner, 1.0 + _EPSILON]
+        self._single = False
+        self._constants = {}
+        self._counts = {c: em.Variable(np.zeros(self.num_thresholds, _STATE_DTYPE),
+                                       name=f"{self.name}/{self._VARIABLES[c]}",
+                                       trainable=False) for c in self._COUNTS}
+
+    @property
+    def thresholds(self) -> list[float]:
+        """The thresholds the counts are kept at, the two end ones included (Keras's)."""
+        return list(self._values)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        p = _tensor(y_pred)
+        if self.from_logits:
+            p = em.sigmoid(p)
+        if self.label_weights is not None:
+            lw = self._constants.get(("label_weights", p.device))
+            if lw is None:  # made once per device: a step uploads nothing
+                with em.device(p.device):
+                    lw = em.constant(np.asarray(self.label_weights, np.float64))
+                self._constants[("label_weights", p.device)] = lw
+            if not p.ndim or p.shape[-1] != lw.shape[0]:
+                raise ValueError(f"{self.name}: {lw.shape[0]} label_weights for y_pred of "
+                                 f"shape {tuple(p.shape)} (one per column of the last axis)")
+            w = em.broadcast_to(lw, tuple(p.shape))
+            if sample_weight is not None:
+                sw = em.cast(_tensor(sample_weight), _STATE_DTYPE)
+                while sw.ndim > p.ndim and sw.shape[-1] == 1:
+                    sw = em.squeeze(sw, -1)
+                while sw.ndim < p.ndim:
+                    sw = em.expand_dims(sw, -1)
+                w = em.multiply(w, sw)
+            sample_weight = w
+        super().update_state(y_true, p, sample_weight)
+
+    def result(self) -> Any:
+        tp, fp, tn, fn = (self._counts[c].value() for c in ("tp", "fp", "tn", "fn"))
+        n = self.num_thresholds
+        if self.curve == "PR" and self.summation_method == "interpolation":
+            return em.cast(self._interpolated_pr(tp, fp, fn), self.dtype)
+        recall = _ratio(tp, em.add(tp, fn))
+        if self.curve == "ROC":
+            x, y = _ratio(fp, em.add(fp, tn)), recall
+        elif self.curve == "PR":
+            x, y = recall, _ratio(tp, em.add(tp, fp))
+        else:  # PRGAIN (Keras's handling of its degenerate cases)
+            scale = _ratio(em.add(tp, fn), em.add(tn, fp))
+            no_tp = em.equal(tp, 0.0)
+            x = em.maximum(em.where(no_tp, 0.0, em.subtract(
+                1.0, em.multiply(scale, _ratio(fn, tp)))), 0.0)
+            y = em.where(no_tp, 1.0, em.subtract(1.0, em.multiply(scale, _ratio(fp, tp))))
+        a, b = y[: n - 1], y[1:]
+        if self.summation_method == "interpolation":
+            heights = em.divide(em.add(a, b), 2.0)
+        elif self.summation_method == "minoring":
+            heights = em.minimum(a, b)
+        else:
+            heights = em.maximum(a, b)
+        area = em.reduce_sum(em.multiply(em.subtract(x[: n - 1], x[1:]), heights))
+        return em.cast(area, self.dtype)
+
+    def _interpolated_pr(self, tp: Any, fp: Any, fn: Any) -> Any:
+        """Keras's ``interpolate_pr_auc`` (Davis & Goadrich's interpolation, closed form)."""
+        n = self.num_thresholds
+        dtp = em.subtract(tp[: n - 1], tp[1:])
+        p = em.add(tp, fp)
+        dp = em.subtract(p[: n - 1], p[1:])
+        slope = _ratio(dtp, em.maximum(dp, 0.0))
+        intercept = em.subtract(tp[1:], em.multiply(slope, p[1:]))
+        both = em.logical_and(em.greater(p[: n - 1], 0.0), em.greater(p[1:], 0.0))
+        ratio = em.where(both, _ratio(p[: n - 1], em.maximum(p[1:], 0.0)), 1.0)
+        increment = _ratio(em.multiply(slope, em.add(dtp, em.multiply(intercept,
+                                                                     em.log(ratio)))),
+                           em.maximum(em.add(tp[1:], fn[1:]), 0.0))
+        return em.reduce_sum(increment)
+
+    def get_config(self) -> dict[str, Any]:
+        config = {"name": self.name, "dtype": str(self.dtype),
+                  "num_thresholds": self.num_thresholds, "curve": self.curve,
+                  "summation_method": self.summation_method, "multi_label": False,
+                  "num_labels": None, "label_weights": self.label_weights,
+                  "from_logits": self.from_logits}
+        if self._given_thresholds is not None:
+            config["thresholds"] = list(self._given_thresholds)
+        return config
+
+
 CLASSES: tuple[type[Metric], ...] = (TruePositives, FalsePositives, TrueNegatives,
-                                     FalseNegatives, Precision, Recall)
+                                     FalseNegatives, Precision, Recall, AUC)

@@ -15,13 +15,14 @@ Examples:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 
 import ember.core as em
 
-__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "FalseNegatives",
+__all__ = ["AUC", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "FalseNegatives",
            "FalsePositives", "Mean", "MeanAbsoluteError", "MeanSquaredError", "Metric",
            "Precision", "Recall", "SparseCategoricalAccuracy", "Sum", "TrueNegatives",
            "TruePositives", "get"]
@@ -40,8 +41,10 @@ _STATE_DTYPE = np.dtype(np.float64)
 
 
 def _snake(name: str) -> str:
-    """Keras's default metric name: ``SparseCategoricalAccuracy`` -> ``sparse_categorical_accuracy``."""
-    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+    """Keras's default metric name (its ``to_snake_case``): ``SparseCategoricalAccuracy``
+    -> ``sparse_categorical_accuracy``, ``AUC`` -> ``auc``."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", re.sub(r"\W+", "", name))
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 class Metric:
@@ -270,15 +273,16 @@ _NAMES = {"accuracy": _KerasAccuracy, "acc": _KerasAccuracy,
 
 # the confusion-matrix metrics live in their own module, which builds on ``Metric`` above
 from ._metrics_confusion import (  # noqa: E402
-    CLASSES as _CONFUSION,
-)
-from ._metrics_confusion import (  # noqa: E402
+    AUC,
     FalseNegatives,
     FalsePositives,
     Precision,
     Recall,
     TrueNegatives,
     TruePositives,
+)
+from ._metrics_confusion import (  # noqa: E402
+    CLASSES as _CONFUSION,
 )
 
 # Keras 3 takes each metric class by its name and by its snake-case name
