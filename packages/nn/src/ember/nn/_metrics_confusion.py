@@ -30,7 +30,8 @@ import numpy as np
 
 import ember.core as em
 
-from .metrics import _STATE_DTYPE, Metric, _tensor
+from .metrics import _STATE_DTYPE, Metric, _tensor, _weights_like
+from .metrics import _divide_no_nan as _ratio
 
 _NEG_INF = -1e10  # Keras's NEG_INF: below every threshold
 
@@ -66,12 +67,14 @@ class _ConfusionCounts(Metric):
                                  f"integer or None, got {value!r}")
         self.thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
         default = _NEG_INF if top_k is not None else 0.5
-        self._values = [default] if thresholds is None else \
-            _thresholds(self.name, thresholds)
-        self._single = len(self._values) == 1  # a scalar result (Keras: also for [t])
+        self._keep([default] if thresholds is None else _thresholds(self.name, thresholds))
+
+    def _keep(self, values: list[float]) -> None:
+        """Count at the thresholds ``values``: one variable of ``len(values)`` per count."""
+        self._values = values
+        self._single = len(values) == 1  # a scalar result (Keras: also for [t])
         self._constants: dict[Any, Any] = {}
-        n = len(self._values)
-        self._counts = {c: em.Variable(np.zeros(n, _STATE_DTYPE),
+        self._counts = {c: em.Variable(np.zeros(len(values), _STATE_DTYPE),
                                        name=f"{self.name}/{self._VARIABLES[c]}",
                                        trainable=False) for c in self._COUNTS}
 
@@ -88,12 +91,15 @@ class _ConfusionCounts(Metric):
 
     reset_state = reset_states
 
-    def _threshold_tensor(self, device: str) -> Any:
-        hit = self._constants.get(device)
+    def _constant(self, key: str, values: list[float], dtype: Any, device: str,
+                  shape: tuple[int, ...] = (-1,)) -> Any:
+        """``values`` as a constant of ``shape`` on ``device``, made once there: a step
+        uploads nothing."""
+        hit = self._constants.get((key, device))
         if hit is None:
             with em.device(device):
-                hit = self._constants[device] = em.constant(
-                    np.asarray(self._values, np.float32).reshape(-1, 1))
+                hit = self._constants[key, device] = em.constant(
+                    np.asarray(values, dtype).reshape(shape))
         return hit
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
@@ -119,16 +125,11 @@ class _ConfusionCounts(Metric):
         if len(self._values) == 1:
             above = em.greater(p, self._values[0])
         else:
-            above = em.greater(p, self._threshold_tensor(p.device))
+            above = em.greater(p, self._constant("thresholds", self._values, np.float32,
+                                                 p.device, (-1, 1)))
         w = None
-        if sample_weight is not None:
-            w = em.cast(_tensor(sample_weight), _STATE_DTYPE)
-            shape = tuple(y.shape)
-            while w.ndim > len(shape) and w.shape[-1] == 1:
-                w = em.squeeze(w, -1)
-            while w.ndim < len(shape):  # one weight per example covers its columns
-                w = em.expand_dims(w, -1)
-            w = em.reshape(em.broadcast_to(w, shape), (1, -1))
+        if sample_weight is not None:  # one weight per example covers its columns
+            w = em.reshape(_weights_like(sample_weight, tuple(y.shape)), (1, -1))
         cases = {"tp": (positive, above), "fp": (em.logical_not(positive), above),
                  "tn": (em.logical_not(positive), em.logical_not(above)),
                  "fn": (positive, em.logical_not(above))}
@@ -195,11 +196,6 @@ class FalseNegatives(_CountMetric):
     """The (weighted) count of positive labels predicted at or below the threshold."""
 
     _COUNTS = ("fn",)
-
-
-def _ratio(num: Any, den: Any) -> Any:
-    """``num / den``, 0 where ``den`` is 0 (Keras's ``divide_no_nan``)."""
-    return em.where(em.greater(den, 0), em.divide(num, em.maximum(den, 1e-300)), 0.0)
 
 
 class Precision(_ConfusionCounts):
@@ -279,12 +275,7 @@ class AUC(_ConfusionCounts):
             raise ValueError(f"{self.name}: label_weights must be >= 0, got {label_weights!r}")
         self._given_thresholds = None if thresholds is None else inner
         self.top_k, self.class_id = None, None
-        self._values = [0.0 - _EPSILON, *inner, 1.0 + _EPSILON]
-        self._single = False
-        self._constants = {}
-        self._counts = {c: em.Variable(np.zeros(self.num_thresholds, _STATE_DTYPE),
-                                       name=f"{self.name}/{self._VARIABLES[c]}",
-                                       trainable=False) for c in self._COUNTS}
+        self._keep([0.0 - _EPSILON, *inner, 1.0 + _EPSILON])
 
     @property
     def thresholds(self) -> list[float]:
@@ -296,22 +287,13 @@ class AUC(_ConfusionCounts):
         if self.from_logits:
             p = em.sigmoid(p)
         if self.label_weights is not None:
-            lw = self._constants.get(("label_weights", p.device))
-            if lw is None:  # made once per device: a step uploads nothing
-                with em.device(p.device):
-                    lw = em.constant(np.asarray(self.label_weights, np.float64))
-                self._constants[("label_weights", p.device)] = lw
+            lw = self._constant("label_weights", self.label_weights, np.float64, p.device)
             if not p.ndim or p.shape[-1] != lw.shape[0]:
                 raise ValueError(f"{self.name}: {lw.shape[0]} label_weights for y_pred of "
                                  f"shape {tuple(p.shape)} (one per column of the last axis)")
             w = em.broadcast_to(lw, tuple(p.shape))
             if sample_weight is not None:
-                sw = em.cast(_tensor(sample_weight), _STATE_DTYPE)
-                while sw.ndim > p.ndim and sw.shape[-1] == 1:
-                    sw = em.squeeze(sw, -1)
-                while sw.ndim < p.ndim:
-                    sw = em.expand_dims(sw, -1)
-                w = em.multiply(w, sw)
+                w = em.multiply(w, _weights_like(sample_weight, tuple(p.shape)))
             sample_weight = w
         super().update_state(y_true, p, sample_weight)
 

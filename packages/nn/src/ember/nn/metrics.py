@@ -40,6 +40,22 @@ def _tensor(x: Any) -> Any:
 _STATE_DTYPE = np.dtype(np.float64)
 
 
+def _weights_like(sample_weight: Any, shape: tuple[int, ...]) -> Any:
+    """``sample_weight`` (float64) broadcast to values of ``shape``, as Keras takes weights:
+    ``(N, 1)`` as ``(N,)``, and a weight per example (or step) covering its values."""
+    w = em.cast(_tensor(sample_weight), _STATE_DTYPE)
+    while w.ndim > len(shape) and w.shape[-1] == 1:
+        w = em.squeeze(w, -1)
+    while w.ndim < len(shape):
+        w = em.expand_dims(w, -1)
+    return em.broadcast_to(w, shape)
+
+
+def _divide_no_nan(num: Any, den: Any) -> Any:
+    """``num / den``, 0 where ``den`` is 0 (Keras's ``divide_no_nan``)."""
+    return em.where(em.greater(den, 0), em.divide(num, em.maximum(den, 1e-300)), 0.0)
+
+
 def _snake(name: str) -> str:
     """Keras's default metric name (its ``to_snake_case``): ``SparseCategoricalAccuracy``
     -> ``sparse_categorical_accuracy``, ``AUC`` -> ``auc``."""
@@ -76,12 +92,7 @@ class Metric:
             total = em.multiply(em.reduce_sum(v), float(sample_weight))
             count = em.constant(v.size * float(sample_weight), dtype=_STATE_DTYPE)
         else:
-            w = em.cast(_tensor(sample_weight), _STATE_DTYPE)
-            while w.ndim > v.ndim and w.shape[-1] == 1:  # (N, 1) weights, as Keras takes
-                w = em.squeeze(w, -1)
-            while w.ndim < v.ndim:  # a weight per example (or step) covers its values
-                w = em.expand_dims(w, -1)
-            w = em.broadcast_to(w, v.shape)
+            w = _weights_like(sample_weight, tuple(v.shape))
             total, count = em.reduce_sum(em.multiply(v, w)), em.reduce_sum(w)
         if total.device != self.total.device:  # values elsewhere than the metric's state
             total, count = total.to(self.total.device), count.to(self.total.device)
@@ -99,10 +110,7 @@ class Metric:
     def result(self) -> Any:
         """total / count (0 before any update), a 0-d tensor of ``dtype`` on the metric's
         device."""
-        c = self.count.value()
-        mean = em.where(em.greater(c, 0), em.divide(self.total.value(), em.maximum(c, 1e-300)),
-                        0.0)
-        return em.cast(mean, self.dtype)
+        return em.cast(_divide_no_nan(self.total.value(), self.count.value()), self.dtype)
 
     def reset_states(self) -> None:
         self.total.assign(0.0)

@@ -161,7 +161,7 @@ class ReLU(Layer):
             return em.nn_ops.leaky_relu(x, slope)
         # Keras's order: x above the threshold (else 0), clipped to [0, max_value], less
         # slope * relu(threshold - x)
-        y = em.where(em.greater(x, t), x, em.zeros_like(x)) if t else em.nn_ops.relu(x)
+        y = em.where(em.greater(x, t), x, 0.0) if t else em.nn_ops.relu(x)
         if self.max_value is not None:
             y = em.minimum(y, em.cast(self.max_value, y.dtype))
         if slope:
