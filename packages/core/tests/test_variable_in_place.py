@@ -2,12 +2,14 @@
 the write (nothing but the variable holds its tensor or its array, on the host, no tape
 or tracer recording), and make a new array everywhere else, with the same bits."""
 
+import threading
+
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
 import ember.core as em
-from ember.core import extend
+from ember.core import _variable, extend
 from ember.core.testing import OpLog
 
 # host memory: tests without the device fixture run on /cpu:0 where a GPU is present
@@ -103,3 +105,51 @@ def test_a_read_only_array_is_not_written():
     del a  # the variable alone holds it
     assert not _updated(v, "assign_add", np.ones(3, np.float32))
     assert_array_equal(v.numpy(), np.full(3, 2.0))
+
+
+@pytest.mark.parametrize("n", [7, 4096, 4097, 2 * _variable._BLOCK + 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tensor_scale", [False, True])
+def test_sub_scaled_keeps_the_array_and_the_ops_bits_across_blocks(n, dtype, tensor_scale):
+    # an optimizer's ``var -= lr * grad`` (SGD's), a block at a time through one scratch
+    rng = np.random.default_rng(n)
+    start = rng.standard_normal(n).astype(dtype)
+    delta = rng.standard_normal(n).astype(dtype)
+    scale = em.constant(0.37, dtype=dtype) if tensor_scale else 0.37
+    v = em.Variable(start)
+    before = _address(v)
+    assert v._sub_scaled_in_place(em.constant(delta), scale)
+    assert _address(v) == before
+    assert_array_equal(v.numpy(), start - delta * dtype(0.37))
+
+
+def test_sub_scaled_reuses_one_scratch_buffer_and_threads_take_their_own():
+    n = 3 * _variable._BLOCK
+    v = em.Variable(np.zeros(n, np.float32))
+    d = em.constant(np.ones(n, np.float32))
+    _variable._SCRATCH.pop(np.dtype(np.float32), None)
+    assert v._sub_scaled_in_place(d, 1.0)
+    pool = _variable._SCRATCH[np.dtype(np.float32)]
+    assert len(pool) == 1
+    first = pool[0]
+    assert v._sub_scaled_in_place(d, 1.0)
+    assert pool == [first]  # no second buffer made
+    vs = [em.Variable(np.zeros(n, np.float32)) for _ in range(4)]
+    errors = []
+
+    def update(var):
+        try:
+            for _ in range(20):
+                assert var._sub_scaled_in_place(d, 0.5)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=update, args=(var,)) for var in vs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for var in vs:  # a buffer shared by two threads would mix their blocks
+        assert_array_equal(var.numpy(), np.full(n, -10.0, np.float32))
+    assert_array_equal(v.numpy(), np.full(n, -2.0, np.float32))
