@@ -28,6 +28,8 @@ CONV_CHOICES: dict[tuple[Any, ...], str] = {}
 CONV_ALGORITHMS = ("auto", "im2col", "fft", "winograd")
 
 _conv_algorithm: ContextVar[str] = ContextVar("ember_conv_algorithm", default="auto")
+# process-wide, as TensorFlow's: a data-loading thread started later must see it too
+DETERMINISTIC = [False]
 
 
 class Config:
@@ -51,6 +53,20 @@ class Config:
             rounding is bounded relative to the largest output (of the image, of a
             tile), not to each element: in float32 a value far larger than its
             neighbours perturbs them (see the performance page); im2col's is not.
+        deterministic: False (the default) or True: every op gives the same bits from run
+            to run, in every process, for the same inputs on the same machine (TensorFlow's
+            ``enable_op_determinism``). What it changes:
+
+            - ``conv_algorithm="auto"`` chooses each convolution's algorithm by a fixed
+              rule of its shapes instead of timing the candidates (timings differ between
+              processes, and the algorithms round differently, so two runs of one seeded
+              program drifted apart);
+            - on a GPU, ``index_add`` (the gradient of ``gather`` and of indexing, so an
+              ``Embedding``'s) sums the updates of a repeated index in a fixed pairwise
+              order instead of with atomic additions, whose order varies (about
+              2 log2(n) more kernels for n updates).
+
+            It is one setting for the whole process, threads included.
     """
 
     __slots__ = ()
@@ -62,6 +78,30 @@ class Config:
     @conv_algorithm.setter
     def conv_algorithm(self, value: str) -> None:
         _conv_algorithm.set(_check_conv_algorithm(value))
+
+    @property
+    def deterministic(self) -> bool:
+        return DETERMINISTIC[0]
+
+    @deterministic.setter
+    def deterministic(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise InvalidArgumentError(f"em.config.deterministic must be a bool; got "
+                                       f"{value!r}")
+        DETERMINISTIC[0] = value
+
+    def enable_op_determinism(self) -> None:
+        """``deterministic = True`` (TensorFlow's
+        ``tf.config.experimental.enable_op_determinism()``): the same bits from run to run.
+
+        Examples:
+            >>> import ember.core as em
+            >>> em.config.enable_op_determinism()
+            >>> em.config.deterministic
+            True
+            >>> em.config.deterministic = False
+        """
+        self.deterministic = True
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in _SETTINGS:
@@ -108,7 +148,7 @@ class Config:
         return "em.config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _SETTINGS) + ")"
 
 
-_SETTINGS = ("conv_algorithm",)
+_SETTINGS = ("conv_algorithm", "deterministic")
 
 
 def _check_conv_algorithm(value: Any) -> str:

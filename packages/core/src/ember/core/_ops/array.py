@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
+from .._config import DETERMINISTIC
 from .._convert import convert_array
 from .._device import Device, get_device
 from .._errors import InvalidArgumentError
@@ -18,6 +19,7 @@ from ..recording import _active
 from . import _args
 from . import math as m
 from ._index_keys import KeyInput, check_distinct_targets, host_indices, resolve_key
+from .scatter_sorted import scatter_add_sorted
 
 F = "array"
 _slice = builtins.slice
@@ -312,6 +314,8 @@ def _index_add(be: Any, x: Any, u: Any, *idx: Any, key: tuple[Any, ...], basic: 
     k = resolve_key(be, key, idx, x.shape)
     if basic:
         out[k] += u
+    elif DETERMINISTIC[0] and out.dtype.kind in "fc" and type(out) is not np.ndarray:
+        scatter_add_sorted(be.xp, be.scatter_add, out, k, u)  # (numpy's add.at is serial)
     else:
         be.scatter_add(out, k, u)
     return out

@@ -9,6 +9,7 @@ Each primitive runs one of the algorithms of ``em.config.conv_algorithm``. With
 padding) times every algorithm that applies a few times, interleaved, and keeps the
 fastest by its best run (im2col unless another beats it by a margin), as cuDNN's
 autotuner does; convolutions under ``AUTOTUNE_MIN_MACS`` multiply-adds use im2col untimed.
+With ``em.config.deterministic``, :func:`rule` chooses instead, from the shapes alone.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._config import CONV_CHOICES, _conv_algorithm
+from .._config import CONV_CHOICES, DETERMINISTIC, _conv_algorithm
 from .._registry import execute, register
 from . import conv_fft, conv_im2col, conv_winograd
 from .conv_geometry import Geometry, Pads
@@ -27,6 +28,7 @@ from .conv_geometry import Geometry, Pads
 AUTOTUNE_MIN_MACS = 1_000_000
 AUTOTUNE_RUNS = 3  # runs of each candidate, the first one (warm-up) included
 AUTOTUNE_MARGIN = 0.1  # how much faster than im2col another algorithm must be
+RULE_MIN_CHANNELS = 8  # input channels from which rule() takes Winograd
 AUTOTUNE_DROP = 3.0  # candidates this many times slower than the fastest run no more
 _FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -75,6 +77,8 @@ def _run(op: str, be: Any, a: Any, b: Any, g: Geometry) -> Any:
         algo = setting if setting in cands else "im2col"
     elif len(cands) == 1 or g.macs < AUTOTUNE_MIN_MACS:
         algo = "im2col"
+    elif DETERMINISTIC[0]:
+        algo = rule(cands, g)
     else:
         key = (op, g.key(), str(a.dtype), (be.name, id(be)))
         algo = _CHOSEN.get(key, "")
@@ -83,6 +87,24 @@ def _run(op: str, be: Any, a: Any, b: Any, g: Geometry) -> Any:
             _CHOSEN[key] = algo
             return out
     return xp.ascontiguousarray(ALGORITHMS[algo][i](xp, a, b, g))
+
+
+def rule(cands: list[str], g: Geometry) -> str:
+    """The algorithm ``em.config.deterministic`` takes, from the geometry alone: Winograd
+    where it applies and the image has at least ``RULE_MIN_CHANNELS`` input channels,
+    im2col elsewhere (what the autotuner chose on the CPU for LeNet's and ResNet's layers;
+    FFT won none of them).
+
+    Examples:
+        >>> g = Geometry((8, 56, 56, 64), (3, 3, 64, 64), (1, 1), (1, 1), ((1, 1), (1, 1)))
+        >>> rule(["im2col", "fft", "winograd"], g)
+        'winograd'
+        >>> rule(["im2col", "fft"], g)
+        'im2col'
+    """
+    if "winograd" in cands and g.x_shape[3] >= RULE_MIN_CHANNELS:
+        return "winograd"
+    return "im2col"
 
 
 def _autotune(be: Any, i: int, cands: list[str], a: Any, b: Any, g: Geometry
