@@ -197,6 +197,10 @@ class Checkpoint:
                 stacklevel=2)
         return status
 
+    def read(self, path: str | os.PathLike[str]) -> RestoreStatus:
+        """``restore(path)``, under TensorFlow's name for the pair of ``write``."""
+        return self.restore(path)
+
     @staticmethod
     def _open(path: str) -> _format.CheckpointFile:
         final = _format.data_file(path)

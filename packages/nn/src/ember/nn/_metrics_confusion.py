@@ -85,12 +85,6 @@ class _ConfusionCounts(Metric):
     def variables(self) -> list[Any]:
         return list(self._counts.values())
 
-    def reset_states(self) -> None:
-        for v in self._counts.values():
-            v.assign(np.zeros(v.shape, _STATE_DTYPE))
-
-    reset_state = reset_states
-
     def _constant(self, key: str, values: list[float], dtype: Any, device: str,
                   shape: tuple[int, ...] = (-1,)) -> Any:
         """``values`` as a constant of ``shape`` on ``device``, made once there: a step

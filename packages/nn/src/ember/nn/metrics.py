@@ -1,4 +1,4 @@
-"""Streaming metrics: ``m(values)`` / ``update_state``, ``result()``, ``reset_states()``.
+"""Streaming metrics: ``m(values)`` / ``update_state``, ``result()``, ``reset_state()``.
 
 State lives in variables (``total``, ``count``), so a checkpoint saves a metric as it
 saves a layer. Updates and results stay on the device of the values (no host copy, so no
@@ -81,7 +81,48 @@ class Metric:
             raise ValueError(f"{self.name}: dtype must be a floating dtype, got {self.dtype}")
 
     def __checkpoint_children__(self) -> dict[str, Any]:
-        return {"total": self.total, "count": self.count}
+        return {"total": self.total, "count": self.count, **self._added_by_name()}
+
+    def _added_by_name(self) -> dict[str, Any]:
+        return dict(self.__dict__.get("_added_names", {}))
+
+    def add_variable(self, shape: Any, initializer: Any, dtype: Any = None,
+                     aggregation: str = "sum", name: str | None = None) -> Any:
+        """A state variable of this metric (Keras's): non-trainable, in ``variables``, set
+        to zeros by ``reset_state`` and saved and restored with the metric.
+
+        Args:
+            shape: its shape.
+            initializer: an initializer or its name (``"zeros"``).
+            dtype: its dtype; None takes the metric's (float32 unless asked otherwise).
+            aggregation: ``"sum"``, how ember.distribute combines it across workers (the
+                only one ember has; any other is refused by name).
+            name: its name (``"<metric name>/<name>"``).
+        """
+        from . import initializers
+
+        if aggregation != "sum":
+            raise ValueError(f"{self.name}: add_variable(aggregation={aggregation!r}) is not "
+                             f"supported; ember sums metric variables across workers "
+                             f"(aggregation='sum')")
+        init = initializers.get(initializer)
+        dt = em.as_dtype(dtype or self.dtype)
+        added = self.__dict__.setdefault("_added", [])
+        names = self.__dict__.setdefault("_added_names", {})
+        key = name or "variable"
+        if key in names or key in ("total", "count"):  # unique in checkpoints
+            key = f"{key}_{len(added)}"
+        var = em.Variable(init(tuple(shape), dtype=dt), name=f"{self.name}/{name or key}",
+                          trainable=False)
+        added.append(var)
+        names[key] = var
+        return var
+
+    def add_weight(self, shape: Any = (), initializer: Any = None, dtype: Any = None,
+                   name: str | None = None) -> Any:
+        """``add_variable`` with Keras's ``add_weight`` defaults (zeros, a scalar)."""
+        return self.add_variable(shape, "zeros" if initializer is None else initializer,
+                                 dtype, name=name)
 
     def _accumulate(self, values: Any, sample_weight: Any = None) -> None:
         v = em.cast(values, _STATE_DTYPE)
@@ -112,11 +153,15 @@ class Metric:
         device."""
         return em.cast(_divide_no_nan(self.total.value(), self.count.value()), self.dtype)
 
-    def reset_states(self) -> None:
-        self.total.assign(0.0)
-        self.count.assign(0.0)
+    def reset_state(self) -> None:
+        """Every state variable back to zeros (Keras's); ``fit`` and ``evaluate`` call it
+        at the start of each epoch and evaluation, so a subclass's own override runs."""
+        for v in self.variables:
+            v.assign(em.zeros_like(v.value()))
 
-    reset_state = reset_states
+    def reset_states(self) -> None:
+        """TensorFlow 2's name: calls ``reset_state``."""
+        self.reset_state()
 
     def get_config(self) -> dict[str, Any]:
         """``name``, ``dtype`` and the other constructor arguments (kept as attributes of
@@ -135,7 +180,7 @@ class Metric:
 
     @property
     def variables(self) -> list[Any]:
-        return [self.total, self.count]
+        return [self.total, self.count, *self.__dict__.get("_added", [])]
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} result={float(self.result()):.6g}>"

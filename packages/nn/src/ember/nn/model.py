@@ -195,6 +195,11 @@ class Model(Layer):
     def metrics_names(self) -> list[str]:
         return [m.name for m in self.metrics]
 
+    def reset_metrics(self) -> None:
+        """``reset_state()`` of every metric in ``metrics`` (Keras's)."""
+        for m in self.metrics:
+            m.reset_state()
+
     def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None,
                      sample_weight: Any = None) -> Any:
         """The compiled loss plus ``self.losses`` (Keras 3's hook for ``train_step``)."""

@@ -183,7 +183,7 @@ class CompiledMetrics(list):  # type: ignore[type-arg]
 
     def reset_state(self) -> None:
         for m in self:
-            m.reset_states()
+            m.reset_state()
 
 
 def _metric_weight(sample_weight: Any, pred: Any) -> Any:
@@ -411,7 +411,7 @@ def host_logs(logs: Any) -> dict[str, float]:
 
 def _reset(model: Any) -> None:
     for m in model.metrics:
-        m.reset_states()
+        m.reset_state()
 
 
 def train_step(model: Any, x: Any, y: Any, sample_weight: Any = None) -> dict[str, Any]:
