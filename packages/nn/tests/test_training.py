@@ -456,3 +456,34 @@ def test_fit_evaluate_and_predict_take_kerass_arguments_in_kerass_order():
                   validation_batch_size=4)
     with pytest.raises(ValueError, match="steps must be"):
         model.evaluate(x, y, steps=0, verbose=0)
+
+
+class _Batches:
+    """Ten batches, each tagged by its number in x; records what fit drew."""
+
+    def __init__(self, n=10):
+        self.n, self.drawn = n, []
+
+    def __iter__(self):
+        for i in range(self.n):
+            self.drawn.append(i)
+            yield np.full((2, 3), i, np.float32), np.zeros((2, 2), np.float32)
+
+
+def test_steps_per_epoch_goes_on_through_the_data_as_keras():
+    model = nn.Sequential([nn.layers.Input((3,)), nn.layers.Dense(2)])
+    model.compile("sgd", "mse")
+    data = _Batches()
+    with pytest.warns(UserWarning, match="ran out after 1 of this epoch's steps_per_epoch=3"):
+        history = model.fit(data, epochs=5, steps_per_epoch=3, verbose=0)
+    # 0-2, 3-5, 6-8, then 9 (the data ran out: the epoch ends), then a new pass
+    assert data.drawn == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2]
+    assert len(history.history["loss"]) == 5
+    data = _Batches(6)  # a pass that ends with an epoch: the next starts anew, silently
+    model.fit(data, epochs=3, steps_per_epoch=3, verbose=0)
+    assert data.drawn == [0, 1, 2, 3, 4, 5, 0, 1, 2]
+    data = _Batches()  # without steps_per_epoch: a pass an epoch
+    model.fit(data, epochs=2, verbose=0)
+    assert data.drawn == list(range(10)) * 2
+    with pytest.raises(ValueError, match="gave no batches"):
+        model.fit(_Batches(0), epochs=1, steps_per_epoch=2, verbose=0)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -568,13 +569,12 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     # a callback resuming an interrupted fit (BackupAndRestore) says where it left off
     start, skip, resumed = model._ember.extra.pop("resume", (int(initial_epoch), 0, None))
     epoch_logs: dict[str, float] = {}  # the last epoch's, handed to on_train_end (Keras)
+    source = _Passes(data, steps_per_epoch)
     for epoch in range(start, epochs):
         _reset(model)
         cbs.on_epoch_begin(epoch, {})
         logs: dict[str, float] = {}
-        for step, batch in enumerate(data):
-            if steps_per_epoch is not None and step >= steps_per_epoch:
-                break
+        for step, batch in source.epoch():
             if step < skip:  # trained before the interruption: drawn (as shuffled), not run
                 continue
             if resumed is not None:
@@ -610,6 +610,44 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             break
     cbs.on_train_end(dict(epoch_logs))
     return history
+
+
+class _Passes:
+    """fit's batches, epoch by epoch. Without ``steps_per_epoch`` each epoch is one pass
+    over the data. With it, an epoch takes that many batches and the next epoch goes on
+    where it stopped, as Keras's: 10 batches at 3 steps an epoch are batches 0-2, 3-5, 6-8,
+    then 9 alone (with a warning that the data ran out), then a new pass. (ember started
+    a new pass every epoch, so such a fit trained on the first batches only.)"""
+
+    def __init__(self, data: Any, steps: int | None) -> None:
+        self.data, self.steps = data, steps
+        self.it: Iterator[Any] | None = None
+
+    def epoch(self) -> Iterator[tuple[int, Any]]:
+        if self.steps is None:
+            yield from enumerate(self.data)
+            return
+        step = 0
+        while step < self.steps:
+            fresh = self.it is None
+            if fresh:
+                self.it = iter(self.data)
+            try:
+                batch = next(self.it)  # type: ignore[arg-type]
+            except StopIteration:
+                self.it = None
+                if step == 0 and not fresh:  # the last epoch ended the pass: a new one
+                    continue
+                if step == 0:
+                    raise ValueError("fit: the training data gave no batches") from None
+                warnings.warn(f"fit: the training data ran out after {step} of this epoch's "
+                              f"steps_per_epoch={self.steps} steps; the epoch ends there "
+                              "and the next starts a new pass. Give data that can make "
+                              "steps_per_epoch * epochs batches (Dataset.repeat()), as "
+                              "Keras asks", stacklevel=4)
+                return
+            yield step, batch
+            step += 1
 
 
 def _with_progbar(callbacks: Any, verbose: Any, extra: list[Any]) -> list[Any]:
