@@ -22,19 +22,19 @@ def _x(*shape):
 
 def _composed_dense(layer, x):
     y = em.add(em.matmul(x, layer.kernel.value()), layer.bias.value())
-    return em.nn_ops.relu(y) if layer.activation is em.nn_ops.relu else y
+    return em.nn_ops.relu(y) if nn.activations.name_of(layer.activation) == "relu" else y
 
 
 def _composed_dense_rows(layer, x):
     """What Dense did on (N, T, d) before it ran nn_ops.dense on the rows: a tensordot,
     then the bias and activation."""
     y = em.add(em.tensordot(x, layer.kernel.value(), [[x.ndim - 1], [0]]), layer.bias.value())
-    return em.nn_ops.relu(y) if layer.activation is em.nn_ops.relu else y
+    return em.nn_ops.relu(y) if nn.activations.name_of(layer.activation) == "relu" else y
 
 
 def _composed_conv(layer, x):
     y = em.add(em.nn_ops.conv2d(x, layer.kernel.value(), padding="SAME"), layer.bias.value())
-    return em.nn_ops.relu(y) if layer.activation is em.nn_ops.relu else y
+    return em.nn_ops.relu(y) if nn.activations.name_of(layer.activation) == "relu" else y
 
 
 # a Dense layer on a matrix is one op, its product included (nn_ops.dense); a convolution

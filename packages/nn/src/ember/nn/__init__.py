@@ -19,6 +19,7 @@ from . import (
     metrics,
     mixed_precision,
     models,
+    ops,
     optimizers,
     regularizers,
     saving,
@@ -35,4 +36,4 @@ __all__ = [
 ]
 __all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]
 __all__ += ["dtype_policies", "mixed_precision"]
-__all__ += ["utils"]
+__all__ += ["utils", "ops"]

@@ -1,4 +1,7 @@
-"""Activation functions by name (``"relu"``, ``"softmax"``, ...) or callable."""
+"""Activation functions (Keras 3's ``keras.activations``): each by its name, with Keras's
+arguments and defaults, and by name as a string (``"relu"``, ``"softmax"``, ...) for a
+layer's ``activation=``. They compute with ``ember.nn.ops`` (Keras's own activations call
+``keras.ops``), except ``gelu``, whose default here is the exact form, as Keras's."""
 
 from __future__ import annotations
 
@@ -6,32 +9,182 @@ from typing import Any
 
 import ember.core as em
 
+from . import ops
 from ._identifiers import resolve
 
 nn_ops = em.nn_ops
 
 
 def linear(x: Any) -> Any:
+    """The identity."""
     return x
 
 
-_NAMES: dict[str, Any] = {
-    "linear": linear, "relu": nn_ops.relu, "relu6": nn_ops.relu6, "sigmoid": em.sigmoid,
-    "tanh": em.tanh, "softmax": nn_ops.softmax, "log_softmax": nn_ops.log_softmax,
-    "elu": nn_ops.elu, "selu": nn_ops.selu, "gelu": nn_ops.gelu, "swish": nn_ops.swish,
-    "silu": nn_ops.swish, "softplus": em.softplus, "leaky_relu": nn_ops.leaky_relu,
-}
+def relu(x: Any, negative_slope: float = 0.0, max_value: float | None = None,
+         threshold: float = 0.0) -> Any:
+    """Keras's ``relu``: ``x`` above ``threshold`` (else 0), capped at ``max_value``,
+    less ``negative_slope * relu(threshold - x)``; with the defaults ``max(x, 0)``.
+
+    Examples:
+        >>> from ember import nn
+        >>> nn.activations.relu([-2.0, 0.5, 9.0], negative_slope=0.1, max_value=6.0)
+        ember.Tensor([-0.2  0.5  6. ], shape=(3,), dtype=float32)
+    """
+    x = em.convert_to_tensor(x)
+    if max_value is None and not threshold:
+        return nn_ops.relu(x) if not negative_slope else nn_ops.leaky_relu(x, negative_slope)
+    y = em.where(em.greater(x, threshold), x, 0.0) if threshold else nn_ops.relu(x)
+    if max_value is not None:
+        y = em.minimum(y, em.cast(max_value, y.dtype))
+    if negative_slope:
+        y = em.subtract(y, em.multiply(nn_ops.relu(em.subtract(threshold, x)), negative_slope))
+    return y
+
+
+def leaky_relu(x: Any, negative_slope: float = 0.2) -> Any:
+    return ops.leaky_relu(x, negative_slope=negative_slope)
+
+
+def relu6(x: Any) -> Any:
+    return ops.relu6(x)
+
+
+def softmax(x: Any, axis: int = -1) -> Any:
+    return ops.softmax(x, axis=axis)
+
+
+def log_softmax(x: Any, axis: int = -1) -> Any:
+    return ops.log_softmax(x, axis=axis)
+
+
+def elu(x: Any, alpha: float = 1.0) -> Any:
+    return ops.elu(x, alpha=alpha)
+
+
+def celu(x: Any, alpha: float = 1.0) -> Any:
+    return ops.celu(x, alpha=alpha)
+
+
+def selu(x: Any) -> Any:
+    return ops.selu(x)
+
+
+def gelu(x: Any, approximate: bool = False) -> Any:
+    """Keras's activation defaults to the exact form (``keras.ops.gelu``'s to tanh's)."""
+    return ops.gelu(x, approximate=approximate)
+
+
+def glu(x: Any, axis: int = -1) -> Any:
+    return ops.glu(x, axis=axis)
+
+
+def silu(x: Any) -> Any:
+    return ops.silu(x)
+
+
+def softplus(x: Any) -> Any:
+    return ops.softplus(x)
+
+
+def softsign(x: Any) -> Any:
+    return ops.softsign(x)
+
+
+def squareplus(x: Any, b: float = 4) -> Any:
+    return ops.squareplus(x, b=b)
+
+
+def soft_shrink(x: Any, threshold: float = 0.5) -> Any:
+    return ops.soft_shrink(x, threshold=threshold)
+
+
+def hard_shrink(x: Any, threshold: float = 0.5) -> Any:
+    return ops.hard_shrink(x, threshold=threshold)
+
+
+def sparse_plus(x: Any) -> Any:
+    return ops.sparse_plus(x)
+
+
+def sparse_sigmoid(x: Any) -> Any:
+    return ops.sparse_sigmoid(x)
+
+
+def tanh_shrink(x: Any) -> Any:
+    return ops.tanh_shrink(x)
+
+
+def hard_tanh(x: Any) -> Any:
+    return ops.hard_tanh(x)
+
+
+def threshold(x: Any, threshold: float, default_value: float) -> Any:
+    return ops.threshold(x, threshold, default_value)
+
+
+def exponential(x: Any) -> Any:
+    return ops.exp(x)
+
+
+def hard_sigmoid(x: Any) -> Any:
+    return ops.hard_sigmoid(x)
+
+
+def hard_silu(x: Any) -> Any:
+    return ops.hard_silu(x)
+
+
+def log_sigmoid(x: Any) -> Any:
+    return ops.log_sigmoid(x)
+
+
+def mish(x: Any) -> Any:
+    """``x * tanh(softplus(x))``."""
+    return em.multiply(x, em.tanh(em.softplus(x)))
+
+
+# core's own ops, so that the recurrent layers' fused cells recognise them
+sigmoid = em.sigmoid
+tanh = em.tanh
+swish = silu
+hard_swish = hard_silu
+
+_NAMES: dict[str, Any] = {f.__name__.rsplit(".", 1)[-1]: f for f in (
+    linear, relu, leaky_relu, relu6, softmax, log_softmax, elu, celu, selu, gelu, glu, silu,
+    sigmoid, tanh, softplus, softsign, squareplus, soft_shrink, hard_shrink, sparse_plus,
+    sparse_sigmoid, tanh_shrink, hard_tanh, threshold, exponential, hard_sigmoid, hard_silu,
+    log_sigmoid, mish)}
+_NAMES.update({"swish": silu, "hard_swish": hard_silu})
+
+# ember-core's functions that compute a named activation with its defaults: a layer given
+# one (``activation=em.nn_ops.relu``) is saved under that name
+_CORE_TWINS = ((nn_ops.relu, "relu"), (nn_ops.relu6, "relu6"), (nn_ops.softmax, "softmax"),
+               (nn_ops.log_softmax, "log_softmax"), (nn_ops.elu, "elu"),
+               (nn_ops.selu, "selu"), (nn_ops.gelu, "gelu"), (nn_ops.swish, "silu"),
+               (nn_ops.silu, "silu"), (em.softplus, "softplus"),
+               (nn_ops.leaky_relu, "leaky_relu"))
+
+
+def name_of(fn: Any) -> str | None:
+    """The name of a built-in activation (or of core's twin of one), else None."""
+    for k, v in _NAMES.items():
+        if v is fn:
+            return k
+    for f, k in _CORE_TWINS:
+        if f is fn:
+            return k
+    return None
 
 
 # Activations ``em.nn_ops.bias_activation`` applies in one op with the bias before them.
-_FUSED_WITH_BIAS = {"relu": nn_ops.relu, "linear": linear}
+_FUSED_WITH_BIAS = {"relu": (relu, nn_ops.relu), "linear": (linear,)}
 
 
 def fused_with_bias(fn: Any) -> str | None:
     """The name under which ``nn_ops.bias_activation`` fuses activation ``fn`` with a bias
     (``"relu"``, ``"linear"``), or None: that activation composes ``add`` and ``fn``."""
-    for k, v in _FUSED_WITH_BIAS.items():
-        if v is fn:
+    for k, fns in _FUSED_WITH_BIAS.items():
+        if any(f is fn for f in fns):
             return k
     return None
 
@@ -50,7 +203,4 @@ def get(identifier: Any) -> Any:
 
 
 def serialize(fn: Any) -> str:
-    for k, v in _NAMES.items():
-        if v is fn:
-            return k
-    return getattr(fn, "__name__", repr(fn))
+    return name_of(fn) or getattr(fn, "__name__", repr(fn))

@@ -143,17 +143,26 @@ def _unknown_axes(layer: Any, inputs: Any, args: Any, kwargs: Any) -> bool:
                for t in leaves([inputs, list(args), kwargs]))
 
 
-def _probe_wider(probe: Any, layer: Any) -> Any:
-    """The layer's output on zeros whose unknown axes have size 2 (the first probe gave
-    them 1): an output axis whose size differs between the two follows an unknown input
-    axis, so its size is unknown too (Keras's ``None``). None where that cannot be found:
-    a stateful layer (the probe would advance its state) or a layer that refuses the
-    other size (its output shapes stay the first probe's)."""
+# Unknown axes are probed at size 1, or, where a layer refuses 1 (a window longer than
+# one step), at _FALLBACK; then at that plus _SPREAD. Sizes 1 and 2 (the pair before) meet
+# under a stride of 2 with "same" padding (both give 1) and under a pool of 4 (both fail):
+# the output's axis then looked fixed where Keras's is None. Sizes _SPREAD apart differ
+# under any stride or pool up to _SPREAD.
+_FALLBACK = 64
+_SPREAD = 64
+
+
+def _probe_wider(probe: Any, layer: Any, size: int) -> Any:
+    """The layer's output on zeros whose unknown axes have ``size`` (the first probe gave
+    them fewer): an output axis whose size differs between the two follows an unknown
+    input axis, so its size is unknown too (Keras's ``None``). None where that cannot be
+    found: a stateful layer (the probe would advance its state) or a layer that refuses
+    the other size (its output shapes stay the first probe's)."""
     if getattr(layer, "stateful", False):
         return None
     losses = list(layer._ember.call_losses)
     try:
-        return probe(2)
+        return probe(size)
     except Exception:  # e.g. a Reshape to a fixed size: the sizes stay the first probe's
         return None
     finally:
@@ -176,9 +185,10 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
             z = em.zeros((1,) + tuple(size if d is None else d for d in s.shape[1:]),
                          dtype=s.dtype)
             if s.mask is not None:
-                m = s.mask
-                if tuple(m.shape) != tuple(z.shape[:m.ndim]):  # a size-1 axis, widened
-                    m = em.broadcast_to(m, z.shape[:m.ndim])
+                m, want = s.mask, tuple(z.shape[:s.mask.ndim])
+                if tuple(m.shape) != want:  # a size-1 axis, widened; else another size's
+                    m = em.broadcast_to(m, want) if all(
+                        a in (1, b) for a, b in zip(m.shape, want)) else em.ones(want, m.dtype)
                 _masks.set_mask(z, m)
             return z
         return zeros
@@ -190,9 +200,17 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
 
     with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
         # layer's initial_state=) are read the same way, and replayed with their values
-        out = probe(1)
         unknown = _unknown_axes(layer, inputs, args, kwargs)
-        wider = _probe_wider(probe, layer) if unknown else None
+        try:
+            out, size = probe(1), 1
+        except Exception as refused:  # (where no axis is unknown, 1 was never used)
+            if not unknown:
+                raise
+            try:
+                out, size = probe(_FALLBACK), _FALLBACK
+            except Exception:
+                raise refused from None
+        wider = _probe_wider(probe, layer, size + _SPREAD) if unknown else None
     node = Node(layer, inputs, args, kwargs)
     counter = iter(range(len(leaves(out))))
     other = iter(leaves(wider) if wider is not None and len(leaves(wider)) == len(leaves(out))

@@ -154,19 +154,7 @@ class ReLU(Layer):
         self.threshold = float(threshold)
 
     def call(self, inputs: Any) -> Any:
-        x, t, slope = inputs, self.threshold, self.negative_slope
-        if self.max_value is None and t == 0 and slope == 0:
-            return em.nn_ops.relu(x)
-        if self.max_value is None and t == 0:
-            return em.nn_ops.leaky_relu(x, slope)
-        # Keras's order: x above the threshold (else 0), clipped to [0, max_value], less
-        # slope * relu(threshold - x)
-        y = em.where(em.greater(x, t), x, 0.0) if t else em.nn_ops.relu(x)
-        if self.max_value is not None:
-            y = em.minimum(y, em.cast(self.max_value, y.dtype))
-        if slope:
-            y = em.subtract(y, em.multiply(em.nn_ops.relu(em.subtract(t, x)), slope))
-        return y
+        return activations.relu(inputs, self.negative_slope, self.max_value, self.threshold)
 
 
 class Softmax(Layer):

@@ -275,10 +275,14 @@ def builtin_function(module: Any, name: str) -> Any:
 
 def builtin_function_name(fn: Any) -> tuple[str, str] | None:
     """``(kind, name)`` of an ember built-in activation or loss function, else None."""
-    for kind, table in (("activation", _activation_table()), ("loss", _loss_table())):
-        for name, f in table.items():
-            if f is fn:
-                return kind, name
+    from .. import activations
+
+    name = activations.name_of(fn)
+    if name is not None:
+        return "activation", name
+    for name, f in _loss_table().items():
+        if f is fn:
+            return "loss", name
     return None
 
 
