@@ -136,7 +136,7 @@ def test_sample_weight_per_output_as_a_list_or_a_dict(form):
     model = _two_outputs()
     model.compile(nn.optimizers.SGD(0.0),
                   ["mse", nn.losses.SparseCategoricalCrossentropy(from_logits=True)],
-                  metrics={"score": "mae"})
+                  weighted_metrics={"score": "mae"})
     ws = np.linspace(0.0, 2.0, 16).astype(np.float32)
     wk = (np.arange(16) % 2).astype(np.float32)
     sw = {"list": [ws, wk], "dict": {"kind": wk, "score": ws},
@@ -340,3 +340,48 @@ def test_a_keras_loss_called_on_masked_predictions_masks_itself():
     summed = nn.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum")
     per = -np.take_along_axis(_log_softmax(logits.numpy()), tags[..., None], -1)[..., 0]
     assert_allclose(float(summed(tags, logits)), (per * mask).sum(), rtol=1e-5)
+
+
+def test_metrics_count_every_example_and_weighted_metrics_weigh_them_as_keras_3():
+    # Keras 3.15 on this model and data: {'loss': 0.25, 'mae': 2.5, 'mse': 1.0,
+    # 'true_positives': 0.0}, the same from evaluate and from one fit epoch (lr 0 here)
+    model = nn.Sequential([nn.Input((1,)), nn.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile(nn.optimizers.SGD(0.0), "mse", metrics=["mae", nn.metrics.TruePositives()],
+                  weighted_metrics=["mse"])
+    x = np.ones((4, 1), np.float32)
+    y = np.array([[1], [2], [3], [4]], np.float32)
+    sw = np.array([1, 0, 0, 0], np.float32)
+    want = {"loss": 0.25, "mae": 2.5, "true_positives": 0.0, "mse": 1.0}
+    logs = model.evaluate(x, y, sample_weight=sw, verbose=0, return_dict=True)
+    assert logs == pytest.approx(want)
+    history = model.fit(x, y, sample_weight=sw, batch_size=4, verbose=0)
+    assert {k: v[0] for k, v in history.history.items()} == pytest.approx(want)
+
+
+def test_class_weight_reaches_weighted_metrics_only():
+    # Keras 3.15: true_positives 2.0 with class_weight {0: 0.5, 1: 0.25} (unweighted)
+    model = nn.Sequential([nn.Input((1,)),
+                           nn.layers.Dense(1, activation="sigmoid", kernel_initializer="ones")])
+    model.compile(nn.optimizers.SGD(0.0), "binary_crossentropy",
+                  metrics=[nn.metrics.TruePositives()],
+                  weighted_metrics=[nn.metrics.TruePositives()])
+    x = np.ones((4, 1), np.float32)
+    y = np.array([[1], [1], [0], [0]], np.float32)
+    h = model.fit(x, y, class_weight={0: 0.5, 1: 0.25}, batch_size=4, verbose=0).history
+    assert h["true_positives"] == [2.0]
+    assert h["weighted_true_positives"] == [0.5]  # Keras's name for the weighted twin
+
+
+def test_compile_takes_keras_3_arguments_in_its_order_and_defaults():
+    model = _classifier()
+    model.compile(loss="mse")
+    assert isinstance(model.optimizer, nn.optimizers.RMSprop)  # Keras 3's default
+    model.compile("sgd", "mse", None, ["mae"], None, True)
+    assert model.metrics_names == ["loss", "mae"] and model.run_eagerly
+    model.compile("sgd", "mse")
+    assert not model.run_eagerly  # Keras: compile sets run_eagerly=False
+    with pytest.raises(ValueError, match="steps_per_execution=4"):
+        model.compile("sgd", "mse", steps_per_execution=4)
+    with pytest.raises(ValueError, match="jit_compile=True"):
+        model.compile("sgd", "mse", jit_compile=True)
+    model.compile("sgd", "mse", jit_compile=False)

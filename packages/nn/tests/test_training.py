@@ -487,3 +487,29 @@ def test_steps_per_epoch_goes_on_through_the_data_as_keras():
     assert data.drawn == list(range(10)) * 2
     with pytest.raises(ValueError, match="gave no batches"):
         model.fit(_Batches(0), epochs=1, steps_per_epoch=2, verbose=0)
+
+
+def test_a_train_step_given_only_x_gets_x_itself_as_keras_packs_it():
+    seen = []
+
+    class Auto(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.layers.Dense(1)
+
+        def call(self, x):
+            return self.dense(x)
+
+        def train_step(self, data):
+            seen.append(type(data))
+            with tape.GradientTape() as t:
+                loss = em.reduce_mean(em.square(self(data) - 1.0))
+            grads = t.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"loss": loss}
+
+    model = Auto()
+    model.compile("sgd")
+    model.fit(np.zeros((8, 2), np.float32), batch_size=4, epochs=1, verbose=0)
+    assert seen and all(t is em.Tensor for t in seen), seen  # was a 1-tuple (x,)
+    assert model.predict(np.zeros((8, 2), np.float32), batch_size=4, verbose=0).shape == (8, 1)

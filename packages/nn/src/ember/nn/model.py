@@ -53,31 +53,49 @@ class Model(Layer):
             return
         super().__init__(*args, **kwargs)
 
-    def compile(self, optimizer: Any = "sgd", loss: Any = None, metrics: Any = None,
-                loss_weights: Any = None, run_eagerly: bool | None = None,
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, loss_weights: Any = None,
+                metrics: Any = None, weighted_metrics: Any = None, run_eagerly: bool = False,
+                steps_per_execution: int = 1, jit_compile: Any = "auto",
                 auto_scale_loss: bool = True) -> None:
-        """Choose the optimizer, the loss ``(labels, predictions)`` and the metrics.
+        """Choose the optimizer, the loss ``(labels, predictions)`` and the metrics: Keras
+        3's arguments, in its order, with its defaults.
 
         With no ``loss``, ``fit`` minimises what ``add_loss`` contributed (as Keras).
         A functional model of several outputs takes Keras's per-output forms: ``loss``
         one for all, a list, or a dict by output name; ``loss_weights`` a list or a dict;
-        ``metrics`` a list (each for every output), a list of lists or a dict; its targets
-        a list or a dict by output name (see ``ember.nn.training_outputs``).
+        ``metrics`` and ``weighted_metrics`` a list (each for every output), a list of
+        lists or a dict; its targets a list or a dict by output name (see
+        ``ember.nn.training_outputs``). As in Keras 3, ``metrics`` count every example
+        (a mask aside) and ``weighted_metrics`` weigh them by the sample weights (and
+        ``class_weight``'s); a weighted metric named as an unweighted one is logged as
+        ``weighted_<name>``.
         ``fit``, ``evaluate`` and ``predict`` trace their step with ``graph.function``
         (ember-graph) and replay it, as Keras does with ``tf.function``;
         ``run_eagerly=True`` runs every step eagerly instead (for debugging, or for a
-        step with Python side effects). None keeps the current setting (False at first).
+        step with Python side effects).
+        ``steps_per_execution``: 1 (one step per call; others are refused by name).
+        ``jit_compile``: ``"auto"`` or False; ember's steps are traced already and there
+        is no further compiler, so True is refused by name.
         ``auto_scale_loss``: with the model's dtype policy ``"mixed_float16"``, wrap the
         optimizer in a ``LossScaleOptimizer`` (Keras 3's; float16 gradients underflow).
         """
+        if steps_per_execution != 1 or isinstance(steps_per_execution, bool):
+            raise ValueError(f"{self.name}: compile(steps_per_execution="
+                             f"{steps_per_execution!r}) is not supported: ember runs one "
+                             f"step per call (give 1)")
+        if jit_compile not in ("auto", False, None):
+            raise ValueError(f"{self.name}: compile(jit_compile={jit_compile!r}) is not "
+                             f"supported: ember traces each step with graph.function and "
+                             f"has no further compiler (give 'auto' or False)")
         _training.compile_model(self, optimizer, loss, metrics, loss_weights,
-                                auto_scale_loss=auto_scale_loss)
-        if run_eagerly is not None:
-            self.run_eagerly = run_eagerly
+                                auto_scale_loss=auto_scale_loss,
+                                weighted_metrics=weighted_metrics)
+        self.run_eagerly = run_eagerly
         # what get_compile_config saves (the optimizer made, with its hyperparameters)
         self._ember.extra["compile_config"] = {
             "optimizer": self.__dict__["optimizer"], "loss": loss, "metrics": metrics,
-            "loss_weights": loss_weights, "run_eagerly": run_eagerly}
+            "loss_weights": loss_weights, "weighted_metrics": weighted_metrics,
+            "run_eagerly": run_eagerly}
 
     @property
     def run_eagerly(self) -> bool:
@@ -277,23 +295,25 @@ class Model(Layer):
         given = self._ember.extra.get("compile_config")
         if given is None:
             return None
-        return {**given, "weighted_metrics": None, "steps_per_execution": 1,
-                "jit_compile": False}
+        return {**given, "steps_per_execution": 1, "jit_compile": False}
 
     def compile_from_config(self, config: dict[str, Any]) -> None:
         """``compile`` with ``get_compile_config``'s arguments (Keras's; options ember has
         no use for must keep their defaults)."""
         config = dict(config)
-        for key, ok in (("weighted_metrics", (None, [], {})), ("steps_per_execution", (1,)),
+        for key, ok in (("steps_per_execution", (1,)),
                         ("jit_compile", (False, None, "auto", True)),
                         ("auto_scale_loss", (True, False, None))):
             value = config.pop(key, ok[0])
             if value not in ok:
                 raise ValueError(f"{self.name}: compile_config has {key}={value!r}, which "
                                  f"ember does not support")
-        unknown = set(config) - {"optimizer", "loss", "metrics", "loss_weights", "run_eagerly"}
+        unknown = set(config) - {"optimizer", "loss", "metrics", "loss_weights", "run_eagerly",
+                                 "weighted_metrics"}
         if unknown:
             raise ValueError(f"{self.name}: compile_config has unknown keys {sorted(unknown)}")
+        if config.get("run_eagerly") is None:
+            config.pop("run_eagerly", None)
         self.compile(**config)
 
     def get_build_config(self) -> dict[str, Any] | None:

@@ -31,9 +31,10 @@ from .layers._masks import get_mask
 
 
 def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
-                  loss_weights: Any = None, auto_scale_loss: bool = True) -> None:
+                  loss_weights: Any = None, auto_scale_loss: bool = True,
+                  weighted_metrics: Any = None) -> None:
     extra = model._ember.extra
-    outputs = training_outputs.resolve(model, loss, loss_weights, metrics)
+    outputs = training_outputs.resolve(model, loss, loss_weights, metrics, weighted_metrics)
     opt = _optimizers.get(optimizer)
     if (auto_scale_loss and model.dtype_policy.name == "mixed_float16"
             and not isinstance(opt, _optimizers.LossScaleOptimizer)):
@@ -45,9 +46,17 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
     extra["loss_tracker"] = _metrics.Mean("loss")
     extra["loss_tracked"] = loss is not None  # else once compiled_loss runs (Keras)
     extra["compiled_loss"] = CompiledLoss(model)
-    extra["compiled_metrics"] = CompiledMetrics(
-        model, [m for _, m in outputs.metrics] if outputs else
-        [_metrics.get(m) for m in metrics or []])
+    if outputs:
+        plain, weighted = [m for _, m in outputs.metrics], [m for _, m in outputs.weighted]
+    else:
+        plain = [_metrics.get(m) for m in metrics or []]
+        weighted = [_metrics.get(m) for m in weighted_metrics or []]
+    taken = {m.name for m in plain}
+    for m in weighted:  # Keras 3's log name for a weighted twin of an unweighted metric
+        if m.name in taken:
+            head, _, tail = m.name.rpartition("_") if outputs else ("", "", m.name)
+            m.name = f"{head}_weighted_{tail}" if head else f"weighted_{tail}"
+    extra["compiled_metrics"] = CompiledMetrics(model, plain + weighted, weighted)
     extra.pop("traced_steps", None)  # a new optimizer, loss or metrics: trace again
 
 
@@ -153,9 +162,10 @@ def _batch_size(y_true: Any, y_pred: Any) -> int:
 class CompiledMetrics(list):  # type: ignore[type-arg]
     """``model.compiled_metrics``: the metrics given to ``compile``, updated together."""
 
-    def __init__(self, model: Any, metrics: Any) -> None:
+    def __init__(self, model: Any, metrics: Any, weighted: Any = ()) -> None:
         super().__init__(metrics)
         self._model = model
+        self._weighted = {id(m) for m in weighted}  # compile's weighted_metrics
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         if not self:
@@ -169,14 +179,17 @@ class CompiledMetrics(list):  # type: ignore[type-arg]
             pairs = [(m, y_true, y_pred, sw) for m in self]
         else:  # each metric on its output's target and prediction
             ys, preds = outputs.targets(model, y_true), outputs.predictions(model, y_pred)
-            for i, m in outputs.metrics:
+            each = outputs.metrics + outputs.weighted
+            for i, m in each:
                 if ys[i] is None:
                     raise ValueError(f"{model.name}: output {outputs.names[i]!r} has the "
                                      f"metric {m.name!r} but no target")
             sws = outputs.sample_weights(model, sample_weight)
-            pairs = [(m, ys[i], preds[i], sws[i]) for i, m in outputs.metrics]
+            pairs = [(m, ys[i], preds[i], sws[i]) for i, m in each]
         for m, y, p, sw in pairs:
-            sw = _metric_weight(sw, p)
+            # Keras 3: compile's metrics count every example (the mask aside); only its
+            # weighted_metrics take the sample weights (class_weight's too)
+            sw = _metric_weight(sw if id(m) in self._weighted else None, p)
             if sw is None:
                 m.update_state(y, p)
             else:
@@ -286,8 +299,9 @@ class _ArrayBatches:
         for i in range(0, n, self.batch_size):
             # in order: a slice (a view on a device); shuffled: host indices (one upload)
             j = slice(i, i + self.batch_size) if idx is None else idx[i:i + self.batch_size]
-            if self.y is None:
-                yield (_take(self.x, j),)
+            if self.y is None:  # x alone, as Keras packs it (a train_step's data is x)
+                xb = _take(self.x, j)
+                yield (xb,) if isinstance(xb, (list, tuple)) else xb
             elif self.sw is None:
                 yield (_take(self.x, j), _take(self.y, j))
             else:

@@ -36,6 +36,8 @@ class Outputs:
     weights: list[float]
     trackers: list[Any]  # a Mean named "<output>_loss", or None where no loss
     metrics: list[tuple[int, Any]]  # (output index, metric named "<output>_<metric>")
+    weighted: list[tuple[int, Any]] = dataclasses.field(default_factory=list)  # (the same,
+    # for weighted_metrics: they see the sample weights, the others do not, as Keras 3's)
 
     def with_loss(self) -> list[int]:
         """The indices of the outputs that have a loss."""
@@ -89,13 +91,15 @@ class Outputs:
         return list(y_pred)
 
 
-def resolve(model: Any, loss: Any, loss_weights: Any, metrics: Any) -> Outputs | None:
+def resolve(model: Any, loss: Any, loss_weights: Any, metrics: Any,
+            weighted_metrics: Any = None) -> Outputs | None:
     """The per-output form of ``compile``'s arguments for a model of several outputs;
     None for a model of one output (whose arguments must then be of the one-output form,
     else an error naming the argument)."""
     names = _output_names(model)
     if names is None:
         _check_single(model, loss, loss_weights, metrics)
+        _check_single(model, None, None, weighted_metrics)
         return None
     losses = _per_output(model, names, "loss", loss, _losses.get)
     weights = _per_output(model, names, "loss_weights",
@@ -103,7 +107,8 @@ def resolve(model: Any, loss: Any, loss_weights: Any, metrics: Any) -> Outputs |
     weights = [1.0 if w is None else w for w in weights]
     trackers = [_metrics.Mean(f"{n}_loss") if fn is not None else None
                 for n, fn in zip(names, losses)]
-    return Outputs(names, losses, weights, trackers, _metrics_per_output(model, names, metrics))
+    return Outputs(names, losses, weights, trackers, _metrics_per_output(model, names, metrics),
+                   _metrics_per_output(model, names, weighted_metrics))
 
 
 def _output_names(model: Any) -> list[str] | None:
