@@ -1,9 +1,10 @@
 """ember.nn.utils: Keras 3's everyday helpers (``keras.utils.X`` is ``nn.utils.X``).
 
 Arrays: ``to_categorical``, ``normalize``, ``pad_sequences``; reproducibility:
-``set_random_seed``; data: ``split_dataset``; images: ``img_to_array`` (numpy alone),
-``array_to_img``, ``save_img`` and ``load_img`` (these three make or read PIL images, so
-they need Pillow, which ember does not install: ``pip install Pillow``).
+``set_random_seed``; data: ``split_dataset``, ``PyDataset`` (batches made in Python);
+images: ``img_to_array`` (numpy alone), ``array_to_img``, ``save_img`` and ``load_img``
+(these three make or read PIL images, so they need Pillow, which ember does not install:
+``pip install Pillow``).
 
 Examples:
     >>> from ember import nn
@@ -15,9 +16,10 @@ Examples:
 
 from ._images import array_to_img, img_to_array, load_img, save_img
 from ._numerical import normalize, to_categorical
+from ._py_dataset import PyDataset
 from ._seed import set_random_seed
 from ._sequences import pad_sequences
 from ._split import split_dataset
 
-__all__ = ["array_to_img", "img_to_array", "load_img", "normalize", "pad_sequences",
+__all__ = ["PyDataset", "array_to_img", "img_to_array", "load_img", "normalize", "pad_sequences",
            "save_img", "set_random_seed", "split_dataset", "to_categorical"]

@@ -1,0 +1,95 @@
+"""``PyDataset``: Keras 3's base class for data made batch by batch in Python."""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+from collections.abc import Iterator
+from typing import Any
+
+
+class PyDataset:
+    """Batches made by Python code: a subclass defines ``__len__`` (the batches in one
+    epoch) and ``__getitem__(index)`` (the batch at ``index``: ``x``, ``(x, y)`` or
+    ``(x, y, sample_weight)``), and may define ``on_epoch_begin`` and ``on_epoch_end``.
+    ``fit``, ``evaluate`` and ``predict`` take it as they take any iterable of batches:
+    one pass over the indices in order per epoch.
+
+    Args:
+        workers: how many threads make batches ahead of the one being used (1: made as
+            they are needed, in the calling thread). Batches still arrive in order.
+        use_multiprocessing: False. Worker processes would need the dataset pickled,
+            which ember never does; True is refused by name.
+        max_queue_size: how many batches the workers may make ahead.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> class Squares(nn.utils.PyDataset):
+        ...     def __len__(self):
+        ...         return 3
+        ...     def __getitem__(self, i):
+        ...         x = np.full((2, 1), i, "float32")
+        ...         return x, x * x
+        >>> [float(y[0, 0]) for _, y in Squares()]
+        [0.0, 1.0, 4.0]
+    """
+
+    workers = 1
+    use_multiprocessing = False
+    max_queue_size = 10
+
+    def __init__(self, workers: int = 1, use_multiprocessing: bool = False,
+                 max_queue_size: int = 10) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"PyDataset: workers must be a whole number >= 1, got {workers!r}")
+        if use_multiprocessing:
+            raise ValueError("PyDataset: use_multiprocessing=True is not supported: worker "
+                             "processes would need the dataset pickled, which ember never "
+                             "does; use workers=N (threads) instead")
+        if isinstance(max_queue_size, bool) or not isinstance(max_queue_size, int) \
+                or max_queue_size < 1:
+            raise ValueError(f"PyDataset: max_queue_size must be a whole number >= 1, got "
+                             f"{max_queue_size!r}")
+        self.workers = workers
+        self.use_multiprocessing = False
+        self.max_queue_size = max_queue_size
+
+    def __len__(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must define __len__ (the number "
+                                  f"of batches in an epoch)")
+
+    def __getitem__(self, index: int) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index)")
+
+    @property
+    def num_batches(self) -> int:
+        """The batches in one epoch (``len(self)``)."""
+        return len(self)
+
+    def on_epoch_begin(self) -> None:
+        """Called before each pass."""
+
+    def on_epoch_end(self) -> None:
+        """Called after each complete pass (to reshuffle, say)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        self.on_epoch_begin()
+        n = self.num_batches
+        if self.workers <= 1:
+            for i in range(n):
+                yield self[i]
+        else:
+            with concurrent.futures.ThreadPoolExecutor(self.workers) as pool:
+                ahead: collections.deque[Any] = collections.deque()
+                nxt = 0
+                try:
+                    for _ in range(n):
+                        while nxt < n and len(ahead) < self.max_queue_size:
+                            ahead.append(pool.submit(self.__getitem__, nxt))
+                            nxt += 1
+                        yield ahead.popleft().result()
+                finally:
+                    for f in ahead:  # a pass left early (steps_per_epoch): drop the rest
+                        f.cancel()
+        self.on_epoch_end()
