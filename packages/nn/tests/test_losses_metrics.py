@@ -158,3 +158,16 @@ def test_leaky_relu_and_softmax_layers():
     s = nn.layers.Softmax()(x).numpy()
     np.testing.assert_allclose(s, np.exp([[-2.0, 3.0]]) / np.exp([[-2.0, 3.0]]).sum(),
                                rtol=1e-6)
+
+
+def test_crossentropies_scale_then_clip_as_keras():
+    # Keras 3.15: [16.118095] for both (scaled to [0, 1], then clipped to [1e-7, 1 - 1e-7]);
+    # clipping first gave 15.42 (the 0 became 1e-7 of a sum of 0.5)
+    p = np.array([[0.0, 0.5]], np.float32)
+    got = nn.losses.categorical_crossentropy(np.array([[1.0, 0.0]], np.float32), p)
+    np.testing.assert_allclose(got.numpy(), [16.118095], rtol=1e-6)
+    got = nn.losses.sparse_categorical_crossentropy(np.array([0]), p)
+    np.testing.assert_allclose(got.numpy(), [16.118095], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"y_pred holds probabilities .* from -1.0 to 0.5"):
+        nn.losses.categorical_crossentropy(np.eye(2, dtype=np.float32),
+                                           np.array([[-1.0, 0.5]] * 2, np.float32))

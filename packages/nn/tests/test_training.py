@@ -175,8 +175,8 @@ def test_keras_style_train_step_override_with_compiled_loss_and_metrics():
         em.random.set_seed(3)
         model = Custom()
         model.compile(nn.optimizers.Adam(0.05),
-                      nn.losses.SparseCategoricalCrossentropy(from_logits=True), ["accuracy"],
-                      run_eagerly=run_eagerly)
+                      nn.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"], run_eagerly=run_eagerly)
         hist = model.fit(x, y, batch_size=16, epochs=4, verbose=0)
         assert model.metrics_names == ["loss", "accuracy"]
         assert hist.history["loss"][-1] < hist.history["loss"][0]

@@ -51,13 +51,17 @@ def match_ranks(fn: str, y: Any, p: Any) -> Any:
     return y
 
 
-def _probabilities(fn: str, p: Any) -> Any:
-    # The check is an op (graph mode replays it); it raises InvalidArgumentError, a
-    # ValueError.
-    p = em.debugging.check_range(
+def _in_range(fn: str, p: Any) -> Any:
+    """``p``, refused where a value lies outside [0, 1]: Keras would rescale logits or a
+    linear layer's outputs into numbers that train nothing sensible, silently. The check is
+    an op (graph mode replays it); it raises InvalidArgumentError, a ValueError."""
+    return em.debugging.check_range(
         p, 0.0, 1.0, f"{fn}: y_pred holds probabilities (from_logits=False; pass "
         "from_logits=True for logits), so it")
-    return em.clip_by_value(p, _EPS, 1.0 - _EPS)
+
+
+def _probabilities(fn: str, p: Any) -> Any:
+    return em.clip_by_value(_in_range(fn, p), _EPS, 1.0 - _EPS)
 
 
 def _check_axis(fn: str, axis: int, p: Any) -> None:
@@ -75,8 +79,9 @@ def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False
         y = em.add(em.multiply(y, 1.0 - label_smoothing), label_smoothing / p.shape[-1])
     if from_logits:
         return em.nn_ops.softmax_cross_entropy_with_logits(labels=y, logits=p)
-    p = _probabilities("categorical_crossentropy", p)
-    p = em.divide(p, em.reduce_sum(p, axis=-1, keepdims=True))
+    p = _in_range("categorical_crossentropy", p)  # then Keras's order: scaled, clipped
+    p = em.clip_by_value(em.divide(p, em.reduce_sum(p, axis=-1, keepdims=True)), _EPS,
+                         1.0 - _EPS)
     return em.negative(em.reduce_sum(em.multiply(y, em.log(p)), axis=-1))
 
 
@@ -92,8 +97,9 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
         y = em.cast(y, em.int64)
     if from_logits:
         return em.nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y, logits=p)
-    p = _probabilities("sparse_categorical_crossentropy", p)
-    p = em.divide(p, em.reduce_sum(p, axis=-1, keepdims=True))
+    p = _in_range("sparse_categorical_crossentropy", p)
+    p = em.clip_by_value(em.divide(p, em.reduce_sum(p, axis=-1, keepdims=True)), _EPS,
+                         1.0 - _EPS)
     logp = em.log(p)
     onehot = em.one_hot(y, p.shape[-1], dtype=p.dtype)
     return em.negative(em.reduce_sum(em.multiply(onehot, logp), axis=-1))
