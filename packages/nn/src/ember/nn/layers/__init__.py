@@ -2,22 +2,33 @@
 
 from ._symbolic import Input, SymbolicTensor
 from .attention import MultiHeadAttention
+from .attention_dot import AdditiveAttention, Attention
 from .base import InputSpec, Layer, current_training
-from .conv import Conv1D, Conv2D, Conv2DTranspose
-from .conv_depthwise import DepthwiseConv2D, SeparableConv2D
+from .conv import Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose
+from .conv_depthwise import (
+    DepthwiseConv1D,
+    DepthwiseConv2D,
+    SeparableConv1D,
+    SeparableConv2D,
+)
 from .core import (
+    ELU,
     Activation,
+    ActivityRegularization,
     Dropout,
     Flatten,
+    Identity,
     Lambda,
     LeakyReLU,
     Permute,
+    PReLU,
     ReLU,
     RepeatVector,
     Reshape,
     Softmax,
 )
 from .dense import Dense
+from .einsum_dense import EinsumDense
 from .embedding import Embedding
 from .input_layer import InputLayer
 from .masking import Masking, get_mask, set_mask
@@ -39,7 +50,20 @@ from .merging import (
     multiply,
     subtract,
 )
-from .normalization import BatchNormalization, LayerNormalization
+from .noise import (
+    AlphaDropout,
+    GaussianDropout,
+    GaussianNoise,
+    SpatialDropout1D,
+    SpatialDropout2D,
+)
+from .normalization import (
+    BatchNormalization,
+    GroupNormalization,
+    LayerNormalization,
+    RMSNormalization,
+    UnitNormalization,
+)
 from .pooling import (
     AveragePooling1D,
     AveragePooling2D,
@@ -60,6 +84,12 @@ from .pooling import (
 )
 from .preprocessing_affine import RandomRotation, RandomTranslation, RandomZoom
 from .preprocessing_categorical import CategoryEncoding, Discretization, Hashing
+from .preprocessing_color import (
+    RandomBrightness,
+    RandomErasing,
+    RandomGrayscale,
+    RandomInvert,
+)
 from .preprocessing_image import (
     CenterCrop,
     RandomContrast,
@@ -71,11 +101,22 @@ from .preprocessing_lookup import IntegerLookup, StringLookup
 from .preprocessing_numeric import Normalization, Rescaling
 from .preprocessing_text import TextVectorization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
-from .reshaping import Cropping2D, UpSampling2D, ZeroPadding2D
+from .reshaping import (
+    Cropping1D,
+    Cropping2D,
+    UpSampling1D,
+    UpSampling2D,
+    ZeroPadding1D,
+    ZeroPadding2D,
+)
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
-from .wrappers import Bidirectional, TimeDistributed
+from .wrappers import Bidirectional, SpectralNormalization, TimeDistributed, Wrapper
 
+Convolution1D = Conv1D
 Convolution2D = Conv2D
+Convolution1DTranspose = Conv1DTranspose
+Convolution2DTranspose = Conv2DTranspose
+SeparableConvolution1D = SeparableConv1D
 SeparableConvolution2D = SeparableConv2D
 
 __all__ = [
@@ -98,3 +139,11 @@ __all__ += ["CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "Inte
             "RandomTranslation", "RandomZoom", "Rescaling", "Resizing", "StringLookup",
             "TextVectorization"]
 __all__ += ["DepthwiseConv2D", "SeparableConv2D", "SeparableConvolution2D"]
+__all__ += ["ELU", "ActivityRegularization", "AdditiveAttention", "AlphaDropout", "Attention",
+            "Conv1DTranspose", "Convolution1D", "Convolution1DTranspose",
+            "Convolution2DTranspose", "Cropping1D", "DepthwiseConv1D", "EinsumDense",
+            "GaussianDropout", "GaussianNoise", "GroupNormalization", "Identity", "PReLU",
+            "RMSNormalization", "SeparableConv1D", "SeparableConvolution1D",
+            "SpatialDropout1D", "SpatialDropout2D", "UnitNormalization", "UpSampling1D",
+            "ZeroPadding1D", "RandomBrightness", "RandomErasing", "RandomGrayscale",
+            "RandomInvert", "SpectralNormalization", "Wrapper"]

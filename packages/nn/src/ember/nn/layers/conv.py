@@ -1,4 +1,5 @@
-"""Convolutions: Conv1D (NWC), Conv2D and Conv2DTranspose (NHWC); channels first too.
+"""Convolutions: Conv1D and Conv1DTranspose (NWC), Conv2D and Conv2DTranspose (NHWC);
+channels first too.
 
 ``data_format="channels_first"`` (NCW / NCHW inputs, as PyTorch) transposes to channels
 last, convolves, and transposes back; the kernel layout is the same for both formats.
@@ -183,7 +184,68 @@ class Conv1D(_Conv):
                                 padding=padding, dilations=d)
 
 
-class Conv2DTranspose(_Conv):
+class _ConvTranspose(_Conv):
+    """What Conv1DTranspose and Conv2DTranspose share: Keras 3's arguments, in its order,
+    and its output sizes (see :class:`Conv2DTranspose`). The 1-D layer is the 2-D
+    computation on a height of 1."""
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1,
+                 padding: str = "valid", output_padding: Any = None,
+                 data_format: str | None = None, dilation_rate: Any = 1,
+                 activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, **kwargs: Any) -> None:
+        who = type(self).__name__
+        if "groups" in kwargs:  # Keras's transposed convolutions have no such argument
+            raise TypeError(f"{who}: unexpected keyword argument 'groups' (Keras's "
+                            f"transposed convolutions are not grouped)")
+        if str(padding).lower() == "causal":
+            raise ValueError(f"{who}: padding must be 'same' or 'valid', got {padding!r}")
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         dilation_rate=dilation_rate, activation=activation,
+                         use_bias=use_bias, kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer, data_format=data_format,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                         activity_regularizer=activity_regularizer, **kwargs)
+        r = self.rank
+        self.output_padding: tuple[int, ...] | None = None
+        if output_padding is not None:
+            pads = (output_padding,) * r if isinstance(output_padding, int) else \
+                tuple(output_padding) if isinstance(output_padding, (list, tuple)) else ()
+            if len(pads) != r or not all(isinstance(p, int) and not isinstance(p, bool)
+                                         and 0 <= p < s for p, s in zip(pads, self.strides)):
+                raise ValueError(f"{who}: output_padding={output_padding!r} must "
+                                 f"be an int or {r} ints, each >= 0 and below its stride "
+                                 f"(strides={self.strides})")
+            self.output_padding = pads
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "output_padding": self.output_padding}
+
+    def _kernel_shape(self, channels: int) -> tuple[int, ...]:
+        return self.kernel_size + (self.filters, channels)
+
+    def _out_size(self, n: int, k: int, s: int, d: int, p: int | None) -> int:
+        k = (k - 1) * d + 1
+        if self.padding == "SAME":
+            return n * s if p is None else (n - 1) * s + k % 2 + p
+        return (n - 1) * s + k + (max(k, s) - k if p is None else p)
+
+    def _transpose2d(self, x: Any, kernel: Any, strides: Any, dilations: Any,
+                     pads: Any) -> Any:
+        n, h, w, _ = x.shape
+        oh, ow = (self._out_size(a, k, s, d, p) for a, k, s, d, p in
+                  zip((h, w), kernel.shape[:2], strides, dilations, pads))
+        return em.nn_ops.conv2d_transpose(x, kernel, (n, oh, ow, self.filters),
+                                          strides=strides, padding=self.padding,
+                                          dilations=dilations)
+
+
+class Conv2DTranspose(_ConvTranspose):
     """Transposed 2-D convolution of NHWC (or NCHW) inputs; kernel (KH, KW, filters, C_in).
 
     The output's spatial size is Keras 3's: with ``output_padding=None``, ``n * stride``
@@ -201,41 +263,42 @@ class Conv2DTranspose(_Conv):
         (1, 8, 8, 2)
     """
 
-    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
-                 output_padding: Any = None, data_format: str | None = None,
-                 dilation_rate: Any = 1, activation: Any = None, use_bias: bool = True,
-                 **kwargs: Any) -> None:
-        super().__init__(filters, kernel_size, strides=strides, padding=padding,
-                         dilation_rate=dilation_rate, activation=activation,
-                         use_bias=use_bias, data_format=data_format, **kwargs)
-        self.output_padding: tuple[int, ...] | None = None
-        if output_padding is not None:
-            pads = (output_padding,) * 2 if isinstance(output_padding, int) else \
-                tuple(output_padding) if isinstance(output_padding, (list, tuple)) else ()
-            if len(pads) != 2 or not all(isinstance(p, int) and 0 <= p < s
-                                         for p, s in zip(pads, self.strides)):
-                raise ValueError(f"Conv2DTranspose: output_padding={output_padding!r} must "
-                                 f"be an int or 2 ints, each >= 0 and below its stride "
-                                 f"(strides={self.strides})")
-            self.output_padding = pads
-
-    def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "output_padding": self.output_padding}
-
-    def _kernel_shape(self, channels: int) -> tuple[int, ...]:
-        return self.kernel_size + (self.filters, channels)
-
-    def _out_size(self, n: int, k: int, s: int, d: int, p: int | None) -> int:
-        k = (k - 1) * d + 1
-        if self.padding == "SAME":
-            return n * s if p is None else (n - 1) * s + k % 2 + p
-        return (n - 1) * s + k + (max(k, s) - k if p is None else p)
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1),
+                 padding: str = "valid", output_padding: Any = None,
+                 data_format: str | None = None, dilation_rate: Any = (1, 1),
+                 activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, **kwargs: Any) -> None:
+        super().__init__(filters, kernel_size, strides, padding, output_padding, data_format,
+                         dilation_rate, activation, use_bias, kernel_initializer,
+                         bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint, **kwargs)
 
     def _convolve(self, x: Any) -> Any:
-        n, h, w, _ = x.shape
-        pads = self.output_padding or (None, None)
-        oh, ow = (self._out_size(a, k, s, d, p) for a, k, s, d, p in
-                  zip((h, w), self.kernel_size, self.strides, self.dilation_rate, pads))
-        return em.nn_ops.conv2d_transpose(x, self.kernel.value(), (n, oh, ow, self.filters),
-                                          strides=self.strides, padding=self.padding,
-                                          dilations=self.dilation_rate)
+        return self._transpose2d(x, self.kernel.value(), self.strides, self.dilation_rate,
+                                 self.output_padding or (None, None))
+
+
+class Conv1DTranspose(_ConvTranspose):
+    """Transposed 1-D convolution of NWC (or NCW) inputs; kernel (K, filters, C_in).
+
+    Keras 3's ``Conv1DTranspose``: the arguments and output sizes of
+    :class:`Conv2DTranspose`, one int each (``"valid"`` or ``"same"`` padding).
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.Conv1DTranspose(2, 3, strides=2, padding="same")(em.ones((1, 5, 4))).shape
+        (1, 10, 2)
+    """
+
+    rank = 1
+
+    def _convolve(self, x: Any) -> Any:
+        kernel = em.expand_dims(self.kernel.value(), 0)  # (1, K, filters, C_in)
+        pad = (self.output_padding or (None,))[0]
+        y = self._transpose2d(em.expand_dims(x, 1), kernel, (1, self.strides[0]),
+                              (1, self.dilation_rate[0]), (None if pad is None else 0, pad))
+        return em.squeeze(y, 1)

@@ -1,5 +1,5 @@
 """Shape and element-wise layers: Flatten, Reshape, Permute, RepeatVector, Activation,
-LeakyReLU, Softmax, Dropout, Lambda."""
+LeakyReLU, ReLU, ELU, PReLU, Softmax, Dropout, Lambda, Identity, ActivityRegularization."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 import ember.core as em
 
-from .. import activations
+from .. import activations, constraints, initializers, regularizers
 from .base import InputSpec, Layer
 from .conv import check_data_format
 
@@ -155,6 +155,147 @@ class ReLU(Layer):
 
     def call(self, inputs: Any) -> Any:
         return activations.relu(inputs, self.negative_slope, self.max_value, self.threshold)
+
+
+class ELU(Layer):
+    """Keras's ``ELU`` layer: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
+
+    Args:
+        alpha: the scale of the negative part (Keras's default 1.0).
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.ELU(alpha=2.0)(np.array([-1.0, 3.0], np.float32)).numpy().round(4)
+        array([-1.2642,  3.    ], dtype=float32)
+    """
+
+    supports_masking = True
+
+    def __init__(self, alpha: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.number)):
+            raise ValueError(f"ELU: alpha must be a number, got {alpha!r}")
+        self.alpha = float(alpha)
+
+    def call(self, inputs: Any) -> Any:
+        return activations.elu(inputs, alpha=self.alpha)
+
+
+class PReLU(Layer):
+    """Parametric ReLU (Keras's ``PReLU``): ``x`` where ``x >= 0``, else ``alpha * x``,
+    with ``alpha`` a learned weight of the shape of one example (size 1 along
+    ``shared_axes``).
+
+    Args:
+        alpha_initializer: the initializer of ``alpha`` (Keras's default ``"Zeros"``).
+        alpha_regularizer: a penalty of ``alpha`` that joins ``losses``.
+        alpha_constraint: a projection optimizers apply to ``alpha`` after each update.
+        shared_axes: the axes (counted from 1, the batch axis being 0) along which one
+            ``alpha`` serves every position: an int or a list of them (``[1, 2]`` for
+            one slope per channel of images).
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> layer = nn.layers.PReLU(shared_axes=[1, 2])
+        >>> layer(em.ones((2, 4, 4, 3))).shape, layer.alpha.shape
+        ((2, 4, 4, 3), (1, 1, 3))
+    """
+
+    supports_masking = True
+
+    def __init__(self, alpha_initializer: Any = "Zeros", alpha_regularizer: Any = None,
+                 alpha_constraint: Any = None, shared_axes: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.alpha_initializer = initializers.get(alpha_initializer)
+        self.alpha_regularizer = regularizers.get(alpha_regularizer)
+        self.alpha_constraint = constraints.get(alpha_constraint)
+        axes = None if shared_axes is None else (
+            list(shared_axes) if isinstance(shared_axes, (list, tuple)) else [shared_axes])
+        if axes is not None and not all(isinstance(a, (int, np.integer)) and
+                                        not isinstance(a, bool) and a >= 1 for a in axes):
+            raise ValueError(f"PReLU: shared_axes must be an int or a list of ints >= 1 (the "
+                             f"batch axis is 0), got {shared_axes!r}")
+        self.shared_axes = None if axes is None else [int(a) for a in axes]
+
+    def build(self, input_shape: Any) -> None:
+        ndim = len(input_shape)
+        shape = list(input_shape[1:])
+        for a in self.shared_axes or []:
+            if a >= ndim:
+                raise ValueError(f"layer {self.name!r} (PReLU): shared_axes "
+                                 f"{self.shared_axes} names axis {a} of inputs of rank {ndim}")
+            shape[a - 1] = 1
+        self.alpha = self.add_weight("alpha", tuple(shape), initializer=self.alpha_initializer,
+                                     regularizer=self.alpha_regularizer,
+                                     constraint=self.alpha_constraint)
+        axes = {i: input_shape[i] for i in range(1, ndim)
+                if self.shared_axes and i not in self.shared_axes}
+        self.input_spec = InputSpec(ndim=ndim, axes=axes)
+
+    def call(self, inputs: Any) -> Any:
+        neg = em.multiply(self.alpha.value(), em.relu(em.negative(inputs)))
+        return em.subtract(em.relu(inputs), neg)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "shared_axes": self.shared_axes}
+
+
+class Identity(Layer):
+    """Keras's ``Identity``: returns its inputs (a placeholder where no operation is
+    wanted); a mask passes through.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.Identity()(np.ones((2, 3), np.float32)).shape
+        (2, 3)
+    """
+
+    supports_masking = True
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+
+    def call(self, inputs: Any) -> Any:
+        return inputs
+
+
+class ActivityRegularization(Layer):
+    """Keras's ``ActivityRegularization``: the identity that adds
+    ``l1 * sum(|y|) + l2 * sum(y^2)`` of its output, divided by the batch size, to
+    ``losses`` (Keras's activity regularizer ``L1L2(l1, l2)``).
+
+    Args:
+        l1, l2: the factors (numbers >= 0).
+        **kwargs: the base ``Layer`` arguments but ``activity_regularizer`` (this layer's
+            is ``L1L2(l1, l2)``).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> layer = nn.layers.ActivityRegularization(l1=0.5)
+        >>> _ = layer(np.array([[1.0, -3.0]], np.float32))
+        >>> [float(v) for v in layer.losses]
+        [2.0]
+    """
+
+    supports_masking = True
+
+    def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs: Any) -> None:
+        if "activity_regularizer" in kwargs:
+            raise TypeError("ActivityRegularization: activity_regularizer= is not an "
+                            "argument (the layer's regularizer is L1L2(l1, l2)); give l1= "
+                            "and l2=")
+        super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
+        self.l1, self.l2 = float(l1), float(l2)
+
+    def call(self, inputs: Any) -> Any:
+        return inputs
 
 
 class Softmax(Layer):

@@ -1,4 +1,5 @@
-"""BatchNormalization and LayerNormalization."""
+"""BatchNormalization, LayerNormalization, GroupNormalization, RMSNormalization and
+UnitNormalization (Keras 3's)."""
 
 from __future__ import annotations
 
@@ -221,3 +222,171 @@ class LayerNormalization(Layer):
         beta = em.reshape(self.beta.value(), self._bshape) if self.center else None
         return _in_compute_dtype(self, em.nn_ops.batch_normalization(
             inputs, mean, var, beta, gamma, self.epsilon))
+
+
+def _axis_arg(who: str, axis: Any) -> Any:
+    """Keras's ``axis``: an int, or a list of them (a tuple is kept as a list)."""
+    if isinstance(axis, (list, tuple)) and all(
+            isinstance(a, int) and not isinstance(a, bool) for a in axis) and axis:
+        return list(axis)
+    if isinstance(axis, int) and not isinstance(axis, bool):
+        return axis
+    raise TypeError(f"{who}: axis must be an int or a list of ints, got axis={axis!r}")
+
+
+class GroupNormalization(Layer):
+    """Normalise each example over groups of channels (Keras's ``GroupNormalization``):
+    the channels of ``axis`` are split into ``groups`` groups, and each group is
+    normalised by its mean and variance over every other axis but the batch's, then
+    scaled by ``gamma`` and shifted by ``beta`` (per channel).
+
+    ``groups=1`` is layer normalisation over all non-batch axes; ``groups=-1`` (one group
+    per channel) is instance normalisation. Under a mixed dtype policy it computes in
+    float32 and returns the compute dtype, as Keras 3.
+
+    Args:
+        groups: the number of groups, dividing the channel count (or -1).
+        axis: the channel axis (-1 for channels last, 1 for channels first).
+        epsilon: added to the variance.
+        center, scale: learn ``beta`` / ``gamma``.
+        beta_initializer, gamma_initializer: initializers.
+        beta_regularizer, gamma_regularizer: penalties that join ``losses``.
+        beta_constraint, gamma_constraint: projections optimizers apply after each update.
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> layer = nn.layers.GroupNormalization(groups=2)
+        >>> layer(em.ones((2, 5, 4))).shape, layer.gamma.shape
+        ((2, 5, 4), (4,))
+    """
+
+    supports_masking = True
+    _autocast = False  # Keras 3's: inputs and variables keep their dtypes (see call)
+
+    def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
+                 gamma_initializer: Any = "ones", beta_regularizer: Any = None,
+                 gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any) -> None:
+        if isinstance(groups, bool) or not isinstance(groups, int) or (
+                groups <= 0 and groups != -1):
+            raise ValueError(f"GroupNormalization: groups must be a positive int (or -1 for "
+                             f"instance normalization), got groups={groups!r}")
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise ValueError(f"GroupNormalization: axis must be an int, got axis={axis!r}")
+        super().__init__(**kwargs)
+        self._extras = _extras(beta_regularizer, gamma_regularizer, beta_constraint,
+                               gamma_constraint)
+        self.groups, self.axis, self.epsilon = groups, axis, float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self._inits = (beta_initializer, gamma_initializer)
+
+    def build(self, input_shape: Any) -> None:
+        ndim = len(input_shape)
+        who = f"layer {self.name!r} (GroupNormalization)"
+        (axis,) = _axes(self.axis, ndim, who)
+        if axis == 0:
+            raise ValueError(f"{who}: axis {self.axis} is the batch axis")
+        dim = input_shape[axis]
+        groups = dim if self.groups == -1 else self.groups
+        if dim < groups or dim % groups:
+            raise ValueError(f"{who}: groups={self.groups} must divide the {dim} channels "
+                             f"of axis {self.axis}")
+        self._axis, self._groups = axis, groups
+        if self.scale:
+            self.gamma = self.add_weight("gamma", (dim,), initializer=self._inits[1],
+                                         **self._extras["gamma"])
+        if self.center:
+            self.beta = self.add_weight("beta", (dim,), initializer=self._inits[0],
+                                        **self._extras["beta"])
+        self.input_spec = InputSpec(ndim=ndim, axes={axis: dim})
+
+    def call(self, inputs: Any) -> Any:
+        x = _at_least_float32(inputs)
+        shape = tuple(x.shape)
+        axis, g = self._axis, self._groups
+        # (..., C, ...) -> (..., G, C/G, ...); statistics over all but the batch and G
+        grouped = shape[:axis] + (g, shape[axis] // g) + shape[axis + 1:]
+        xg = em.reshape(x, grouped)
+        reduce = tuple(i for i in range(1, len(grouped)) if i != axis)
+        mean, var = em.nn_ops.moments(xg, reduce, keepdims=True)
+        inv = em.rsqrt(em.add(var, self.epsilon))
+        bshape = [1] * len(grouped)
+        bshape[axis], bshape[axis + 1] = g, shape[axis] // g
+        if self.scale:
+            inv = em.multiply(inv, em.reshape(em.cast(self.gamma.value(), x.dtype), bshape))
+        shift = em.negative(em.multiply(mean, inv))
+        if self.center:
+            shift = em.add(shift, em.reshape(em.cast(self.beta.value(), x.dtype), bshape))
+        y = em.reshape(em.add(em.multiply(xg, inv), shift), shape)
+        return _in_compute_dtype(self, y)
+
+
+class RMSNormalization(Layer):
+    """Root-mean-square normalisation (Keras's ``RMSNormalization``):
+    ``x * rsqrt(mean(x ** 2 over axis) + epsilon) * scale``, with ``scale`` a learned
+    weight (ones at first) of the sizes of ``axis``. Computed in at least float32 and
+    returned in the input's dtype, as Keras 3.
+
+    Args:
+        axis: the axis, or list of axes, normalised over (the last by default).
+        epsilon: added to the mean square (Keras's default 1e-6).
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.RMSNormalization()(np.array([[3.0, 4.0]], np.float32)).numpy().round(4)
+        array([[0.8485, 1.1314]], dtype=float32)
+    """
+
+    def __init__(self, axis: Any = -1, epsilon: float = 1e-6, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis = _axis_arg("RMSNormalization", axis)
+        self.epsilon = float(epsilon)
+
+    def build(self, input_shape: Any) -> None:
+        ndim = len(input_shape)
+        who = f"layer {self.name!r} (RMSNormalization)"
+        self._axes = _axes(self.axis, ndim, who)
+        self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
+        self.scale = self.add_weight("scale", tuple(input_shape[a] for a in self._axes),
+                                     initializer="ones")
+        self.input_spec = InputSpec(ndim=ndim, axes={a: input_shape[a] for a in self._axes})
+
+    def call(self, inputs: Any) -> Any:
+        x = _at_least_float32(inputs)
+        ms = em.reduce_mean(em.square(x), axis=self._axes, keepdims=True)
+        y = em.multiply(x, em.rsqrt(em.add(ms, self.epsilon)))
+        y = em.multiply(y, em.reshape(em.cast(self.scale.value(), x.dtype), self._bshape))
+        return y if y.dtype == inputs.dtype else em.cast(y, inputs.dtype)
+
+
+class UnitNormalization(Layer):
+    """Scale each example to unit L2 norm over ``axis`` (Keras's ``UnitNormalization``):
+    ``x * min(rsqrt(sum(x ** 2)), 1e12)``, so an all-zero slice stays zero (computed as
+    ``rsqrt(max(sum, 1e-24))``: the same values, and no infinity on the way).
+
+    Args:
+        axis: the axis, or list of axes, whose norm is made 1 (the last by default).
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.UnitNormalization()(np.array([[3.0, 4.0]], np.float32)).numpy()
+        array([[0.6, 0.8]], dtype=float32)
+    """
+
+    supports_masking = True
+
+    def __init__(self, axis: Any = -1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.axis = _axis_arg("UnitNormalization", axis)
+
+    def call(self, inputs: Any) -> Any:
+        axes = _axes(self.axis, inputs.ndim, f"layer {self.name!r} (UnitNormalization)")
+        total = em.reduce_sum(em.square(inputs), axis=axes, keepdims=True)
+        return em.multiply(inputs, em.rsqrt(em.maximum(total, 1e-24)))

@@ -1,5 +1,7 @@
-"""Keras's spatial reshaping layers for images: ``ZeroPadding2D``, ``Cropping2D`` and
-``UpSampling2D`` (channels last by default; ``data_format="channels_first"`` also works)."""
+"""Keras's spatial reshaping layers: ``ZeroPadding2D``, ``Cropping2D`` and ``UpSampling2D``
+for images (channels last by default; ``data_format="channels_first"`` also works), and
+``ZeroPadding1D``, ``Cropping1D`` and ``UpSampling1D`` for sequences (batch, steps,
+features)."""
 
 from __future__ import annotations
 
@@ -139,3 +141,119 @@ class UpSampling2D(Layer):
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "size": list(self.size),
                 "data_format": self.data_format, "interpolation": self.interpolation}
+
+
+def _pair(layer: str, name: str, value: Any) -> tuple[int, int]:
+    """Keras's ``standardize_tuple(value, 2, allow_zero=True)``: ``n`` (both ends) or
+    ``(start, end)``, non-negative ints."""
+    def ok(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    if ok(value):
+        return (value, value)
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(ok(v) for v in value):
+        return (int(value[0]), int(value[1]))
+    raise ValueError(f"{layer}: {name} must be a non-negative int or a pair (start, end) "
+                     f"of them, got {value!r}")
+
+
+class ZeroPadding1D(Layer):
+    """Zeros added at the start and end of the steps axis (Keras's ``ZeroPadding1D``).
+
+    Args:
+        padding: an int (both ends) or a pair ``(start, end)``.
+        data_format: ``"channels_last"`` (default: (batch, steps, features)) or
+            ``"channels_first"`` ((batch, features, steps)).
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.ZeroPadding1D((1, 2))(np.ones((1, 3, 2), np.float32)).shape
+        (1, 6, 2)
+    """
+
+    def __init__(self, padding: Any = 1, data_format: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.padding = _pair("ZeroPadding1D", "padding", padding)
+        self.data_format = data_format or "channels_last"
+        self._axis = _spatial_axes("ZeroPadding1D", data_format)[0]
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs: Any) -> Any:
+        pads = [[0, 0], [0, 0], [0, 0]]
+        pads[self._axis] = list(self.padding)
+        return em.pad(inputs, pads)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "padding": list(self.padding),
+                "data_format": self.data_format}
+
+
+class Cropping1D(Layer):
+    """Steps cut from the start and end of sequences (Keras's ``Cropping1D``).
+
+    Args:
+        cropping: an int (both ends) or a pair ``(start, end)``.
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.Cropping1D((1, 2))(np.ones((1, 6, 2), np.float32)).shape
+        (1, 3, 2)
+    """
+
+    def __init__(self, cropping: Any = (1, 1), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cropping = _pair("Cropping1D", "cropping", cropping)
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs: Any) -> Any:
+        (a, b), size = self.cropping, inputs.shape[1]
+        if a + b >= size:
+            raise ValueError(f"Cropping1D ({self.name!r}): cropping {self.cropping} must be "
+                             f"smaller than the input length: inputs {tuple(inputs.shape)}")
+        return inputs[:, a:size - b, :]
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "cropping": list(self.cropping)}
+
+
+class UpSampling1D(Layer):
+    """Each step repeated ``size`` times (Keras's ``UpSampling1D``): (batch, steps,
+    features) -> (batch, steps * size, features).
+
+    Args:
+        size: a positive int.
+        **kwargs: the base ``Layer`` arguments.
+
+    Raises:
+        TypeError: ``size`` is not an int.
+        ValueError: ``size`` is not positive.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> x = np.array([1.0, 2.0], np.float32).reshape(1, 2, 1)
+        >>> nn.layers.UpSampling1D(3)(x).numpy()[0, :, 0]
+        array([1., 1., 1., 2., 2., 2.], dtype=float32)
+    """
+
+    def __init__(self, size: int = 2, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"UpSampling1D: size must be an int, got {size!r}")
+        if size <= 0:
+            raise ValueError(f"UpSampling1D: size must be a positive int, got size={size}")
+        self.size = size
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs: Any) -> Any:
+        n, t, c = inputs.shape
+        out = em.broadcast_to(em.reshape(inputs, (n, t, 1, c)), (n, t, self.size, c))
+        return em.reshape(out, (n, t * self.size, c))
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "size": self.size}

@@ -1,4 +1,6 @@
-"""Bidirectional: run a recurrent layer forwards and a copy of it backwards, then merge."""
+"""Layers that wrap a layer: Bidirectional (a recurrent layer forwards and a copy of it
+backwards, merged), TimeDistributed, and Keras 3's Wrapper base class and
+SpectralNormalization."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ from typing import Any
 
 import ember.core as em
 
-from .base import Layer
+from .. import initializers
+from .base import InputSpec, Layer
 from .masking import call_takes_mask
 
 _MERGE_MODES = ("concat", "sum", "mul", "ave", None)
@@ -255,3 +258,135 @@ class TimeDistributed(Layer):
         config = dict(config)
         config["layer"] = deserialize_cell(config["layer"])
         return cls(**config)
+
+
+class Wrapper(Layer):
+    """Keras 3's base class of layers that wrap another layer (``self.layer``): it builds
+    the wrapped layer with its own input shape, and its config holds the wrapped layer's.
+    Subclasses override ``call``; this one calls the wrapped layer (Keras's own class
+    has no ``call``).
+
+    Args:
+        layer: the layer to wrap.
+        **kwargs: the base ``Layer`` arguments; ``dtype`` is the wrapped layer's (another
+            one is refused: the wrapped layer owns the variables and computes, so it
+            would change nothing, as in :class:`TimeDistributed`).
+    """
+
+    def __init__(self, layer: Any, **kwargs: Any) -> None:
+        layer_: Any = layer
+        who = type(self).__name__
+        if not isinstance(layer_, Layer):
+            raise ValueError(f"{who}: layer must be a Layer, got {layer!r}")
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = layer.dtype_policy
+        super().__init__(**kwargs)
+        if layer.dtype_policy != self.dtype_policy:
+            raise ValueError(f"{who}: dtype={self.dtype_policy.name!r} differs from the "
+                             f"wrapped layer's {layer.dtype_policy.name!r}; give the layer "
+                             f"that dtype")
+        self.layer = layer
+
+    def build(self, input_shape: Any = None) -> None:
+        if not self.layer.built:
+            self.layer.build(input_shape)
+            self.layer.built = True
+        self.built = True
+
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.layer(inputs, *args, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        from .recurrent import serialize_cell
+
+        return {**super().get_config(), "layer": serialize_cell(self.layer)}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        from .recurrent import deserialize_cell
+
+        config = dict(config)
+        config["layer"] = deserialize_cell(config["layer"])
+        return cls(**config)
+
+
+def _unit(x: Any) -> Any:
+    """Keras's ``normalize(x, axis=None)``: ``x * min(rsqrt(sum(x ** 2)), 1e7)``."""
+    return em.multiply(x, em.rsqrt(em.maximum(em.reduce_sum(em.square(x)), 1e-14)))
+
+
+class SpectralNormalization(Wrapper):
+    """Spectral normalisation of a layer's kernel (Keras's ``SpectralNormalization``):
+    in each training call the kernel is divided by its largest singular value, estimated
+    by ``power_iterations`` steps of the power method from the non-trainable
+    ``vector_u`` (which keeps the estimate between calls), before the wrapped layer runs.
+    Outside training the layer runs with the kernel as it is.
+
+    As Keras, the wrapped layer's ``kernel`` is assigned the normalised kernel (and
+    gradients are those of the wrapped layer at it); a kernel of zeros is left alone.
+    ``weights`` are in Keras's order: the kernel, ``vector_u``, then the wrapped layer's
+    others.
+
+    Args:
+        layer: a layer with a ``kernel`` (Dense, Conv1D, Conv2D, ...) or ``embeddings``
+            (Embedding).
+        power_iterations: power-method steps per training call (a positive int).
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> sn = nn.layers.SpectralNormalization(nn.layers.Dense(3))
+        >>> sn(em.ones((2, 4)), training=True).shape, sn.vector_u.shape
+        ((2, 3), (1, 3))
+    """
+
+    def __init__(self, layer: Any, power_iterations: int = 1, **kwargs: Any) -> None:
+        super().__init__(layer, **kwargs)
+        if isinstance(power_iterations, bool) or not isinstance(power_iterations, int) or \
+                power_iterations <= 0:
+            raise ValueError(f"SpectralNormalization: power_iterations must be a positive "
+                             f"int, got power_iterations={power_iterations!r}")
+        self.power_iterations = power_iterations
+
+    def build(self, input_shape: Any = None) -> None:
+        super().build(input_shape)
+        self.input_spec = InputSpec(min_ndim=1, axes={-1: input_shape[-1]})
+        kernel = self.layer.__dict__.get("kernel")
+        if not isinstance(kernel, em.Variable):
+            kernel = self.layer.__dict__.get("embeddings")
+        if not isinstance(kernel, em.Variable):
+            raise ValueError(f"SpectralNormalization: {type(self.layer).__name__} has no "
+                             f"'kernel' nor 'embeddings' variable to normalise")
+        self.kernel = kernel
+        self.vector_u = self.add_weight(
+            "vector_u", (1, int(kernel.shape[-1])),
+            initializer=initializers.TruncatedNormal(stddev=0.02), trainable=False,
+            dtype=kernel.dtype)
+        layer = self.layer  # listed after kernel and vector_u: Keras's order of weights
+        del self.layer
+        self.layer = layer
+
+    def call(self, inputs: Any, training: Any = False) -> Any:
+        if training:
+            self._normalize()
+        out = self.layer(inputs)
+        return out if out.dtype == inputs.dtype else em.cast(out, inputs.dtype)
+
+    def _normalize(self) -> None:
+        with em.recording.paused():
+            kernel = self.kernel.value()
+            w = em.reshape(kernel, (-1, int(kernel.shape[-1])))
+            u = self.vector_u.value()
+            v = u
+            for _ in range(self.power_iterations):
+                v = _unit(em.matmul(u, em.transpose(w)))
+                u = _unit(em.matmul(v, w))
+            sigma = em.matmul(em.matmul(v, w), em.transpose(u))  # (1, 1)
+            zero = em.reduce_all(em.equal(kernel, 0))
+            sigma = em.where(zero, em.ones_like(sigma), sigma)
+            self.vector_u.assign(em.where(zero, self.vector_u.value(), u))
+            self.kernel.assign(em.divide(kernel, em.reshape(sigma, ())))
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "power_iterations": self.power_iterations}
