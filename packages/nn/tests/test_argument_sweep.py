@@ -148,6 +148,52 @@ for _name in ("MaxPooling1D", "AveragePooling1D", "GlobalAveragePooling1D",
               "GlobalMaxPooling1D"):
     LAYER_SPECS[_name] = dict(x=[X3])
 
+# The layers of test_layers_keras_more.py (Keras 3.15's that ember lacked before).
+X3C = _r(2, 4, 4, seed=2) * 3 + 1
+LAYER_SPECS.update({
+    "Conv1DTranspose": dict(args=(2, 3), kw={"strides": 2}, x=[X3],
+                            alt={"filters": 3, "kernel_size": 2, "output_padding": 1}),
+    "DepthwiseConv1D": dict(args=(2,), x=[X3], alt={"kernel_size": 3, "strides": 2,
+                                                    "depth_multiplier": 2}),
+    "SeparableConv1D": dict(args=(2, 2), x=[X3], alt={"filters": 3, "kernel_size": 3,
+                                                      "strides": 2, "depth_multiplier": 2}),
+    "UpSampling1D": dict(x=[X3], alt={"size": 3}),
+    "ZeroPadding1D": dict(x=[X3], alt={"padding": 2}),
+    "Cropping1D": dict(x=[X3], alt={"cropping": 2}),
+    "ELU": dict(x=[X2], alt={"alpha": 0.5}),
+    "PReLU": dict(x=[X3], alt={"shared_axes": [1], "alpha_constraint": "unit_norm"}),
+    "Identity": dict(x=[X2]),
+    "ActivityRegularization": dict(x=[X2], alt={"l1": 0.1, "l2": 0.1}),
+    "GaussianNoise": dict(args=(0.5,), x=[X2], alt={"stddev": 0.2}),
+    "GaussianDropout": dict(args=(0.5,), x=[X2], alt={"rate": 0.2}),
+    "AlphaDropout": dict(args=(0.5,), x=[X3], alt={"rate": 0.2, "noise_shape": (None, 1, None)}),
+    "SpatialDropout1D": dict(args=(0.5,), x=[X3], alt={"rate": 0.2}),
+    "SpatialDropout2D": dict(args=(0.5,), x=[X4], alt={"rate": 0.2}),
+    "UnitNormalization": dict(x=[X3], alt={"axis": 1}),
+    "GroupNormalization": dict(x=[X3C], kw={"groups": 2}, keep_in_base=("groups",),
+                               alt={"groups": 4, "axis": 1}),
+    "RMSNormalization": dict(x=[X3], alt={"axis": 1}),
+    "Attention": dict(x=[[X3, X3B]], kw={"dropout": 0.5},
+                      alt={"use_scale": True, "score_mode": "concat", "dropout": 0.2},
+                      call_alt={"mask": lambda: [None, MASK3], "return_attention_scores": True,
+                                "use_causal_mask": True}),
+    "AdditiveAttention": dict(x=[[X3, X3B]], kw={"dropout": 0.5},
+                              alt={"use_scale": False, "dropout": 0.2},
+                              call_alt={"mask": lambda: [None, MASK3],
+                                        "return_attention_scores": True,
+                                        "use_causal_mask": True}),
+    "EinsumDense": dict(args=("ab,bc->ac", 3), kw={"bias_axes": "c"}, x=[X2],
+                        alt={"equation": "ab,cb->ac", "output_shape": 2, "bias_axes": "c",
+                             "lora_rank": 4, "lora_alpha": 2.0,
+                             "gptq_unpacked_column_size": 4}),
+})
+LAYER_SPECS["Conv2DTranspose"]["alt"]["strides"] = 3  # its default is Keras's (1, 1) now
+LAYER_SPECS.update({
+    "Wrapper": dict(args=(lambda: LAY.Dense(3),), x=[X2], alt={"layer": lambda: LAY.Dense(2)}),
+    "SpectralNormalization": dict(args=(lambda: LAY.Dense(3),), x=[X2],
+                                  alt={"layer": lambda: LAY.Dense(2), "power_iterations": 3}),
+})
+
 # Preprocessing layers. Text goes in as lists (ember tensors hold no strings); the random
 # image layers get 8 images, so a different seed changes what they draw.
 XI = _r(8, 5, 6, 3, lo=0.0)
@@ -177,6 +223,11 @@ LAYER_SPECS.update({
                                    "fill_value": 0.5}),
     "RandomContrast": dict(args=(0.5,), x=[XI], alt={"factor": 0.9, "value_range": (0, 0.9)}),
     "RandomCrop": dict(args=(3, 4), x=[XI], alt={"height": 2, "width": 5}),
+    "RandomBrightness": dict(args=(0.5,), x=[XI], alt={"factor": 0.9, "value_range": (0, 0.9)}),
+    "RandomGrayscale": dict(x=[XI], alt={"factor": 1.0}),
+    "RandomInvert": dict(x=[XI], alt={"factor": 0.2, "value_range": (0, 2)}),
+    "RandomErasing": dict(x=[XI], alt={"factor": 0.5, "scale": 0.5, "fill_value": 0.5,
+                                       "value_range": (0, 0.5)}),
     "Discretization": dict(args=([0.0, 0.5],), x=[X2],
                            alt={"bin_boundaries": [0.2], "num_bins": 3, "epsilon": 0.1,
                                 "output_mode": "one_hot", "sparse": True}),
@@ -317,7 +368,8 @@ def _layer_fingerprint(cls: type, args: tuple, kw: dict, xs: list, call: dict) -
         after = []
         if trainable:
             with tape.GradientTape() as t:
-                out = layer(*[em.constant(x) for x in xs], **_call_kwargs(cls, call))
+                out = layer(*[em.constant(x) if isinstance(x, np.ndarray) else x for x in xs],
+                            **_call_kwargs(cls, call))  # (a list: a multi-input layer's)
                 loss = em.add_n([em.reduce_sum(em.cast(o, em.float32)) for o in _flat(out)
                                  if getattr(o, "dtype", np.dtype("O")).kind == "f"]) \
                     if hasattr(em, "add_n") else sum(
@@ -785,11 +837,51 @@ METRIC_INPUTS = {"Mean": (REG_P[:, 0],), "Sum": (REG_P[:, 0],),
                  # and a negative tied with a positive at 0.4 makes the summation matter
                  "AUC": (CONFUSION_INPUTS[0], (np.where(
                      np.arange(12).reshape(4, 3) == 3, 0.7, CONFUSION_INPUTS[1]) - 0.5) * 2)}
+# Keras 3's other metrics: the mean-of-a-function ones, R2Score, the F-scores, the IoU
+# family and the metrics at an operating point (the last two need arguments: METRIC_KW)
+IOU_INPUTS = (np.array([0, 2, 1, 2]), np.array([0, 1, 1, 2]))
+ONE_HOT_IOU_INPUTS = (Y_HOT, P_PROB)
+METRIC_INPUTS.update({
+    "TopKCategoricalAccuracy": (Y_HOT, P_PROB), "SparseTopKCategoricalAccuracy": (Y_INT, P_PROB),
+    "MeanAbsolutePercentageError": (REG_Y, REG_P), "MeanSquaredLogarithmicError": (REG_Y, REG_P),
+    "RootMeanSquaredError": (REG_Y, REG_P), "CosineSimilarity": (REG_Y, REG_P),
+    "LogCoshError": (REG_Y, REG_P), "PearsonCorrelation": (REG_Y, REG_P),
+    "ConcordanceCorrelation": (REG_Y, REG_P), "R2Score": (REG_Y, REG_P),
+    "BinaryCrossentropy": ((REG_Y > 0).astype(np.float32), P_PROB),
+    "CategoricalCrossentropy": (Y_HOT, P_PROB), "SparseCategoricalCrossentropy": (Y_INT, P_PROB),
+    "KLDivergence": (P_PROB[::-1].copy(), P_PROB), "Poisson": (np.abs(REG_Y), np.abs(REG_P)),
+    "Hinge": ((REG_Y > 0).astype(np.float32), REG_P),
+    "SquaredHinge": ((REG_Y > 0).astype(np.float32), REG_P), "CategoricalHinge": (Y_HOT, REG_P),
+    "MeanMetricWrapper": ((REG_Y > 0).astype(np.float32), REG_P),
+    "F1Score": CONFUSION_INPUTS, "FBetaScore": CONFUSION_INPUTS,
+    "IoU": IOU_INPUTS, "MeanIoU": IOU_INPUTS, "OneHotIoU": ONE_HOT_IOU_INPUTS,
+    "OneHotMeanIoU": ONE_HOT_IOU_INPUTS,
+    "BinaryIoU": (np.array([1.0, 0.0, 1.0, 0.0], np.float32),
+                  np.array([0.7, 0.3, 0.4, 0.1], np.float32)),
+    **{n: CONFUSION_INPUTS for n in ("SensitivityAtSpecificity", "SpecificityAtSensitivity",
+                                     "PrecisionAtRecall", "RecallAtPrecision")}})
+METRIC_KW: dict[str, dict[str, Any]] = {  # arguments a metric cannot be made without
+    "MeanMetricWrapper": {"fn": MET.hinge},
+    "IoU": {"num_classes": 3, "target_class_ids": [0, 2]}, "MeanIoU": {"num_classes": 3},
+    "OneHotIoU": {"num_classes": 3, "target_class_ids": [0, 2]},
+    "OneHotMeanIoU": {"num_classes": 3},
+    "SensitivityAtSpecificity": {"specificity": 0.5},
+    "SpecificityAtSensitivity": {"sensitivity": 0.7}, "PrecisionAtRecall": {"recall": 0.7},
+    "RecallAtPrecision": {"precision": 0.5},
+    # k=5 of 3 classes counts every label a hit, whatever the weights
+    "TopKCategoricalAccuracy": {"k": 2}, "SparseTopKCategoricalAccuracy": {"k": 2}}
 METRIC_ALTS = {"name": "sweep_metric", "dtype": "float64", "threshold": 0.35,
                "thresholds": 0.3, "top_k": 1, "class_id": 1, "num_thresholds": 3,
                "curve": "PR", "summation_method": "majoring", "multi_label": True,
                "num_labels": 3, "label_weights": [1.0, 0.0, 2.0], "from_logits": True,
-               "sample_weight": np.array([1.0, 0.0, 3.0, 0.5], np.float32)}
+               "sample_weight": np.array([1.0, 0.0, 3.0, 0.5], np.float32),
+               "k": 1, "from_sorted_ids": True, "axis": 0, "label_smoothing": 0.3,
+               "ignore_class": 2, "class_aggregation": None, "num_regressors": 2,
+               "average": "macro", "beta": 2.0, "num_classes": 2, "target_class_ids": [1],
+               "sparse_y_true": False, "sparse_y_pred": True, "fn": MET.squared_hinge,
+               "specificity": 0.9, "sensitivity": 0.9, "recall": 0.9, "precision": 0.9}
+# where the one alternative above would not move this metric on its inputs
+METRIC_ALTS_FOR = {("IoU", "sparse_y_pred"): False, ("MeanIoU", "sparse_y_pred"): False}
 
 
 @pytest.mark.parametrize("case", [
@@ -802,18 +894,19 @@ def test_metric_argument_is_honoured(case):
     cls = getattr(MET, n)
     assert p in METRIC_ALTS, f"no probe for {n}.{p}"
     is_update = p in inspect.signature(cls.update_state).parameters
+    alt = METRIC_ALTS_FOR.get((n, p), METRIC_ALTS[p])
 
     def run(kw, ukw):
         try:
-            m = cls(**kw)
+            m = cls(**{**METRIC_KW.get(n, {}), **kw})
             m.update_state(*METRIC_INPUTS[n], **ukw)
         except (ValueError, TypeError, NotImplementedError) as e:
             return ("error", str(e))
         r = m.result()
-        return (m.name, str(r.dtype), float(r))
+        return (m.name, str(r.dtype), tuple(np.ravel(r.numpy()).tolist()))
 
     base = run({}, {})
-    changed = run({}, {p: METRIC_ALTS[p]}) if is_update else run({p: METRIC_ALTS[p]}, {})
+    changed = run({}, {p: alt}) if is_update else run({p: alt}, {})
     if changed[0] == "error":  # rejected: by name
         assert p in changed[1], f"{n}.{p}: rejected, but the error does not name it: {changed}"
         return

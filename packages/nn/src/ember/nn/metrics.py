@@ -22,10 +22,25 @@ import numpy as np
 
 import ember.core as em
 
-__all__ = ["AUC", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "FalseNegatives",
-           "FalsePositives", "Mean", "MeanAbsoluteError", "MeanSquaredError", "Metric",
-           "Precision", "Recall", "SparseCategoricalAccuracy", "Sum", "TrueNegatives",
-           "TruePositives", "get"]
+__all__ = ["AUC", "Accuracy", "BinaryAccuracy", "BinaryCrossentropy", "BinaryIoU",
+           "CategoricalAccuracy", "CategoricalCrossentropy", "CategoricalHinge",
+           "ConcordanceCorrelation", "CosineSimilarity", "F1Score", "FBetaScore",
+           "FalseNegatives", "FalsePositives", "Hinge", "IoU", "KLDivergence", "LogCoshError",
+           "Mean", "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanIoU",
+           "MeanMetricWrapper", "MeanSquaredError", "MeanSquaredLogarithmicError", "Metric",
+           "OneHotIoU", "OneHotMeanIoU", "PearsonCorrelation", "Poisson", "Precision",
+           "PrecisionAtRecall", "R2Score", "Recall", "RecallAtPrecision",
+           "RootMeanSquaredError", "SensitivityAtSpecificity", "SparseCategoricalAccuracy",
+           "SparseCategoricalCrossentropy", "SparseTopKCategoricalAccuracy",
+           "SpecificityAtSensitivity", "SquaredHinge", "Sum", "TopKCategoricalAccuracy",
+           "TrueNegatives", "TruePositives", "binary_accuracy", "binary_crossentropy",
+           "binary_focal_crossentropy", "categorical_accuracy", "categorical_crossentropy",
+           "categorical_focal_crossentropy", "categorical_hinge", "concordance_correlation",
+           "deserialize", "get", "hinge", "huber", "kl_divergence", "log_cosh",
+           "mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_error",
+           "mean_squared_logarithmic_error", "pearson_correlation", "poisson", "serialize",
+           "sparse_categorical_accuracy", "sparse_categorical_crossentropy",
+           "sparse_top_k_categorical_accuracy", "squared_hinge", "top_k_categorical_accuracy"]
 
 
 def _tensor(x: Any) -> Any:
@@ -183,7 +198,9 @@ class Metric:
         return [self.total, self.count, *self.__dict__.get("_added", [])]
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r} result={float(self.result()):.6g}>"
+        r = self.result()  # a vector for several thresholds, or a score per class
+        shown = f"{float(r):.6g}" if r.ndim == 0 else np.array2string(r.numpy(), precision=6)
+        return f"<{type(self).__name__} {self.name!r} result={shown}>"
 
 
 class Mean(Metric):
@@ -324,7 +341,17 @@ _NAMES = {"accuracy": _KerasAccuracy, "acc": _KerasAccuracy,
           "mean_squared_error": MeanSquaredError}
 
 
-# the confusion-matrix metrics live in their own module, which builds on ``Metric`` above
+# the confusion-matrix metrics and Keras's other metrics live in their own modules, which
+# build on ``Metric`` above
+from ._metrics_accuracy import (  # noqa: E402
+    SparseTopKCategoricalAccuracy,
+    TopKCategoricalAccuracy,
+    binary_accuracy,
+    categorical_accuracy,
+    sparse_categorical_accuracy,
+    sparse_top_k_categorical_accuracy,
+    top_k_categorical_accuracy,
+)
 from ._metrics_confusion import (  # noqa: E402
     AUC,
     FalseNegatives,
@@ -337,19 +364,170 @@ from ._metrics_confusion import (  # noqa: E402
 from ._metrics_confusion import (  # noqa: E402
     CLASSES as _CONFUSION,
 )
+from ._metrics_correlation import (  # noqa: E402
+    ConcordanceCorrelation,
+    PearsonCorrelation,
+    concordance_correlation,
+    pearson_correlation,
+)
+from ._metrics_fscore import F1Score, FBetaScore  # noqa: E402
+from ._metrics_hinge import (  # noqa: E402
+    CategoricalHinge,
+    Hinge,
+    SquaredHinge,
+    categorical_hinge,
+    hinge,
+    squared_hinge,
+)
+from ._metrics_iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU  # noqa: E402
+from ._metrics_probabilistic import (  # noqa: E402
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    KLDivergence,
+    Poisson,
+    SparseCategoricalCrossentropy,
+    binary_crossentropy,
+    binary_focal_crossentropy,
+    categorical_crossentropy,
+    categorical_focal_crossentropy,
+    kl_divergence,
+    poisson,
+    sparse_categorical_crossentropy,
+)
+from ._metrics_regression import (  # noqa: E402
+    CosineSimilarity,
+    LogCoshError,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
+    R2Score,
+    RootMeanSquaredError,
+    cosine_similarity,
+    huber,
+    log_cosh,
+    mean_absolute_error,
+    mean_absolute_percentage_error,
+    mean_squared_error,
+    mean_squared_logarithmic_error,
+)
+from ._metrics_sensitivity import (  # noqa: E402
+    PrecisionAtRecall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+)
+from ._metrics_wrapper import MeanMetricWrapper  # noqa: E402
 
 # Keras 3 takes each metric class by its name and by its snake-case name
 _NAMES.update({n: c for cls in _CONFUSION for n, c in ((cls.__name__, cls),
                                                         (_snake(cls.__name__), cls))})
 
+# Keras 3's other names (its ``metrics.ALL_OBJECTS_DICT``): the classes that can be made
+# without arguments, by name and snake-case name, and its short names. (Keras's dict also
+# holds the classes that need arguments, IoU's and PrecisionAtRecall's families and
+# MeanMetricWrapper; ``get`` of those fails in Keras too, for the missing arguments.)
+_NAMELESS_ARGUMENTS: tuple[type[Metric], ...] = (
+    Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, Mean, Sum,
+    MeanAbsoluteError, MeanSquaredError, TopKCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
+    RootMeanSquaredError, CosineSimilarity, LogCoshError, R2Score, BinaryCrossentropy,
+    CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence, Poisson, Hinge,
+    SquaredHinge, CategoricalHinge, PearsonCorrelation, ConcordanceCorrelation, F1Score,
+    FBetaScore, BinaryIoU)
+for _cls in _NAMELESS_ARGUMENTS:
+    for _key in (_cls.__name__, _snake(_cls.__name__)):
+        _NAMES.setdefault(_key, _cls)  # ("accuracy" stays the shape-following one)
+_NAMES.update({"bce": BinaryCrossentropy, "BCE": BinaryCrossentropy, "MSE": MeanSquaredError,
+               "MAE": MeanAbsoluteError, "mape": MeanAbsolutePercentageError,
+               "MAPE": MeanAbsolutePercentageError, "msle": MeanSquaredLogarithmicError,
+               "MSLE": MeanSquaredLogarithmicError})
+
+# Keras's metric functions by name (what a saved ``MeanMetricWrapper`` names its ``fn``
+# by)
+_FUNCTIONS: dict[str, Any] = {f.__name__: f for f in (
+    binary_accuracy, binary_crossentropy, binary_focal_crossentropy, categorical_accuracy,
+    categorical_crossentropy, categorical_focal_crossentropy, categorical_hinge,
+    concordance_correlation, cosine_similarity, hinge, huber, kl_divergence, log_cosh,
+    mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+    mean_squared_logarithmic_error, pearson_correlation, poisson, sparse_categorical_accuracy,
+    sparse_categorical_crossentropy, sparse_top_k_categorical_accuracy, squared_hinge,
+    top_k_categorical_accuracy)}
+
+
+def _classes() -> dict[str, Any]:
+    """Every public metric class by its name and snake-case name (Keras's
+    ``ALL_OBJECTS_DICT``, for ``deserialize``)."""
+    table = {}
+    for n in __all__:
+        obj = globals()[n]
+        if isinstance(obj, type) and issubclass(obj, Metric):
+            table[n] = table[_snake(n)] = obj
+    return table
+
 
 def get(identifier: Any) -> Metric:
-    """A metric instance from a name (``"accuracy"`` means sparse categorical) or instance."""
+    """A metric instance, as Keras's ``compile(metrics=[...])`` makes one.
+
+    Args:
+        identifier: a ``Metric`` (returned as it is); a name (``"accuracy"`` follows
+            the shapes of the labels and predictions, as Keras; ``"mape"``,
+            ``"top_k_categorical_accuracy"``, ``"TopKCategoricalAccuracy"``... make that
+            metric named so, as ``compile`` names it); a ``Metric`` class (made with its
+            defaults); a function of ``(y_true, y_pred)`` (its mean, a
+            ``MeanMetricWrapper`` named after it); or a config dict (see ``deserialize``).
+
+    Raises:
+        ValueError: anything else, naming the known names.
+    """
     if isinstance(identifier, Metric):
         return identifier
+    if isinstance(identifier, str) and identifier.lower() in ("accuracy", "acc"):
+        return _KerasAccuracy(name=identifier)  # (Keras's compile takes any casing)
     if isinstance(identifier, str) and identifier in _NAMES:
         cls = _NAMES[identifier]
         if cls in _CONFUSION:  # Keras's default name, whichever of its names was given
             return cls()
         return cls(name=identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if isinstance(identifier, dict):
+        found = deserialize(identifier)
+        if isinstance(found, Metric):
+            return found
+        identifier = found
+    if callable(identifier) and not isinstance(identifier, type):
+        name = getattr(identifier, "__name__", None)
+        return MeanMetricWrapper(identifier, name=name if name != "<lambda>" else None)
     raise ValueError(f"cannot interpret {identifier!r} as a metric; known: {sorted(_NAMES)}")
+
+
+def serialize(metric: Any) -> Any:
+    """A metric (or metric function) as Keras 3's config dict, which ``deserialize`` (and
+    Keras's) turns back into it.
+
+    Examples:
+        >>> from ember import nn
+        >>> config = nn.metrics.serialize(nn.metrics.TopKCategoricalAccuracy(k=3))
+        >>> config["class_name"], config["config"]["k"]
+        ('TopKCategoricalAccuracy', 3)
+    """
+    from .saving import serialize_keras_object
+
+    return serialize_keras_object(metric)
+
+
+def deserialize(config: Any, custom_objects: dict[str, Any] | None = None) -> Any:
+    """The metric (or metric function) a config from ``serialize`` (or Keras's) describes;
+    a class's name alone gives the class, a function's name the function."""
+    from .saving import deserialize_keras_object
+
+    if isinstance(config, dict) and config.get("class_name") == "function":
+        return _function_from_config(config, custom_objects)
+    return deserialize_keras_object(config, custom_objects, module_objects=_classes())
+
+
+def _function_from_config(config: Any, custom_objects: dict[str, Any] | None = None) -> Any:
+    """A metric function from its saved form (its name, or ``{"class_name": "function",
+    "config": name, ...}``)."""
+    from .saving import deserialize_keras_object
+
+    return deserialize_keras_object(config, custom_objects, module_objects=_FUNCTIONS)
