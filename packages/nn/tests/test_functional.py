@@ -343,3 +343,15 @@ def test_a_model_on_unknown_lengths_runs_on_any_length():
         assert model(np.ones((2, steps, 10), np.float32)).shape == (2, 2)
     with pytest.raises(em.InvalidArgumentError, match="larger than the padded input"):
         model(np.ones((2, 2, 10), np.float32))  # shorter than the window: refused at run
+
+
+def test_the_models_training_flag_wins_over_one_recorded_at_a_call():
+    # Keras 3 records training=True in its random image layers' nodes; predict and
+    # evaluate call the model with training=False, which must win (ember augmented)
+    i = nn.Input((4, 4, 1))
+    out = nn.layers.GaussianNoise(1.0, seed=1)(i, training=True)
+    model = nn.Model(i, out)
+    x = np.full((3, 4, 4, 1), 0.25, np.float32)
+    np.testing.assert_array_equal(model.predict(x, verbose=0), x)
+    np.testing.assert_array_equal(model(x, training=False).numpy(), x)
+    assert np.abs(model(x).numpy() - x).max() > 0  # no flag given: the recorded one stands

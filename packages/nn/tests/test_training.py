@@ -271,12 +271,13 @@ def test_fit_and_evaluate_take_per_example_sample_weight_arrays():
     sw = np.zeros((40, 1), np.float32)
     sw[:20] = 1.0
     model = nn.Sequential([nn.layers.Dense(1, input_shape=(3,))])
-    model.compile(nn.optimizers.SGD(0.0), "mse", metrics=["mae"])
+    model.compile(nn.optimizers.SGD(0.0), "mse", metrics=["mae"], weighted_metrics=["mae"])
     pred = model.predict(x)
     per = ((pred - y) ** 2).mean(-1)
-    loss, mae = model.evaluate(x, y, sample_weight=sw, batch_size=40)
+    loss, mae, weighted_mae = model.evaluate(x, y, sample_weight=sw, batch_size=40)
     np.testing.assert_allclose(loss, (per * sw[:, 0]).sum() / 40, rtol=1e-5)
-    np.testing.assert_allclose(mae, np.abs(pred - y)[:20].mean(), rtol=1e-5)
+    np.testing.assert_allclose(mae, np.abs(pred - y).mean(), rtol=1e-5)  # Keras 3: unweighted
+    np.testing.assert_allclose(weighted_mae, np.abs(pred - y)[:20].mean(), rtol=1e-5)
     hist = model.fit(x, y, sample_weight=sw, batch_size=40, epochs=1, verbose=0,
                      shuffle=False)
     np.testing.assert_allclose(hist.history["loss"], [(per * sw[:, 0]).sum() / 40], rtol=1e-5)
@@ -513,3 +514,20 @@ def test_a_train_step_given_only_x_gets_x_itself_as_keras_packs_it():
     model.fit(np.zeros((8, 2), np.float32), batch_size=4, epochs=1, verbose=0)
     assert seen and all(t is em.Tensor for t in seen), seen  # was a 1-tuple (x,)
     assert model.predict(np.zeros((8, 2), np.float32), batch_size=4, verbose=0).shape == (8, 1)
+
+
+def test_a_metric_of_several_results_logs_an_array_as_keras(tmp_path):
+    model = nn.Sequential([nn.layers.Dense(3, activation="softmax", input_shape=(4,))])
+    model.compile("sgd", "categorical_crossentropy",
+                  metrics=[nn.metrics.Precision(thresholds=[0.3, 0.6])])
+    x = np.ones((8, 4), np.float32)
+    y = np.eye(3, dtype=np.float32)[np.arange(8) % 3]
+    log = tmp_path / "log.csv"
+    history = model.fit(x, y, epochs=2, verbose=2, callbacks=[
+        nn.callbacks.CSVLogger(str(log)),
+        nn.callbacks.TensorBoard(str(tmp_path / "tb"))])
+    values = history.history["precision"]
+    assert len(values) == 2 and all(np.shape(v) == (2,) for v in values)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert np.shape(logs["precision"]) == (2,)
+    assert '"[' in log.read_text()  # Keras's CSV form of an array

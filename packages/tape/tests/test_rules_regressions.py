@@ -92,3 +92,31 @@ def test_a_scatter_update_gives_its_updates_the_gradient_of_where_they_land():
         y = em.tensor_scatter_nd_update(em.zeros([3]), [[2], [0]], u)
         loss = em.reduce_sum(y * em.constant([10.0, 1.0, 3.0]))
     np.testing.assert_array_equal(g.gradient(loss, u).numpy(), [3.0, 10.0])
+
+
+@pytest.mark.parametrize("layer", ["relu", "dense", "conv"])
+def test_a_second_derivative_through_relu_is_zeros_not_none(layer):
+    # keras-io's WGAN-GP: the gradient penalty's gradient for a bias that reaches the
+    # critic's input-gradient only through relu masks. TensorFlow's ReluGrad gives zeros
+    # there (connected); ember gave None, as if the bias did not reach the penalty.
+    b = em.Variable(np.float32(0.5))
+    x = em.constant(np.array([[1.0, -2.0]], np.float32))
+    w = em.constant(np.array([[3.0], [1.0]], np.float32))
+    with tape.GradientTape() as outer:
+        with tape.GradientTape() as inner:
+            inner.watch(x)
+            if layer == "relu":
+                y = em.nn_ops.relu(3.0 * x + b)
+            elif layer == "dense":
+                y = em.nn_ops.dense(x, w, em.reshape(b, [1]), activation="relu")
+            else:
+                img = em.reshape(x, [1, 1, 2, 1])
+                y = em.nn_ops.bias_activation(
+                    em.nn_ops.conv2d(img, em.reshape(w, [1, 2, 1, 1]), padding="SAME"),
+                    em.reshape(b, [1]), "relu")
+            s = em.reduce_sum(y)
+        g = inner.gradient(s, x)
+        penalty = em.reduce_sum(g * g)
+    got = outer.gradient(penalty, b)
+    assert got is not None
+    assert float(got) == 0.0

@@ -570,7 +570,11 @@ class Functional(Model):
 
             args = _symbolic.substitute(value, node.inputs)  # an operation's numbers kept
             kwargs = _symbolic.substitute(value, dict(node.kwargs))
-            kwargs.setdefault("training", training)
+            if training is not None or "training" not in kwargs:
+                # the model's own flag wins over one recorded at the call (Keras writes
+                # "training": true into its random image layers' nodes; predict must not
+                # augment), and a recorded one stands where the model is given none
+                kwargs["training"] = training
             out = node.layer(args, *_symbolic.substitute(value, list(node.args)), **kwargs)
             for sym, value in zip(_symbolic.leaves(node.outputs), _symbolic.leaves(out)):
                 values[id(sym)] = value

@@ -28,6 +28,7 @@ from .callbacks import CallbackList, History, ProgbarLogger
 from .keras_losses import Loss as _KerasLoss
 from .keras_losses import apply_mask, reduce_weighted
 from .layers._masks import get_mask
+from .utils._py_dataset import PyDataset, Shuffled
 
 
 def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
@@ -309,12 +310,19 @@ class _ArrayBatches:
 
 
 def _batches(x: Any, y: Any, batch_size: int | None,
-             shuffle: bool | None = False, sample_weight: Any = None) -> Iterable[Any]:
+             shuffle: bool | None = False, sample_weight: Any = None,
+             fit_default: bool = False) -> Iterable[Any]:
+    """Batches of arrays (shuffled each pass unless ``shuffle`` is False; None: True), or
+    an iterable of batches as given. A ``PyDataset`` in ``fit`` (``fit_default``) takes a
+    new batch order each pass unless ``shuffle=False``, as Keras's."""
     if _is_arrays(x) or y is not None:
         return _ArrayBatches(x, y, batch_size or 32,
                              True if shuffle is None else bool(shuffle), sample_weight)
     if x is None:
         raise ValueError("no data given")
+    if isinstance(x, PyDataset) and shuffle is not False and batch_size is None and \
+            sample_weight is None:
+        return Shuffled(x) if shuffle is not None or fit_default else x
     if sample_weight is not None:
         raise ValueError(f"sample_weight applies to arrays; the data given is an iterable of "
                          f"batches ({type(x).__name__}): put the weights in its batches")
@@ -409,19 +417,26 @@ def _logs(model: Any) -> dict[str, Any]:
     return {m.name: m.result() for m in model.metrics}
 
 
-def host_logs(logs: Any) -> dict[str, float]:
+def host_logs(logs: Any) -> dict[str, Any]:
     """Logs as Python floats (read once an epoch, or when a bar or callback needs them), with
     one device-to-host copy for all the one-element tensors among them (stacked on their
-    device first): reading the logs costs one GPU sync, not one per value."""
+    device first): reading the logs costs one GPU sync, not one per value. A metric of
+    several results (``Precision(thresholds=[...])``, ``F1Score()``) logs a numpy array,
+    as Keras logs it."""
     logs = dict(logs)
     tensors = [k for k, v in logs.items() if isinstance(v, em.Tensor) and v.size == 1]
-    out = {k: float(v) for k, v in logs.items() if k not in tensors}
+    out = {k: _host_value(v) for k, v in logs.items() if k not in tensors}
     if len({logs[k].device for k in tensors}) == 1:
         stacked = em.stack([em.cast(em.reshape(logs[k], []), em.float64) for k in tensors])
         out.update(zip(tensors, (float(v) for v in stacked.numpy())))
     else:
         out.update({k: float(logs[k]) for k in tensors})
     return {k: out[k] for k in logs}
+
+
+def _host_value(v: Any) -> Any:
+    a = v.numpy() if isinstance(v, em.Tensor) else np.asarray(v)
+    return float(a) if a.size == 1 else np.array(a)
 
 
 def _reset(model: Any) -> None:
@@ -560,7 +575,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         # the training part only (validation is not class-weighted, as Keras)
         one = list(y.values()) if isinstance(y, dict) else y  # {name: y} of one output
         sample_weight = _class_weights.sample_weights(_single(one), cw_table)
-    data = _batches(x, y, batch_size, shuffle, sample_weight)
+    data = _batches(x, y, batch_size, shuffle, sample_weight, fit_default=True)
     if cw_table is not None and sample_weight is None:  # an iterable of batches
         data = _class_weights.Weighted(data, cw_table)
     val_batch = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ._base import Callback
 
 
@@ -116,5 +118,5 @@ class ProgbarLogger(Callback):
 def _shown(value: Any) -> str:
     """A logged value as Keras's progress bar shows it: four decimals, or four significant
     digits in exponent form at 1e-3 and below (a loss of 2.4e-06 is not 0.0000)."""
-    v = float(value)
-    return f"{v:.4f}" if abs(v) > 1e-3 else f"{v:.4e}"
+    v = float(np.mean(value))  # an array of results (several thresholds): their mean, as
+    return f"{v:.4f}" if abs(v) > 1e-3 else f"{v:.4e}"  # Keras's bar shows it

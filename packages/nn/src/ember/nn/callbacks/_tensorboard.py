@@ -132,7 +132,7 @@ class TensorBoard(Callback):
                                                    1e-9)
         with self._writer("train").as_default():
             for name, value in values.items():
-                _summary().scalar(f"batch_{name}", value, step=step)
+                _scalars(f"batch_{name}", value, step)
 
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
         logs = logs or {}
@@ -146,12 +146,12 @@ class TensorBoard(Callback):
                 time.perf_counter() - start, 1e-9)
         with self._writer("train").as_default():
             for name, value in train.items():
-                _summary().scalar(f"epoch_{name}", value, step=epoch)
+                _scalars(f"epoch_{name}", value, epoch)
         val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
         if val:
             with self._writer("validation").as_default():
                 for name, value in val.items():
-                    _summary().scalar(f"epoch_{name}", value, step=epoch)
+                    _scalars(f"epoch_{name}", value, epoch)
         if self.histogram_freq and epoch % self.histogram_freq == 0:
             self._write_weights(epoch)
 
@@ -232,3 +232,13 @@ def _weight_image(w: np.ndarray) -> np.ndarray | None:
     if w.ndim == 4 and w.shape[-1] in (1, 3, 4):
         return w
     return None
+
+
+def _scalars(tag: str, value: Any, step: int) -> None:
+    """One scalar, or one per result of a metric of several (``<tag>_0``, ``<tag>_1``...)."""
+    flat = np.asarray(value).reshape(-1)
+    if np.ndim(value) == 0:
+        _summary().scalar(tag, value, step=step)
+    else:
+        for i, v in enumerate(flat):
+            _summary().scalar(f"{tag}_{i}", float(v), step=step)

@@ -12,8 +12,9 @@ class PyDataset:
     """Batches made by Python code: a subclass defines ``__len__`` (the batches in one
     epoch) and ``__getitem__(index)`` (the batch at ``index``: ``x``, ``(x, y)`` or
     ``(x, y, sample_weight)``), and may define ``on_epoch_begin`` and ``on_epoch_end``.
-    ``fit``, ``evaluate`` and ``predict`` take it as they take any iterable of batches:
-    one pass over the indices in order per epoch.
+    ``fit``, ``evaluate`` and ``predict`` take one pass over its batches per epoch:
+    ``fit`` in a new random order each epoch unless ``shuffle=False`` (Keras's default),
+    ``evaluate`` and ``predict`` in order. Iterating over it gives the batches in order.
 
     Args:
         workers: how many threads make batches ahead of the one being used (1: made as
@@ -74,22 +75,47 @@ class PyDataset:
         """Called after each complete pass (to reshuffle, say)."""
 
     def __iter__(self) -> Iterator[Any]:
+        return self._pass(range(self.num_batches))
+
+    def _pass(self, order: Any) -> Iterator[Any]:
+        """One epoch: the batches at the indices of ``order``, in that order."""
         self.on_epoch_begin()
-        n = self.num_batches
+        order = list(order)
         if self.workers <= 1:
-            for i in range(n):
+            for i in order:
                 yield self[i]
         else:
             with concurrent.futures.ThreadPoolExecutor(self.workers) as pool:
                 ahead: collections.deque[Any] = collections.deque()
                 nxt = 0
                 try:
-                    for _ in range(n):
-                        while nxt < n and len(ahead) < self.max_queue_size:
-                            ahead.append(pool.submit(self.__getitem__, nxt))
+                    for _ in order:
+                        while nxt < len(order) and len(ahead) < self.max_queue_size:
+                            ahead.append(pool.submit(self.__getitem__, order[nxt]))
                             nxt += 1
                         yield ahead.popleft().result()
                 finally:
                     for f in ahead:  # a pass left early (steps_per_epoch): drop the rest
                         f.cancel()
         self.on_epoch_end()
+
+
+class Shuffled:
+    """``fit``'s view of a ``PyDataset`` when it shuffles (Keras's default): each pass takes
+    the batches in a new random order, drawn from ember's global generator on the host (so
+    ``em.random.set_seed`` repeats it)."""
+
+    def __init__(self, dataset: PyDataset) -> None:
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return self.dataset.num_batches
+
+    def __iter__(self) -> Iterator[Any]:
+        import numpy as np
+
+        import ember.core as em
+
+        with em.device("/cpu:0"):
+            order = em.random.shuffle(em.constant(np.arange(len(self)))).numpy()
+        return self.dataset._pass(order.tolist())

@@ -12,9 +12,10 @@ from . import MISSING_AS_NONE, Gradients, OpContext, reads_only
 from . import register_gradient as reg
 from .recurrent import _vjp
 
-# one pass over a bool mask: no float copy of the mask, no second product
-# (read from the output, x > 0 where relu(x) > 0: the tape need not keep the input)
-reg("relu")(lambda op, dy: em.where(em.greater(op.output, 0), dy, 0))
+# one fused pass over the output's sign (x > 0 where relu(x) > 0: the tape need not keep
+# the input); its own gradient gives the output zeros, as TensorFlow's ReluGrad does
+reg("relu")(lambda op, dy: run_op(REGISTRY["activation_grad"], (dy, op.output),
+                                  {"activation": "relu"}))
 
 
 @reg("sparse_softmax_xent")
@@ -84,10 +85,12 @@ def _dense(op: OpContext, dy: Any) -> Gradients:
 @reg("activation_grad")
 def _activation_grad(op: OpContext, g: Any) -> Gradients:
     """Linear in ``dy``, masked as the forward; the activation's derivative is constant
-    between its kinks, so ``y`` gets none."""
+    between its kinks, so ``y``'s gradient is zeros (connected, as TensorFlow's ReluGrad
+    gives its features: a second derivative through relu is 0, not None)."""
+    y = op.inputs[1]
     if op.attrs["activation"] != "relu":
         return g, None
-    return run_op(_ACT_GRAD, (g, op.inputs[1]), op.attrs), None
+    return run_op(_ACT_GRAD, (g, y), op.attrs), em.zeros_like(y)
 
 
 @reg("dense_weight_grad")
@@ -170,9 +173,10 @@ def _bias_act_grad(op: OpContext, dy: Any) -> Gradients:
         return None, None
     if g.shape != op.inputs[0].shape:
         g = em.broadcast_to(g, op.inputs[0].shape)
-    if op.attrs["activation"] == "relu":
-        g = em.where(em.greater(op.inputs[1], 0), g, 0)
-    return g, None
+    if op.attrs["activation"] != "relu":
+        return g, None
+    y = op.inputs[1]
+    return run_op(_ACT_GRAD, (g, y), {"activation": "relu"}), em.zeros_like(y)  # (as above)
 
 
 @reg("max_pool_tiled")
