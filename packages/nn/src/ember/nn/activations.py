@@ -203,4 +203,5 @@ def get(identifier: Any) -> Any:
 
 
 def serialize(fn: Any) -> str:
-    return name_of(fn) or getattr(fn, "__name__", repr(fn))
+    """The name an activation is saved under: a built-in's, else the function's own."""
+    return name_of(fn) or str(getattr(fn, "__name__", repr(fn)))
