@@ -19,7 +19,7 @@ from ..recording import _active
 from . import _args
 from . import math as m
 from ._index_keys import KeyInput, check_distinct_targets, host_indices, resolve_key
-from .scatter_sorted import scatter_add_sorted
+from ._scatter_sorted import scatter_add_sorted
 
 F = "array"
 _slice = builtins.slice
