@@ -355,3 +355,16 @@ def test_the_models_training_flag_wins_over_one_recorded_at_a_call():
     np.testing.assert_array_equal(model.predict(x, verbose=0), x)
     np.testing.assert_array_equal(model(x, training=False).numpy(), x)
     assert np.abs(model(x).numpy() - x).max() > 0  # no flag given: the recorded one stands
+
+
+def test_a_call_recorded_in_inference_mode_stays_there_when_the_model_trains():
+    # keras-io's transfer-learning guide: base_model(inputs, training=False) keeps its
+    # BatchNormalization in inference mode through fit (tf.keras did; Keras 3.15 does not,
+    # keras-team/keras#20285, against its own guide)
+    i = nn.Input((3,))
+    bn = nn.layers.BatchNormalization()
+    model = nn.Model(i, nn.layers.Dense(1)(bn(i, training=False)))
+    model.compile("adam", "mse")
+    x = np.random.default_rng(0).random((32, 3)).astype(np.float32) * 5
+    model.fit(x, x[:, :1], epochs=1, verbose=0)
+    np.testing.assert_array_equal(bn.moving_mean.numpy(), np.zeros(3))

@@ -570,10 +570,14 @@ class Functional(Model):
 
             args = _symbolic.substitute(value, node.inputs)  # an operation's numbers kept
             kwargs = _symbolic.substitute(value, dict(node.kwargs))
-            if training is not None or "training" not in kwargs:
-                # the model's own flag wins over one recorded at the call (Keras writes
-                # "training": true into its random image layers' nodes; predict must not
-                # augment), and a recorded one stands where the model is given none
+            recorded = kwargs.get("training")
+            if recorded is not False and (training is not None or "training" not in kwargs):
+                # A call recorded with training=False stays in inference (the transfer-
+                # learning guide's frozen BatchNormalization, as tf.keras; Keras 3.15 lets
+                # fit's training=True override it, keras-team/keras#20285). Otherwise the
+                # model's flag wins over a recorded True (Keras writes "training": true into
+                # its random image layers' nodes; predict must not augment), and a recorded
+                # value stands where the model is given none.
                 kwargs["training"] = training
             out = node.layer(args, *_symbolic.substitute(value, list(node.args)), **kwargs)
             for sym, value in zip(_symbolic.leaves(node.outputs), _symbolic.leaves(out)):
