@@ -53,9 +53,10 @@ class Config:
             rounding is bounded relative to the largest output (of the image, of a
             tile), not to each element: in float32 a value far larger than its
             neighbours perturbs them (see the performance page); im2col's is not.
-        deterministic: False (the default) or True: every op gives the same bits from run
-            to run, in every process, for the same inputs on the same machine (TensorFlow's
-            ``enable_op_determinism``). What it changes:
+        deterministic: False (the default) or True: the two things in ember that could
+            give other bits from run to run for the same inputs on the same machine (and
+            the same number of BLAS threads) stop doing so (TensorFlow's
+            ``enable_op_determinism``):
 
             - ``conv_algorithm="auto"`` chooses each convolution's algorithm by a fixed
               rule of its shapes instead of timing the candidates (timings differ between
