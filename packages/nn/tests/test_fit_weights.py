@@ -385,3 +385,15 @@ def test_compile_takes_keras_3_arguments_in_its_order_and_defaults():
     with pytest.raises(ValueError, match="jit_compile=True"):
         model.compile("sgd", "mse", jit_compile=True)
     model.compile("sgd", "mse", jit_compile=False)
+
+
+def test_a_weighted_twin_of_an_output_metric_is_named_as_keras():
+    # Keras 3: <output>_weighted_<metric> (a metric name with "_" in it kept whole)
+    model = _two_outputs()
+    model.compile("sgd", ["mse", nn.losses.SparseCategoricalCrossentropy(from_logits=True)],
+                  metrics={"score": ["mean_absolute_error"]},
+                  weighted_metrics={"score": ["mean_absolute_error"]})
+    x, score, kind = _multi_data(8)
+    logs = model.evaluate(x, [score, kind], sample_weight=np.ones(8, np.float32), verbose=0,
+                          return_dict=True)
+    assert {"score_mean_absolute_error", "score_weighted_mean_absolute_error"} <= set(logs)

@@ -53,10 +53,11 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
         plain = [_metrics.get(m) for m in metrics or []]
         weighted = [_metrics.get(m) for m in weighted_metrics or []]
     taken = {m.name for m in plain}
-    for m in weighted:  # Keras 3's log name for a weighted twin of an unweighted metric
-        if m.name in taken:
-            head, _, tail = m.name.rpartition("_") if outputs else ("", "", m.name)
-            m.name = f"{head}_weighted_{tail}" if head else f"weighted_{tail}"
+    owners = [outputs.names[i] + "_" for i, _ in outputs.weighted] if outputs else \
+        [""] * len(weighted)
+    for prefix, m in zip(owners, weighted):  # Keras 3's log name for a weighted twin
+        if m.name in taken:  # of an unweighted metric: <output>_weighted_<metric>
+            m.name = f"{prefix}weighted_{m.name[len(prefix):]}"
     extra["compiled_metrics"] = CompiledMetrics(model, plain + weighted, weighted)
     extra.pop("traced_steps", None)  # a new optimizer, loss or metrics: trace again
 
@@ -310,19 +311,18 @@ class _ArrayBatches:
 
 
 def _batches(x: Any, y: Any, batch_size: int | None,
-             shuffle: bool | None = False, sample_weight: Any = None,
-             fit_default: bool = False) -> Iterable[Any]:
+             shuffle: bool | None = False, sample_weight: Any = None) -> Iterable[Any]:
     """Batches of arrays (shuffled each pass unless ``shuffle`` is False; None: True), or
-    an iterable of batches as given. A ``PyDataset`` in ``fit`` (``fit_default``) takes a
-    new batch order each pass unless ``shuffle=False``, as Keras's."""
+    an iterable of batches as given. A ``PyDataset`` takes a new batch order each pass
+    unless ``shuffle`` is False, as Keras's ``fit``."""
     if _is_arrays(x) or y is not None:
         return _ArrayBatches(x, y, batch_size or 32,
                              True if shuffle is None else bool(shuffle), sample_weight)
     if x is None:
         raise ValueError("no data given")
     if isinstance(x, PyDataset) and shuffle is not False and batch_size is None and \
-            sample_weight is None:
-        return Shuffled(x) if shuffle is not None or fit_default else x
+            sample_weight is None:  # (only fit passes None, Keras's default there: True)
+        return Shuffled(x)
     if sample_weight is not None:
         raise ValueError(f"sample_weight applies to arrays; the data given is an iterable of "
                          f"batches ({type(x).__name__}): put the weights in its batches")
@@ -575,7 +575,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         # the training part only (validation is not class-weighted, as Keras)
         one = list(y.values()) if isinstance(y, dict) else y  # {name: y} of one output
         sample_weight = _class_weights.sample_weights(_single(one), cw_table)
-    data = _batches(x, y, batch_size, shuffle, sample_weight, fit_default=True)
+    data = _batches(x, y, batch_size, shuffle, sample_weight)
     if cw_table is not None and sample_weight is None:  # an iterable of batches
         data = _class_weights.Weighted(data, cw_table)
     val_batch = None
