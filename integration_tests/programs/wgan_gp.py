@@ -34,11 +34,9 @@ train_step's returned values); compile() with no arguments makes Keras 3's defau
 RMSprop; (CPU run) the critic's loss falls well below its first value (the penalty of an
 untrained critic, near gp_weight); the GANMonitor wrote one 28x28 grey PNG per image per
 epoch.
-Found (ember's gaps against Keras 3): second-order gradients through LeakyReLU come back
-None where TF gives zeros (GAP 3, still open: the finite-difference check asks the outer
-tape for unconnected_gradients="zero" to get the conv bias's zeros; through ReLU they
-were None too and are now zeros, as TF's, but upstream's networks use LeakyReLU only).
-Fixed in ember since the first version of this port: Model.compile() defaulted to SGD
+Fixed in ember since the first version of this port: second-order gradients through
+LeakyReLU came back None where TF gives zeros (GAP 3: the conv bias's gradient of the
+penalty is now zeros, connected, and asserted so); Model.compile() defaulted to SGD
 where Keras 3 defaults to RMSprop (GAP 4): compile's default optimizer is now "rmsprop"
 and its arguments are in Keras 3's order, so the RMSprop check is restored.
 """
@@ -486,14 +484,13 @@ with tape_lib.GradientTape() as outer:
 # respect to its input TF defines as zeros (torch too): a zeros tensor, not None.
 analytic = outer.gradient(gp_value, tiny_critic.trainable_variables,
                           unconnected_gradients="zero")
-# GAP 3: ember gives None for the conv bias too: LeakyReLU's gradient does not connect back
-# to its input, where TF's LeakyReluGrad has gradient zeros_like(x). (ReLU's now gives
-# zeros, as TF's ReluGrad; upstream's critic has LeakyReLU only, so the check still needs
-# unconnected_gradients="zero" above.)
-# with tape_lib.GradientTape() as outer_default:
-#     gp_default = tiny_gp()
-# assert [g is None for g in outer_default.gradient(
-#     gp_default, tiny_critic.trainable_variables)] == [False, False, False, True]
+# (GAP 3, fixed: ember gave None for the conv bias too, as LeakyReLU's gradient did not
+# connect back to its input; TF's LeakyReluGrad has gradient zeros_like(x), and so now
+# has ember's leaky_relu_grad.)
+with tape_lib.GradientTape() as outer_default:
+    gp_default = tiny_gp()
+assert [g is None for g in outer_default.gradient(
+    gp_default, tiny_critic.trainable_variables)] == [False, False, False, True]
 eps = 1e-6
 worst = 0.0
 for v, g in zip(tiny_critic.trainable_variables, analytic):

@@ -181,3 +181,10 @@ def test_split_into_one_part_is_the_tensor():
     assert_array_equal(p.numpy(), x.numpy())
     assert_array_equal(q.numpy(), [1.0, 2.0])
     assert "split" not in seen and seen[0] == "identity"
+
+
+@pytest.mark.parametrize("count", [3, np.int64(3), np.int32(3)])
+def test_split_takes_a_numpy_integer_as_a_count(count):
+    """np.int64(3) was read as the size list (3,) and refused: "sizes (3,) do not add up"."""
+    parts = em.split(em.constant(np.arange(12.0).reshape(6, 2)), count)
+    assert [p.shape for p in parts] == [(2, 2)] * 3

@@ -114,6 +114,38 @@ def test_numpy_returns_host_ndarray():
     assert_array_equal(a, [[1.0, 2.0]])
 
 
+def test_numpy_is_a_copy_writing_into_it_changes_no_tensor_or_variable(device):
+    """TensorFlow's numpy() copies: tensors are immutable. ember's handed its own buffer
+    back on the CPU, so a write changed the tensor (and a variable, behind assign)."""
+    with em.device(device):
+        t = em.constant([1.0, 2.0, 3.0])
+        a = t.numpy()
+        a[0] = 99.0
+        assert_array_equal(t.numpy(), [1.0, 2.0, 3.0])
+        v = em.Variable([1.0, 2.0])
+        v.numpy()[0] = 7.0
+        assert_array_equal(v.numpy(), [1.0, 2.0])
+
+
+def test_numpy_of_a_scalar_is_a_numpy_scalar_as_tensorflows():
+    s = em.constant(4).numpy()
+    assert type(s) is np.int32 and s == 4
+    assert {s: 1}[np.int32(4)] == 1  # hashable, unlike a 0-d array
+    assert type(em.constant(2.5).numpy()) is np.float32
+    assert type(em.Variable(1.0).numpy()) is np.float32
+
+
+def test_asarray_is_a_read_only_view_on_the_cpu_and_copy_true_a_writable_copy():
+    t = em.constant([1.0, 2.0])
+    view = np.asarray(t)
+    assert not view.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 5.0
+    c = np.array(t, copy=True)
+    c[0] = 5.0
+    assert_array_equal(t.numpy(), [1.0, 2.0])
+
+
 def test_array_protocol_and_numpy_functions():
     t = em.constant([[1.0, 2.0], [3.0, 4.0]])
     a = np.ones((2, 2), np.float32) * 2

@@ -509,3 +509,67 @@ def test_the_tape_is_core_differentiator_and_records_a_call_as_one_op():
         out = em.constant([7.0, 7.0])  # computed "elsewhere" (a replay)
         d.record_call([x], [out], lambda dys: [dys[0] * 3.0])
     np.testing.assert_array_equal(t.gradient(out, x).numpy(), [3.0, 3.0])
+
+
+def test_custom_gradient_returning_its_input_clips_only_its_own_use():
+    """TensorFlow wraps custom_gradient's results in identity. ember returned the input
+    itself, so the custom gradient reached every other use of that input (TF: 12, was 2)."""
+    @tape.custom_gradient
+    def clip_gradients(y):
+        return y, lambda dy: em.clip_by_norm(dy, 0.5)
+
+    v = em.Variable(2.0)
+    with tape.GradientTape(persistent=True) as t:
+        a = v * v
+        out = clip_gradients(a)
+        other = a * 3.0
+        both = out + a
+    assert out is not a
+    assert float(t.gradient(other, v)) == 12.0
+    assert float(t.gradient(out, v)) == 2.0  # 0.5 (clipped) * 2v
+    assert float(t.gradient(both, v)) == 6.0  # (0.5 + 1) * 2v
+    with tape.GradientTape() as t:
+        o = clip_gradients(v)  # a variable's value is the input
+    assert float(t.gradient(o, v)) == 0.5
+    x = em.constant(2.0)
+    with tape.GradientTape() as t:
+        t.watch(x)
+        o = clip_gradients(x) * x
+    assert float(t.gradient(o, x)) == 2.5  # 0.5 * x clipped to 0.5, plus out = 2
+
+
+def test_stop_recording_outside_the_tapes_block_raises():
+    t = tape.GradientTape()
+    with pytest.raises(RuntimeError, match="not recording"):
+        with t.stop_recording():
+            pass
+    with t:
+        with t.stop_recording():
+            pass
+
+
+def test_batch_jacobian_checks_ranks_and_the_batch_dimension():
+    x = em.constant(np.ones((4, 3), np.float32))
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = em.reshape(x * 2.0, (3, 4))
+        z = em.reduce_sum(x, 1)
+    with pytest.raises(em.InvalidArgumentError, match=r"target shape \(3, 4\).*\(4, 3\)"):
+        t.batch_jacobian(y, x)
+    with pytest.raises(em.InvalidArgumentError, match="rank 2"):
+        t.batch_jacobian(z, x)
+
+
+def test_second_derivative_through_leaky_relu_is_connected_zeros():
+    """TF's LeakyReluGrad (and torch's leaky_relu_backward) give the features' gradient
+    as zeros; the composite where() gave None."""
+    x = em.Variable([-1.5, -0.5, 0.5, 2.0])
+    with tape.GradientTape() as outer:
+        with tape.GradientTape() as inner:
+            y = em.reduce_sum(em.nn_ops.leaky_relu(x, 0.2))
+        g = inner.gradient(y, x)
+        s = em.reduce_sum(g * g)
+    np.testing.assert_allclose(g.numpy(), [0.2, 0.2, 1.0, 1.0])
+    h = outer.gradient(s, x)
+    assert h is not None
+    np.testing.assert_array_equal(h.numpy(), np.zeros(4, np.float32))

@@ -63,6 +63,7 @@ from ._errors import (
 )
 from ._format import CheckpointFile
 from ._index import latest_checkpoint
+from ._inspect import list_variables, load_variable
 from ._manager import CheckpointManager
 from ._status import RestoreStatus
 
@@ -80,4 +81,6 @@ __all__ = [
     "RestoreStatus",
     "SaveCounter",
     "latest_checkpoint",
+    "list_variables",
+    "load_variable",
 ]

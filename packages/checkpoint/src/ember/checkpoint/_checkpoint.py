@@ -310,7 +310,9 @@ class SaveCounter:
 
 
 def _host_array(path: str, value: Any) -> np.ndarray:
-    array = value if isinstance(value, np.ndarray) else np.asarray(value.numpy())
+    # through __array__ where the value has it: ember's is a view, where numpy() copies
+    array = value if isinstance(value, np.ndarray) else np.asarray(
+        value if hasattr(value, "__array__") else value.numpy())
     if array.dtype.hasobject:
         raise TypeError(f"{path}: object arrays cannot be checkpointed (no pickling)")
     return array

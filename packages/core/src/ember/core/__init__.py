@@ -169,6 +169,7 @@ from ._ops.reduce import (
     std,
     variance,
 )
+from ._print import print
 from ._promote import promote_types, result_type
 from ._registry import REGISTRY, IndexOutOfRangeError, OpDef
 from ._tensor import Tensor
@@ -206,7 +207,7 @@ class name_scope:
 
 __all__ = [
     "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
-    "InvalidArgumentError", "OpDef", "Tensor", "Variable",
+    "InvalidArgumentError", "OpDef", "Tensor", "Variable", "print",
     "promote_types", "result_type", "check_numerics", "debugging",
     "abs", "add", "argmax", "argmin", "argsort", "as_dtype", "atan2", "bfloat16", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",

@@ -18,7 +18,7 @@ from ._convert import convert_array
 from ._device import Device, get_device, placement
 from ._errors import DTypeError, InvalidArgumentError
 from ._operators import TensorOperators
-from .recording import _active, notify_host_read
+from .recording import _active, notify_host_read, tracers
 
 
 class Tensor(TensorOperators):
@@ -65,20 +65,38 @@ class Tensor(TensorOperators):
     def T(self) -> Tensor:
         return _ops.array.transpose(self)  # type: ignore[no-any-return]
 
-    def numpy(self) -> np.ndarray:
-        """The value as a host ``numpy.ndarray`` (a copy when the tensor is on a GPU).
+    def numpy(self) -> Any:
+        """The value on the host, as TensorFlow's ``numpy()``: a ``numpy.ndarray`` of its
+        own (a copy: tensors are immutable, and writing into the array must not change
+        the tensor, a variable behind ``assign``'s back, or a value a tape saved), or a
+        numpy scalar (``numpy.float32``, ...) for a 0-d tensor.
 
         On a GPU this is where a check that an op made there without a sync (e.g. the
         label range of sparse cross-entropy) raises, if it failed since the last read."""
+        a = self._host()
+        if a.ndim == 0:
+            return a[()]
+        return a.copy() if a is self._data else a
+
+    def _host(self) -> np.ndarray:
+        """The value as a host array, without a copy on the CPU (the tensor's own buffer:
+        read it, never write it)."""
         if _active.get():  # a tracer turns host reads into guards
             notify_host_read(self)
         return np.asarray(_device_errors.to_host(self._device, self._data))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        a = self.numpy()
+        """numpy's conversion (``np.asarray(t)``): on the CPU without a copy, as a
+        read-only view of the tensor's buffer (``copy=True`` gives a writable copy)."""
+        a = self._host()
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
-        return a.copy() if copy else a
+        if copy:
+            return a.copy()
+        if a is self._data:
+            a = a.view()
+            a.flags.writeable = False
+        return a
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -117,7 +135,7 @@ class Tensor(TensorOperators):
         if self._data.size != 1:
             raise InvalidArgumentError(
                 f"{what}() needs a tensor with one element, got shape {self.shape}")
-        return self.numpy().reshape(()).item()
+        return self._host().reshape(()).item()
 
     def __int__(self) -> int:
         return int(self._scalar("int"))
@@ -154,7 +172,12 @@ class Tensor(TensorOperators):
             yield self[i]
 
     def __repr__(self) -> str:
-        return f"ember.Tensor({_format_value(self.numpy())}, shape={self.shape}, dtype={self.dtype})"
+        if _active.get() and tracers():
+            # while graph.function traces, as TensorFlow's symbolic tensors print: what a
+            # replay computes is not this value, and reading it would be a guard that
+            # fails on every new value (print is how users watch tracing)
+            return f"ember.Tensor(<traced>, shape={self.shape}, dtype={self.dtype})"
+        return f"ember.Tensor({_format_value(self._host())}, shape={self.shape}, dtype={self.dtype})"
 
     def __str__(self) -> str:
         return repr(self)

@@ -77,7 +77,7 @@ class Variable(TensorOperators):
 
     read_value = value
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self) -> Any:
         return self._value.numpy()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:

@@ -32,6 +32,7 @@ from ._ops.array import (
 )
 from ._ops.conv import _pair, extract_patches, padding_amounts
 from ._ops.creation import convert_to_tensor
+from ._ops.define_nn import leaky_relu as _leaky_relu
 from ._ops.define_nn import relu, sparse_softmax_xent
 from ._ops.linalg import clip_by_norm
 from ._ops.nn_dense import dense
@@ -65,6 +66,8 @@ def relu6(features: Any, name: str | None = None) -> Any:
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Any:
     """x where x > 0, else alpha * x."""
     x = _args.tensor(features)
+    if _dtypes.is_floating(x.dtype) and isinstance(alpha, (int, float)):
+        return _leaky_relu(x, alpha)
     return m.where(m.greater(x, 0), x, m.multiply(x, alpha))
 
 

@@ -19,6 +19,8 @@ tells it of the things a replay must reproduce::
     tracer.variable_created(variable)        # a Variable was made while tracing
     tracer.host_read(tensor)                 # ``tensor``'s value was read on the host
     tracer.untraced_tensor(tensor)           # made from an array outside the op table
+    tracer.host_input(what)                  # a Python data source gave the function a
+                                             # value (``notify_host_input``)
 
 A package that runs functions its own way (graph mode's replay) gets gradients for them
 from whichever tape package is installed through the *differentiator* that package sets
@@ -111,6 +113,17 @@ def notify_host_read(tensor: Any) -> None:
     """Tell the active tracers that ``tensor``'s value is being read on the host."""
     for r in tracers():
         r.host_read(tensor)  # type: ignore[attr-defined]
+
+
+def notify_host_input(what: str) -> None:
+    """Tell the active tracers that a Python data source (``what``: an ember.data
+    iterator's next element) is handing the traced function a value that a replay would
+    freeze; they stop replaying the call. ember.data calls this without importing
+    ember-core (only where it is loaded)."""
+    for r in tracers():
+        f = getattr(r, "host_input", None)
+        if f is not None:
+            f(what)
 
 
 @contextlib.contextmanager

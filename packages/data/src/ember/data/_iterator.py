@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._state import State, StateError, as_state, transaction, wrap
+from ._tracing import tell_tracers
 
 _STATE_VERSION = 1
 MAX_EPOCH = 2**31 - 1  # epochs count iter() calls on one dataset
@@ -72,10 +73,12 @@ class Iterator:
         return self
 
     def __next__(self):
+        tell_tracers()  # inside a graph.function: a replay would freeze this element
         return next(self._it)
 
     def get_next(self):
         """The next element (tf's ``iterator.get_next()``)."""
+        tell_tracers()
         return next(self._it)
 
     def __checkpoint_state__(self) -> dict:

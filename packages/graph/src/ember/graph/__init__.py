@@ -39,9 +39,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ._function import Function, functions_run_eagerly, run_functions_eagerly
-from ._spec import TensorSpec, flat_specs
+from ._spec import SignatureMismatchError, TensorSpec, flat_specs
 
-__all__ = ["Function", "TensorSpec", "function", "functions_run_eagerly",
+__all__ = ["Function", "SignatureMismatchError", "TensorSpec", "function", "functions_run_eagerly",
            "run_functions_eagerly"]
 
 

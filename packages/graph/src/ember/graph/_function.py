@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 import warnings
 from collections import OrderedDict
@@ -13,7 +14,7 @@ from ember.core import recording
 from ember.core.extend import is_differentiable
 
 from ._host_calls import host_structure, run_host_calls
-from ._outputs import rebuild, structure
+from ._outputs import rebuild, snapshot_variables, structure
 from ._plan import Plan
 from ._signature import Signature, changed_argument, signature
 from ._spec import InputSignature
@@ -22,6 +23,7 @@ from ._trace import GuardFailed, Tracer
 
 _Tensor = em.Tensor
 _EAGERLY = [False]
+_COUNT = [0]  # Functions made: names each one's attribute on the instances of its class
 RETRACE_WARNING_AFTER = 5  # traces of one function before a retrace warning
 _UNTRACEABLE_LIMIT = 2  # consecutive untraceable traces of a key before it runs eagerly
 _GUARD_FAILURE_LIMIT = 4  # guard failures of a key before it runs eagerly
@@ -99,9 +101,12 @@ class Function:
         self._last_parts: dict[str, Any] | None = None
         self._retrace_warned = False
         self._shapes_seen: dict[tuple[Any, ...], int] = {}
+        self._py_signature: Any = None  # inspect.Signature of fn, False if it has none
         self._signature = None if input_signature is None else \
             InputSignature(self._name, fn, input_signature)
         functools.update_wrapper(self, fn)
+        _COUNT[0] += 1
+        self._instance_attr = f"_ember_graph_function_{_COUNT[0]}"
 
     @property
     def python_function(self) -> Any:
@@ -116,9 +121,34 @@ class Function:
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
-        if self._signature is not None:  # the instance is not one of the described tensors
-            return types.MethodType(self._call_method, obj)
-        return types.MethodType(self, obj)
+        f = self._for_instance(obj)
+        if f._signature is not None:  # the instance is not one of the described tensors
+            return types.MethodType(f._call_method, obj)
+        return types.MethodType(f, obj)
+
+    def _for_instance(self, obj: Any) -> Function:
+        """The Function of this method for ``obj``: each instance has its own, as
+        ``tf.function``'s methods do (its own traces, count and ``max_traces``), kept in
+        the instance's ``__dict__`` so that it goes with the instance. An object without
+        a ``__dict__`` (``__slots__``) shares this one."""
+        d = getattr(obj, "__dict__", None)
+        if type(d) is not dict:
+            return self
+        f = d.get(self._instance_attr)
+        if f is None:
+            f = d[self._instance_attr] = self._fresh()
+        return f  # type: ignore[no-any-return]
+
+    def _fresh(self) -> Function:
+        """A Function of the same function and settings, with no traces."""
+        return Function(self._fn, self.reduce_retracing, self.max_traces, self.cuda_graphs,
+                        None if self._signature is None else self._signature.specs)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Function:
+        return self._fresh()  # traces belong to the objects they were made with
+
+    def __copy__(self) -> Function:
+        return self._fresh()
 
     def _call_method(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
         return self._call((obj, *args), kwargs, bound=True)
@@ -149,6 +179,8 @@ class Function:
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any], bound: bool) -> Any:
         if self._signature is not None:  # checked and converted, eagerly or not
             args, kwargs = self._signature.bind(args, kwargs, bound), {}
+        elif kwargs:  # k(x) and k(a=x) are one call, as tf.function's: one trace
+            args, kwargs = self._positional(args, kwargs)
         if _EAGERLY[0]:
             return self._fn(*args, **kwargs)
         d = None
@@ -173,10 +205,10 @@ class Function:
         if key is not None:
             self._cache.move_to_end(ckey)
             if key.eager_reason is not None:
-                return self._fn(*sig.args, **sig.kwargs)
+                return self._eager(sig, d)
             for entry in key.entries:
                 if not entry.replayable():  # see TapedEntry.replayable
-                    return self._fn(*sig.args, **sig.kwargs)
+                    return self._eager(sig, d)
                 try:
                     return entry.call(sig, d)
                 except GuardFailed as e:
@@ -192,11 +224,37 @@ class Function:
                                   "eagerly. Compute with ops instead of reading values on "
                                   "the host (float(), bool(), .numpy(), if on a tensor)",
                                   stacklevel=2)
-                    return self._fn(*sig.args, **sig.kwargs)
+                    return self._eager(sig, d)
         elif self.reduce_retracing and self._signature is None and \
                 self._shape_only_change(sig):
-            return self._fn(*sig.args, **sig.kwargs)
+            return self._eager(sig, d)
         return self._trace(sig, ckey, key, failed, d, sources)
+
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The call with each keyword argument that names a positional parameter passed by
+        position (defaults are not filled in); a call that does not bind is left as it is
+        (calling the function raises its own error)."""
+        sig = self._py_signature
+        if sig is None:
+            try:
+                sig = self._py_signature = inspect.signature(self._fn)
+            except (TypeError, ValueError):  # a callable without a signature
+                self._py_signature = False
+                return args, kwargs
+        if sig is False:
+            return args, kwargs
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError:
+            return args, kwargs
+        return bound.args, bound.kwargs
+
+    def _eager(self, sig: Signature, d: Any) -> Any:
+        """A call run eagerly in place of a replay: what it returns as a replay returns it
+        (under a tape, as the function returned it: the tape records its ops)."""
+        result = self._fn(*sig.args, **sig.kwargs)
+        return result if d is not None else snapshot_variables(result, None)
 
     # --- tracing ---------------------------------------------------------------------
     def _trace(self, sig: Signature, ckey: Any, key: _Key | None, guard: str | None,
@@ -228,10 +286,11 @@ class Function:
                 warnings.warn(f"graph.function {self._name} cannot be replayed because "
                               f"{untraceable}; it runs eagerly for these arguments",
                               stacklevel=3)
-            return result
+            return result if d is not None else snapshot_variables(result, None)
         key.untraceable = 0
         if d is None:
             slots: list[int] = []
+            result = snapshot_variables(result, tracer)
             nest = structure(result, tracer, slots)
             host = host_structure(tracer, slots)  # host calls' values: outputs after these
             entry = _Entry(Plan(tracer.trace, slots), nest, host)

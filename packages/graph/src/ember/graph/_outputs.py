@@ -35,6 +35,29 @@ def structure(x: Any, tracer: Tracer, slots: list[int]) -> Any:
     return x
 
 
+def snapshot_variables(x: Any, tracer: Tracer | None) -> Any:
+    """``x`` as ``tf.function`` returns it: each Variable replaced by the Tensor it holds
+    at the end of the call (the live Variable, returned by every replay, changed under
+    results already handed out: ``r1 = f(); r2 = f()`` gave ``r1 == r2``), and each Python
+    bool, int or float by a tensor of it (``em.constant``'s dtype). ``tracer``: the call's
+    tracer (its reads of the variables become the replay's outputs), or None for a call
+    that ran eagerly."""
+    t = type(x)
+    if t is _Tensor:
+        return x
+    if t is bool or t is int or t is float:
+        return em.constant(x)
+    if isinstance(x, em.Variable):
+        return x.value() if tracer is None else tracer._read_variables(x)
+    if t is list or t is tuple:
+        return t(snapshot_variables(v, tracer) for v in x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*[snapshot_variables(v, tracer) for v in x])
+    if t is dict:
+        return {k: snapshot_variables(v, tracer) for k, v in x.items()}
+    return x
+
+
 def rebuild(nest: Any, outs: list[Any]) -> Any:
     t = type(nest)
     if t is _Out:

@@ -237,6 +237,11 @@ def _parameters(fn_name: str, fn: Any) -> tuple[list[str], bool]:
     return names, varargs
 
 
+class SignatureMismatchError(TypeError, ValueError):
+    """An argument does not match its ``input_signature`` (its shape or dtype): a
+    ``TypeError`` as TensorFlow raises, and a ``ValueError`` as ember raised before."""
+
+
 def _convert(fn_name: str, label: str, value: Any, spec: Any, where: str = "") -> Any:
     """``value`` as the spec's nest of tensors, checked against it."""
     if isinstance(spec, TensorSpec):
@@ -245,7 +250,7 @@ def _convert(fn_name: str, label: str, value: Any, spec: Any, where: str = "") -
         t = value if isinstance(value, (_Tensor, _Variable, np.ndarray)) else \
             _as_tensor(fn_name, label + where, value, spec)
         if not spec.is_compatible_with(t):
-            raise ValueError(f"{fn_name}: {label}{where} does not match its input_signature: "
+            raise SignatureMismatchError(f"{fn_name}: {label}{where} does not match its input_signature: "
                              f"expected {spec!r}, got {_describe(t)}")
         return _as_tensor(fn_name, label + where, t, spec)
     if isinstance(spec, (list, tuple)):

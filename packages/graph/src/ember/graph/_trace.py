@@ -223,6 +223,10 @@ class Tracer:
             return {k: self._read_variables(v) for k, v in x.items()}
         return x
 
+    def host_input(self, what: str) -> None:
+        self._untraceable(f"it took {what} on the host, which a replay would freeze at "
+                          "its traced value")
+
     def untraced_tensor(self, tensor: Any) -> None:
         self._untraceable("a tensor was made from a backend array outside the op table "
                           f"(extend.tensor_from_array, at {_caller()})")

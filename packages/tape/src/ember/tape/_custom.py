@@ -51,6 +51,22 @@ class _VariableCollector:
             self.variables.setdefault(id(variable), variable)
 
 
+def _fresh(outs: list[Tensor], inputs: tuple[Any, ...]) -> list[Tensor]:
+    """``outs`` with each output that is an input (``f`` returned its argument), or that
+    appears twice, replaced by a new tensor of the same value, as TensorFlow's identity
+    on every result: the tapes map the op's inputs to its outputs, so an output that *is*
+    its input would send the custom gradient to every other use of that input too."""
+    seen = {id(x) for x in inputs}
+    fresh = []
+    for o in outs:
+        if id(o) in seen:
+            with extend.recording_to():  # tapes see only the op; tracers see the copy
+                o = em.identity(o)
+        seen.add(id(o))
+        fresh.append(o)
+    return fresh
+
+
 def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate ``f(*args) -> (y, grad_fn)`` so that tapes use ``grad_fn(dy)`` for it.
 
@@ -111,6 +127,7 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
             return tuple(pick(grad_fn(dys_packed)))
 
         inputs = tuple(tensor_args + var_values)
+        outs = _fresh(outs, inputs)
         extend.notify_op(CUSTOM_GRADIENT_OP, inputs, {"grad_fn": rule}, tuple(outs))
         return pack_as(result, outs)
 

@@ -102,7 +102,15 @@ class GradientTape:
 
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
-        """Ops inside this block are not recorded by this tape."""
+        """Ops inside this block are not recorded by this tape.
+
+        Raises:
+            RuntimeError: the tape is not recording (outside its ``with`` block), as
+                TensorFlow's: a block that pauses nothing is a mistake to report.
+        """
+        if not self._tokens:
+            raise RuntimeError("GradientTape.stop_recording: the tape is not recording "
+                               "(stop_recording works inside the tape's `with` block)")
         token = recording.exclude(self)
         try:
             yield
@@ -449,11 +457,20 @@ class GradientTape:
         """Per-example jacobian: for target (B, Y...) and source (B, X...) gives (B, Y..., X...).
 
         Assumes example b of the target depends only on example b of the source.
+
+        Raises:
+            InvalidArgumentError: either has rank below 2, or their first dimensions
+                differ (as TensorFlow's, which raises ValueError).
         """
         self._use("batch_jacobian")
         try:
             t = _read(target)
             s = _read(source)
+            if t.ndim < 2 or s.ndim < 2 or t.shape[0] != s.shape[0]:
+                raise em.InvalidArgumentError(
+                    f"batch_jacobian: target and source need rank 2 or more and the same "
+                    f"first dimension (the batch); got target shape {t.shape} and source "
+                    f"shape {s.shape}")
             b = t.shape[0]
             inner = t.shape[1:]
             m = 1

@@ -190,8 +190,9 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
     x = _args.tensor(value)
     a = _args.axis1("split", axis, x.ndim)
     n = x.shape[a]
-    if isinstance(num_or_size_splits, int):
-        k = num_or_size_splits
+    if isinstance(num_or_size_splits, (int, np.integer)) and \
+            not isinstance(num_or_size_splits, bool):  # a count (numpy's integers too)
+        k = int(num_or_size_splits)
         if k <= 0 or n % k:
             raise InvalidArgumentError(f"split: axis {a} of shape {x.shape} does not divide "
                                        f"into {k} equal parts")

@@ -22,6 +22,32 @@ relu = unary("relu", lambda be, x: be.xp.maximum(x, 0), "nn", "max(x, 0), elemen
              cuda="({0} > 0 || isnan({0})) ? {0} : 0")
 
 
+def _leaky_relu(be: Any, x: Any, *, alpha: float) -> Any:
+    return be.xp.where(x > 0, x, x * x.dtype.type(alpha))
+
+
+def _leaky_relu_grad(be: Any, dy: Any, x: Any, *, alpha: float) -> Any:
+    return be.xp.where(x > 0, dy, dy * dy.dtype.type(alpha))
+
+
+# an op, with its gradient an op, for the second order: the gradient's own gradient with
+# respect to ``x`` is zeros (connected: piecewise linear), as TensorFlow's LeakyReluGrad
+# and PyTorch's leaky_relu_backward give; ``where(x > 0, x, alpha * x)`` gave None there
+_leaky_relu_op = register("leaky_relu", _leaky_relu, family="nn")
+_leaky_relu_grad_op = register("leaky_relu_grad", _leaky_relu_grad, family="nn",
+                               promote="all")
+
+
+def leaky_relu(x: Any, alpha: float) -> Any:
+    """``x`` where ``x > 0``, else ``alpha * x``, for a floating tensor ``x``."""
+    return execute(_leaky_relu_op, (x,), {"alpha": float(alpha)})
+
+
+def leaky_relu_grad(dy: Any, x: Any, alpha: float) -> Any:
+    """``dy`` where ``x > 0``, else ``alpha * dy``: the gradient of ``leaky_relu``."""
+    return execute(_leaky_relu_grad_op, (dy, x), {"alpha": float(alpha)})
+
+
 def _sparse_xent(be: Any, logits: Any, labels: Any) -> tuple[Any, Any]:
     """(loss, softmax): ``logsumexp(x) - x[label]`` per example, NaN where a label is out
     of range, and ``softmax(x)``. Labels in host memory are checked by the caller first;

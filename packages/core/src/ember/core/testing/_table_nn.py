@@ -376,6 +376,11 @@ def _activations() -> list[OpSpec]:
             x > 0, x, alpha * x), (case("default", args(arr(3, 4))),
                                    case("alpha", args(arr(5)), alpha=0.01)),
                FLOATS, True, (0,), lambda T, x, alpha=0.2: T.nn.functional.leaky_relu(x, alpha)),
+        OpSpec("leaky_relu_grad", define_nn.leaky_relu_grad,
+               lambda dy, x, alpha: np.where(x > 0, dy, alpha * dy), (
+                   case("matrix", args(arr(3, 4), arr(3, 4)), alpha=0.2),
+                   case("broadcast", args(arr(3, 4), arr(4)), alpha=0.01)),
+               FLOATS, True, (0, 1)),
         u("nn_ops.elu", nn.elu, lambda x: np.where(x > 0, x, np.expm1(x)), torch=f + "elu"),
         u("nn_ops.selu", nn.selu, _selu, torch=f + "selu"),
         u("nn_ops.gelu", nn.gelu, lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),

@@ -18,6 +18,18 @@ reg("relu")(lambda op, dy: run_op(REGISTRY["activation_grad"], (dy, op.output),
                                   {"activation": "relu"}))
 
 
+_LEAKY_GRAD = REGISTRY["leaky_relu_grad"]
+reg("leaky_relu")(lambda op, dy: run_op(_LEAKY_GRAD, (dy, op.inputs[0]), op.attrs))
+
+
+@reg("leaky_relu_grad")
+def _leaky_relu_grad(op: OpContext, g: Any) -> Gradients:
+    """Linear in ``dy``; piecewise constant in ``x``: zeros, connected (TensorFlow's
+    LeakyReluGrad gives its features' gradient as zeros, not None)."""
+    x = op.inputs[1]
+    return run_op(_LEAKY_GRAD, (g, x), op.attrs), em.zeros_like(x)
+
+
 @reg("sparse_softmax_xent")
 def _sparse_xent(op: OpContext, dy: Any) -> Gradients:
     """d(logits) = dloss * (softmax - onehot(labels)), from the saved softmax; a gradient

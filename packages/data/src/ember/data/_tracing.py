@@ -1,0 +1,24 @@
+"""How an iterator tells graph mode that it hands a traced function values.
+
+``for x in dataset`` inside a ``graph.function`` runs in Python: a replay would reuse the
+elements the traced call saw (a stale batch, silently). ember.data does not import
+ember-core; where core is loaded, each element taken from an ``Iterator`` is reported to
+its active tracers (``ember.core.recording.notify_host_input``), which then run that
+function eagerly instead of replaying it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_WHAT = ("an ember.data iterator's next element (iterate outside the function and pass "
+         "each element as an argument)")
+
+
+def tell_tracers() -> None:
+    """Report an element being taken to core's active tracers, if core is loaded."""
+    rec = sys.modules.get("ember.core.recording")
+    if rec is not None:
+        notify = getattr(rec, "notify_host_input", None)
+        if notify is not None:
+            notify(_WHAT)
