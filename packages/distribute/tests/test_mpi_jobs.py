@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -91,3 +92,18 @@ def test_a_rank_that_hangs_is_named_and_the_job_aborted(tmp_path):
     assert time.monotonic() - start < 100
     assert "CommunicationTimeout: DistributedOptimizer.apply_gradients: rank 0 of 2 waited 3 s" \
         in r.stderr
+
+
+def test_a_traced_step_that_averages_gradients_allreduces_every_call():
+    """A replay skipped the allreduce (its result was frozen into the trace) whenever a
+    rank's gradient repeated: that rank re-applied an old average and the ranks drifted.
+    The step now runs eagerly (warned), and every call averages."""
+    prog = pathlib.Path(__file__).parent / "programs" / "traced_allreduce.py"
+    r = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(prog)], capture_output=True,
+                       text=True, timeout=180, env=ENV)
+    assert r.returncode == 0, r.stderr
+    # (the ranks' lines may interleave in the shared stdout)
+    lines = sorted(re.findall(r"rank \d grads \[[^\]]*\] w \S+ warned (?:True|False)",
+                              r.stdout))
+    want = "grads [0.5, 1.0, 1.5, 2.5, 3.5] w -8.0 warned True"
+    assert lines == [f"rank 0 {want}", f"rank 1 {want}"], r.stdout + r.stderr

@@ -10,6 +10,7 @@ doing and raises on every rank when they do not, and gives up with
 :class:`CommunicationTimeout` rather than waiting forever for a rank that died.
 """
 
+from . import callbacks
 from ._broadcast import broadcast_object_values, broadcast_variables
 from ._chief import chief_logdir, chief_only, restore_latest
 from ._collectives import allgather, allreduce, broadcast
@@ -25,6 +26,7 @@ __all__ = [
     "DistributedOptimizer",
     "RankMismatchError",
     "allgather",
+    "callbacks",
     "allreduce",
     "barrier",
     "broadcast",

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ember.core import recording
+
 from ._errors import RankMismatchError
 
 _MSG = 512
@@ -30,6 +32,10 @@ def agree(comm: Any, what: str, description: str, extra: Any = None) -> np.ndarr
         description = f"{description} extras={len(extras)}"
     h = zlib.crc32(description.encode()) & 0xFFFFFF
     if comm.size > 1:
+        # inside a graph.function: a replay would reuse this call's result and skip the
+        # collective, so this rank would fall out of step with the others (silently)
+        recording.notify_host_input(f"the result of a collective with the other ranks "
+                                    f"({what})")
         msg = np.array([h, h * h], np.int64)
         comm.allreduce(msg, msg, "sum", what)
         s, s2 = int(msg[0]), int(msg[1])

@@ -98,7 +98,9 @@ class GradientReducer:
 
 def DistributedOptimizer(optimizer: Any, *, op: str = "mean",
                          fusion_threshold_bytes: int = DEFAULT_FUSION_BYTES,
-                         broadcast_on_first_step: bool = True) -> Any:
+                         broadcast_on_first_step: bool = True,
+                         backward_passes_per_step: int = 1,
+                         average_aggregated_gradients: bool = False) -> Any:
     """Wrap any optimizer so that gradients are averaged over the ranks before they apply.
 
     The wrapper has the optimizer's methods and attributes, and checkpoints under the same
@@ -112,6 +114,10 @@ def DistributedOptimizer(optimizer: Any, *, op: str = "mean",
         fusion_threshold_bytes: the largest fused buffer (0: one allreduce per gradient).
         broadcast_on_first_step: before the first update, copy rank 0's values into every
             variable being updated, so that ranks that initialised differently agree.
+        backward_passes_per_step: Horovod's local gradient accumulation; only 1 (every
+            ``apply_gradients`` averages and applies), anything else is refused.
+        average_aggregated_gradients: Horovod's; it matters only for accumulated
+            gradients, so with ``backward_passes_per_step=1`` either value means the same.
 
     Examples:
         >>> import ember.core as em
@@ -131,6 +137,13 @@ def DistributedOptimizer(optimizer: Any, *, op: str = "mean",
     if not callable(getattr(optimizer, "apply_gradients", None)):
         raise TypeError("DistributedOptimizer: optimizer must have an apply_gradients method, "
                         f"got {type(optimizer).__name__}")
+    if backward_passes_per_step != 1 or isinstance(backward_passes_per_step, bool):
+        raise ValueError(f"DistributedOptimizer: backward_passes_per_step="
+                         f"{backward_passes_per_step!r} (local gradient accumulation) is not "
+                         "supported; only 1")
+    if not isinstance(average_aggregated_gradients, bool):
+        raise TypeError(f"DistributedOptimizer: average_aggregated_gradients must be a bool, "
+                        f"got {average_aggregated_gradients!r}")
     inner_type = type(optimizer)
     ns = {name: _delegate(name) for name in _PROTOCOL if hasattr(inner_type, name)}
     cls = type(f"Distributed{inner_type.__name__}", (_DistributedOptimizer,), ns)
@@ -188,6 +201,19 @@ class _DistributedOptimizer:
 
     def __repr__(self) -> str:
         return f"DistributedOptimizer({self._optimizer!r})"
+
+    # The wrapper stands for the optimizer it wraps where code inspects it: Horovod's
+    # wrapper is a subclass of the optimizer's class, so code that checks for an optimizer
+    # (``Model.compile``) takes it, and code that reads an optimizer's state (ember.nn's
+    # saving: a model compiled with the wrapper saves the wrapped optimizer, which loads
+    # back as itself) sees the wrapped one's. ``type()`` still tells the wrapper.
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return type(object.__getattribute__(self, "_optimizer"))
+
+    @property  # type: ignore[misc]
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        return object.__getattribute__(self, "_optimizer").__dict__  # type: ignore[no-any-return]
 
     def apply_gradients(self, grads_and_vars: Any, *args: Any, **kwargs: Any) -> Any:
         """Average the gradients over the ranks, then apply them with the wrapped optimizer."""

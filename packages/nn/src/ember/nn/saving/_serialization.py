@@ -94,7 +94,7 @@ def _serialize(obj: Any, depth: int) -> Any:
                         f"{type(inner).__name__}")
     inner = {str(k): _serialize(v, depth + 1) for k, v in inner.items()}
     kind = _registry.builtin_kind_of(obj)
-    cls = type(obj)
+    cls = obj.__class__  # (a wrapper that stands for its class, e.g. a DistributedOptimizer)
     if kind is not None:
         config = {"module": _saved_module(kind, cls),
                   "class_name": _registry.saved_class_name(kind, cls),
