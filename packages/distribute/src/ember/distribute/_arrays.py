@@ -32,8 +32,8 @@ def host_view(x: Any, what: str, arg: str = "x") -> tuple[np.ndarray, Any]:
         return x, _same
     if isinstance(x, (list, tuple, int, float, bool, np.generic)):
         x = em.convert_to_tensor(x)
-    if isinstance(x, (em.Tensor, em.Variable)):
-        return np.asarray(x.numpy()), _back_to(x.device)
+    if isinstance(x, (em.Tensor, em.Variable)):  # (a read-only view on the CPU: no copy)
+        return np.asarray(x), _back_to(x.device)
     raise TypeError(f"{what}: {arg} must be a Tensor, Variable, numpy array or number, "
                     f"got {type(x).__name__}")
 

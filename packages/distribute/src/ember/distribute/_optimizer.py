@@ -52,7 +52,7 @@ class GradientReducer:
             if g is None:
                 a = np.zeros(v.shape, np.dtype(v.dtype))
             else:
-                a = np.asarray(g.numpy() if hasattr(g, "numpy") else g)
+                a = np.asarray(g)  # a tensor's read-only view on the CPU: fused, not written
                 if a.shape != tuple(v.shape):
                     raise ValueError(f"{self.what}: gradient {i} has shape {list(a.shape)}, its "
                                      f"variable {list(v.shape)}")
