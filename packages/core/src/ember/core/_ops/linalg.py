@@ -97,10 +97,14 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
 
 
 def einsum(equation: str, *inputs: Any, name: str | None = None) -> Any:
-    """Einstein summation, e.g. ``einsum('bij,bjk->bik', x, y)`` (explicit ``->`` required)."""
+    """Einstein summation, e.g. ``einsum('bij,bjk->bik', x, y)``. Without ``->`` the output
+    is numpy's (and TensorFlow's) implicit one: the letters that appear once, in
+    alphabetical order, after any ``...`` (``'ij,jk'`` is ``'ij,jk->ik'``)."""
     eq = equation.replace(" ", "")
     if "->" not in eq:
-        raise InvalidArgumentError(f"einsum: give the output explicitly with '->' in {equation!r}")
+        letters = [c for c in eq if c.isalpha()]
+        once = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        eq = f"{eq}->{'...' if '...' in eq else ''}{once}"
     ins = eq.split("->")[0].split(",")
     if len(ins) != len(inputs):
         raise InvalidArgumentError(f"einsum: {equation!r} names {len(ins)} operands, "

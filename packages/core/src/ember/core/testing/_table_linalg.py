@@ -351,6 +351,13 @@ def _einsum() -> list[OpSpec]:
             case("batched_diagonal", args("bii,bi->b", arr(2, 3, 3), arr(2, 3))),
             case("broadcast_dim", args("ij,ij->i", arr(2, 3), arr(1, 3))),
         ), FLOATS, True, (1, 2), lambda T, eq, *xs: T.einsum(eq, *xs), **tol),
+        # no '->': numpy's implicit output (letters seen once, sorted, after any ...)
+        OpSpec("einsum.implicit", _la.einsum, np.einsum, (
+            case("matmul", args("ij,jk", arr(2, 3), arr(3, 4))),
+            case("transposed", args("ba,cb", arr(2, 3), arr(4, 2))),
+            case("full_sum", args("ij,ij", arr(2, 3), arr(2, 3))),
+            case("batched", args("...ij,jk", arr(2, 2, 3), arr(3, 2))),
+        ), FLOATS, True, (1, 2), lambda T, eq, *xs: T.einsum(eq, *xs), **tol),
     ]
 
 

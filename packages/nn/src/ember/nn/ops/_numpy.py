@@ -600,12 +600,7 @@ def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> em.Tensor:
     letters used once, in alphabetical order, after any ``...``)."""
     for k, v in kwargs.items():
         raise reject("einsum", k, v, "einsum takes no keyword arguments in ember")
-    eq = subscripts.replace(" ", "")
-    if "->" not in eq:
-        letters = eq.replace(",", "").replace(".", "")
-        once = sorted(c for c in set(letters) if letters.count(c) == 1)
-        eq = eq + "->" + ("..." if "..." in eq else "") + "".join(once)
-    return em.einsum(eq, *[tensor(o) for o in operands])
+    return em.einsum(subscripts, *[tensor(o) for o in operands])  # (em's is implicit too)
 
 
 # --- more of numpy's element-wise functions ----------------------------------------------
