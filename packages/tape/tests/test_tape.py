@@ -573,3 +573,20 @@ def test_second_derivative_through_leaky_relu_is_connected_zeros():
     h = outer.gradient(s, x)
     assert h is not None
     np.testing.assert_array_equal(h.numpy(), np.zeros(4, np.float32))
+
+
+def test_custom_gradient_returning_a_tensor_made_before_it_ran_is_a_new_tensor():
+    c = em.constant(3.0)
+
+    @tape.custom_gradient
+    def passthrough(x):
+        return c, lambda dy: dy * 0.0
+
+    x = em.constant(1.0)
+    with tape.GradientTape(persistent=True) as t:
+        t.watch([x, c])
+        out = passthrough(x)
+        other = c * 2.0
+    assert out is not c
+    assert float(t.gradient(other, c)) == 2.0  # the custom rule did not take c's other use
+    assert float(t.gradient(out, x)) == 0.0

@@ -41,8 +41,8 @@ from typing import Any
 from ._function import Function, functions_run_eagerly, run_functions_eagerly
 from ._spec import SignatureMismatchError, TensorSpec, flat_specs
 
-__all__ = ["Function", "SignatureMismatchError", "TensorSpec", "function", "functions_run_eagerly",
-           "run_functions_eagerly"]
+__all__ = ["Function", "SignatureMismatchError", "TensorSpec", "function",
+           "functions_run_eagerly", "run_functions_eagerly"]
 
 
 def function(fn: Callable[..., Any] | None = None, input_signature: Any = None, *,

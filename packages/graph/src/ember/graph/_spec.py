@@ -250,8 +250,9 @@ def _convert(fn_name: str, label: str, value: Any, spec: Any, where: str = "") -
         t = value if isinstance(value, (_Tensor, _Variable, np.ndarray)) else \
             _as_tensor(fn_name, label + where, value, spec)
         if not spec.is_compatible_with(t):
-            raise SignatureMismatchError(f"{fn_name}: {label}{where} does not match its input_signature: "
-                             f"expected {spec!r}, got {_describe(t)}")
+            raise SignatureMismatchError(
+                f"{fn_name}: {label}{where} does not match its input_signature: "
+                f"expected {spec!r}, got {_describe(t)}")
         return _as_tensor(fn_name, label + where, t, spec)
     if isinstance(spec, (list, tuple)):
         if not isinstance(value, (list, tuple)) or len(value) != len(spec):

@@ -42,24 +42,28 @@ class _VariableCollector:
 
     def __init__(self) -> None:
         self.variables: dict[int, Variable] = {}
+        self.made: set[int] = set()  # ids of the tensors f's ops made
+        self._keep: list[Any] = []  # (alive while the ids are compared)
 
     def record_op(self, op: Any, inputs: Any, attrs: Any, outputs: Any) -> None:
-        return None
+        self.made.update(id(o) for o in outputs)
+        self._keep.extend(outputs)
 
     def variable_read(self, variable: Variable, value: Tensor) -> None:
         if variable.trainable:
             self.variables.setdefault(id(variable), variable)
 
 
-def _fresh(outs: list[Tensor], inputs: tuple[Any, ...]) -> list[Tensor]:
-    """``outs`` with each output that is an input (``f`` returned its argument), or that
-    appears twice, replaced by a new tensor of the same value, as TensorFlow's identity
-    on every result: the tapes map the op's inputs to its outputs, so an output that *is*
-    its input would send the custom gradient to every other use of that input too."""
-    seen = {id(x) for x in inputs}
+def _fresh(outs: list[Tensor], made: set[int]) -> list[Tensor]:
+    """``outs`` with each output that ``f``'s own ops did not make (``f`` returned its
+    argument, or a tensor made before it ran), or that appears twice, replaced by a new
+    tensor of the same value, as TensorFlow's identity on every result: the tapes map the
+    op's inputs to its outputs, so an output that *is* an existing tensor would send the
+    custom gradient to every other use of that tensor too."""
+    seen: set[int] = set()
     fresh = []
     for o in outs:
-        if id(o) in seen:
+        if id(o) not in made or id(o) in seen:
             with extend.recording_to():  # tapes see only the op; tracers see the copy
                 o = em.identity(o)
         seen.add(id(o))
@@ -94,7 +98,14 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
         collector = _VariableCollector()
         with extend.recording_to(collector):  # f's own ops are not recorded
             result, grad_fn = f(*args, **kwargs)
-        outs = [o if isinstance(o, Tensor) else em.convert_to_tensor(o) for o in flatten(result)]
+        outs = []
+        for o in flatten(result):
+            if not isinstance(o, Tensor):
+                fresh = not isinstance(o, Variable)  # a Python value: a new tensor, f's own
+                o = em.convert_to_tensor(o)  # (a variable's: the value it holds, an input)
+                if fresh:
+                    collector.made.add(id(o))
+            outs.append(o)
         if not extend.active_recorders():
             return result
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable))]
@@ -127,7 +138,7 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
             return tuple(pick(grad_fn(dys_packed)))
 
         inputs = tuple(tensor_args + var_values)
-        outs = _fresh(outs, inputs)
+        outs = _fresh(outs, collector.made)
         extend.notify_op(CUSTOM_GRADIENT_OP, inputs, {"grad_fn": rule}, tuple(outs))
         return pack_as(result, outs)
 
