@@ -148,7 +148,12 @@ def test_csv(tmp_path):
     ds = CsvDataset(str(p), [0.0, np.int32, ""], header=True)
     rows = list(ds)
     assert rows[0] == (1.5, 2, "a,b") and rows[1] == (0.0, 3, "c")
-    assert rows[0][1].dtype == np.int32 and rows[0][0].dtype == np.float64
+    # a Python float default types its column float32, as TensorFlow's (it was float64)
+    assert rows[0][1].dtype == np.int32 and rows[0][0].dtype == np.float32
+    ints = CsvDataset(str(p), [0.0, 999], header=True, select_cols=[0, 1])
+    assert [x.dtype for x in next(iter(ints))] == [np.float32, np.int32]
+    wide = CsvDataset(str(p), [np.float64], header=True, select_cols=[0])  # asked for
+    assert next(iter(wide))[0].dtype == np.float64
     sel = CsvDataset(str(p), [np.float32], header=True, select_cols=[1])
     assert as_list(sel.batch(2)) == [([2.0, 3.0],)]
 

@@ -29,6 +29,8 @@ PIPELINES = {
     "unbatch_padded": lambda: Dataset.range(1, 40).map(lambda n: np.arange(n % 5))
     .padded_batch(4).unbatch(),
     "window": lambda: Dataset.range(60).window(5, shift=2).flat_map(lambda w: w.batch(5)),
+    "window_stride": lambda: Dataset.range(60).window(4, shift=3, stride=2).flat_map(
+        lambda w: w.batch(4)),
     "interleave": lambda: Dataset.range(8).interleave(
         lambda i: Dataset.range(i * 100, i * 100 + (i % 4) + 2).shuffle(3, seed=int(i)),
         cycle_length=3, block_length=2),

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 from ember_data_testutil import as_list
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -78,6 +79,24 @@ def test_reshuffle_each_iteration():
     ds = Dataset.from_tensor_slices(x).shuffle(200, seed=1, reshuffle_each_iteration=False)
     assert as_list(ds) == as_list(ds)
     assert as_list(ds.repeat(2))[:200] == as_list(ds.repeat(2))[200:]
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_every_pass_over_anything_built_on_a_shuffle_reshuffles(indexed):
+    """TensorFlow reshuffles for every iterator made over what is built on the shuffle.
+    `for epoch ...: for b in ds.take(n)` made a new dataset each epoch whose passes were
+    counted from 0: every epoch saw the same order (a port of the tf.data guide found it)."""
+    src = Dataset.from_tensor_slices(np.arange(50)) if indexed else \
+        Dataset.from_generator(lambda: iter(range(50)))
+    ds = src.shuffle(50, seed=1)
+    takes = [as_list(ds.take(50)) for _ in range(3)]
+    maps = [as_list(ds.map(lambda x: x)) for _ in range(2)]
+    orders = takes + maps + [as_list(ds)]
+    assert all(sorted(o) == list(range(50)) for o in orders)
+    assert len({tuple(o) for o in orders}) == len(orders)  # six passes, six orders
+    # still repeatable: the same pipeline built again gives the same sequence of orders
+    ds2 = src.shuffle(50, seed=1)
+    assert [as_list(ds2.take(50)) for _ in range(3)] == takes
 
 
 def test_unseeded_shuffles_differ_but_are_permutations():

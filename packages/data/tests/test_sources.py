@@ -106,3 +106,17 @@ def test_len_unknown_and_infinite():
     with pytest.raises(TypeError, match="unknown"):
         len(Dataset.range(3).filter(lambda x: x > 0))
     assert Dataset.range(3).repeat().cardinality() == data.INFINITE_CARDINALITY
+
+
+def test_python_numbers_take_tensorflows_dtypes_numpy_arrays_keep_theirs():
+    """numpy made Python floats float64 and ints int64: a float64 pipeline nobody asked for
+    (a port of the tf.data guide found it). TensorFlow's: float32, and int32 where it fits."""
+    spec = lambda ds: ds.element_spec.dtype  # noqa: E731
+    assert spec(Dataset.from_tensor_slices([8, 3])) == np.int32
+    assert spec(Dataset.from_tensor_slices([[1.0, 2.0], [3.0, 4.0]])) == np.float32
+    assert spec(Dataset.from_tensor_slices([2**40, 1])) == np.int64  # does not fit int32
+    assert spec(Dataset.from_tensors(1.5)) == np.float32
+    assert spec(Dataset.range(3).map(lambda x: 0.5)) == np.float32
+    assert spec(Dataset.from_tensor_slices([True, False])) == np.bool_
+    assert spec(Dataset.from_tensor_slices(np.array([1.0, 2.0]))) == np.float64  # asked for
+    assert spec(Dataset.from_tensor_slices([np.float64(1.0)])) == np.float64

@@ -135,8 +135,15 @@ def test_window_and_flat_map():
     assert [as_list(w) for w in ds] == [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4], [4]]
     ds = Dataset.range(7).window(3, drop_remainder=True).flat_map(lambda w: w.batch(3))
     assert as_list(ds) == [[0, 1, 2], [3, 4, 5]]
+    # a window takes every stride-th input over (size - 1) * stride + 1 of them (TF's);
+    # this asserted [[0], [3]], the stride taken within only `size` inputs
     ds = Dataset.range(6).window(2, shift=3, stride=2)
-    assert [as_list(w) for w in ds] == [[0], [3]]
+    assert [as_list(w) for w in ds] == [[0, 2], [3, 5]]
+    ds = Dataset.range(7).window(3, 1, 2)
+    assert [as_list(w) for w in ds] == [[0, 2, 4], [1, 3, 5], [2, 4, 6], [3, 5], [4, 6], [5],
+                                        [6]]
+    ds = Dataset.range(7).window(3, 1, 2, drop_remainder=True)
+    assert [as_list(w) for w in ds] == [[0, 2, 4], [1, 3, 5], [2, 4, 6]]
 
 
 def test_interleave():

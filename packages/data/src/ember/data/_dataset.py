@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
+import threading
 from typing import Any
 
 from ._iterator import Iterator
@@ -10,6 +10,26 @@ from ._iterator import Iterator
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
+
+
+class _Passes:
+    """A count of passes (``iter()`` calls) over a pipeline; see ``Dataset._passes``."""
+
+    __slots__ = ("_lock", "_n")
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            n = self._n
+            self._n += 1
+            return n
+
+    def skip_past(self, epoch: int) -> None:
+        with self._lock:
+            self._n = max(self._n, epoch + 1)
 
 
 class Dataset:
@@ -26,7 +46,7 @@ class Dataset:
         [[0, 1, 2, 3], [4, 5]]
     """
 
-    _epochs: itertools.count | None = None
+    _epochs: _Passes | None = None
 
     # ----------------------------------------------------------------- protocol
     def _make_iterator(self, epoch: tuple):
@@ -74,16 +94,26 @@ class Dataset:
             raise TypeError("the dataset's length is unknown; use cardinality()")
         return n
 
+    def _passes(self) -> _Passes:
+        """The count of passes over this pipeline: a dataset built on one input
+        (``ds.take(n)``, ``ds.map(f)``, ``ds.batch(b)``) shares its input's, up to the
+        nearest shuffle (which counts its own), so every new pass over any of them
+        reshuffles, as TensorFlow's shuffle does for every iterator made over what is
+        built on it (``ds.take(n)``, a new dataset each time, began at pass 0 every time:
+        the same order every epoch)."""
+        passes = self.__dict__.get("_epochs")
+        if passes is None:
+            inp = self.__dict__.get("_input")
+            passes = inp._passes() if isinstance(inp, Dataset) else _Passes()
+            self._epochs = passes
+        return passes
+
     def _next_epoch(self) -> int:
-        epochs = self.__dict__.get("_epochs")
-        if epochs is None:
-            epochs = self._epochs = itertools.count()
-        return next(epochs)
+        return self._passes().next()
 
     def _note_epoch(self, epoch: int) -> None:
         """After restoring iteration ``epoch``, later ``iter()`` calls continue past it."""
-        nxt = self._next_epoch()
-        self._epochs = itertools.count(max(nxt, epoch + 1))
+        self._passes().skip_past(epoch)
 
     def __iter__(self) -> Iterator:
         return Iterator(self, self._next_epoch())

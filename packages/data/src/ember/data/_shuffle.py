@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dataset import Dataset
+from ._dataset import Dataset, _Passes
 from ._index_stream import _EMPTY, IndexedElementIterator, take_exact
 from ._iterator import _It, skip_n
 from ._seed import op_seed
@@ -191,6 +191,14 @@ class ShuffleDataset(Dataset):
 
     def _epoch(self, epoch):
         return tuple(epoch) if self._reshuffle else ()
+
+    def _passes(self):
+        """A shuffle counts its own passes (a new shuffle starts at pass 0, however often
+        its input was iterated before); the datasets built on it share the count."""
+        passes = self.__dict__.get("_epochs")
+        if passes is None:
+            passes = self._epochs = _Passes()
+        return passes
 
     def _indexed(self):
         up = self._input._indexed()

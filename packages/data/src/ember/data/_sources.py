@@ -12,9 +12,10 @@ from ._structure import TensorSpec, flatten, map_structure, pack_as, spec_of, to
 
 
 def _as_arrays(tensors):
-    """Leaves as numpy arrays; ember tensors come in through ``__array__``."""
+    """Leaves as numpy arrays (Python numbers in TensorFlow's dtypes: ``to_array``); ember
+    tensors come in through ``__array__``."""
     if isinstance(tensors, list):
-        tensors = np.asarray(tensors)
+        tensors = to_array(tensors)
     return map_structure(to_array, tensors)
 
 

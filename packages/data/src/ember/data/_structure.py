@@ -44,10 +44,32 @@ def map_structure(fn, x: Any) -> Any:
 
 
 def to_array(x: Any) -> np.ndarray:
-    """A leaf as a numpy array; bytes and str become 0-d object arrays (no NUL stripping)."""
+    """A leaf as a numpy array; bytes and str become 0-d object arrays (no NUL stripping).
+    Python numbers (and lists of them) take TensorFlow's dtypes, not numpy's: a float is
+    float32 and an int int32 (int64 if it does not fit), where numpy makes float64 and
+    int64 (a float64 pipeline nobody asked for, and a model computing in it)."""
     if isinstance(x, (bytes, str)):
         return np.array(x, dtype=object)
-    return np.asarray(x)
+    a = np.asarray(x)
+    if a.dtype.kind in "fi" and a.dtype.itemsize == 8 and _python_numbers(x):
+        if a.dtype.kind == "f":
+            return a.astype(np.float32)
+        if a.size == 0 or (a.min() >= -2**31 and a.max() < 2**31):
+            return a.astype(np.int32)
+    return a
+
+
+_PY_NUMBERS = (int, float)
+
+
+def _python_numbers(x: Any) -> bool:
+    """Whether ``x`` is a Python int or float, or a (nested) list of them (not numpy's)."""
+    t = type(x)
+    if t is int or t is float:
+        return True
+    if t is list:
+        return all(_python_numbers(v) for v in x)
+    return False
 
 
 @dataclass(frozen=True)

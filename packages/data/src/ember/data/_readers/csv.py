@@ -8,7 +8,7 @@ import numpy as np
 
 from .._dataset import Dataset
 from .._errors import DataFormatError
-from .._structure import TensorSpec
+from .._structure import TensorSpec, to_array
 from .text import _file_list, _LineIterator
 
 
@@ -19,7 +19,7 @@ def _column_type(default):
         return (dt if dt.kind != "U" else np.dtype(object)), None
     if isinstance(default, str):
         return np.dtype(object), default
-    return np.asarray(default).dtype, default
+    return to_array(default).dtype, default  # Python numbers: TF's int32 and float32
 
 
 _BOOLS = {"true": True, "1": True, "false": False, "0": False}

@@ -32,11 +32,14 @@ class _WindowIterator(_It):
             if self._pull():
                 self._buf.popleft()
                 self._discard -= 1
-        while len(self._buf) < self._size and not self._done:
+        # a window takes every stride-th of the (size - 1) * stride + 1 inputs from its
+        # start (TensorFlow's); it came out as the every stride-th of only `size` inputs
+        span = (self._size - 1) * self._stride + 1
+        while len(self._buf) < span and not self._done:
             self._pull()
-        if not self._buf or (self._drop and len(self._buf) < self._size):
+        items = [x for _, x in list(self._buf)[:span:self._stride]]
+        if not items or (self._drop and len(items) < self._size):
             raise StopIteration
-        items = [x for _, x in list(self._buf)[: self._size : self._stride]]
         drop = min(self._shift, len(self._buf))
         for _ in range(drop):
             self._buf.popleft()
