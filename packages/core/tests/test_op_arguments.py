@@ -188,3 +188,13 @@ def test_split_takes_a_numpy_integer_as_a_count(count):
     """np.int64(3) was read as the size list (3,) and refused: "sizes (3,) do not add up"."""
     parts = em.split(em.constant(np.arange(12.0).reshape(6, 2)), count)
     assert [p.shape for p in parts] == [(2, 2)] * 3
+
+
+def test_add_n_adds_a_list_and_names_a_shape_or_dtype_that_differs():
+    xs = [em.constant([1.0, 2.0]), em.constant([3.0, 4.0]), [5.0, 6.0]]
+    assert_array_equal(em.add_n(xs).numpy(), [9.0, 12.0])
+    with pytest.raises(em.InvalidArgumentError, match=r"add_n: inputs\[1\] is float32\[3\], "
+                                                      r"inputs\[0\] float32\[2\]"):
+        em.add_n([em.ones([2]), em.ones([3])])
+    with pytest.raises(em.InvalidArgumentError, match="non-empty list"):
+        em.add_n([])

@@ -79,6 +79,24 @@ def test_mode_auto_reads_the_quantity():
         nn.callbacks.EarlyStopping(mode="maximum")
 
 
+def test_mode_auto_knows_the_way_of_every_keras_metric_as_keras_3():
+    """Keras 3 reads each metric's direction; ember knew only accuracies, MAE and MSE, and
+    refused val_binary_crossentropy (the overfitting tutorial's monitor)."""
+    x = np.ones((4, 3), np.float32)
+    model = nn.Sequential([nn.layers.Dense(1, input_shape=(3,))])
+    M = nn.metrics
+    model.compile("sgd", nn.losses.BinaryCrossentropy(from_logits=True), metrics=[
+        M.BinaryCrossentropy(from_logits=True, name="binary_crossentropy"),
+        M.AUC(name="auc"), M.Precision(name="precision"), M.RootMeanSquaredError(name="rmse"),
+        M.MeanAbsolutePercentageError(name="mape")])
+    for monitor, op in (("val_binary_crossentropy", np.less), ("val_auc", np.greater),
+                        ("precision", np.greater), ("val_rmse", np.less), ("mape", np.less)):
+        stop = nn.callbacks.EarlyStopping(monitor=monitor)
+        model.fit(x, np.zeros((4, 1)), epochs=1, verbose=0, callbacks=[stop],
+                  validation_data=(x, np.zeros((4, 1))))
+        assert stop.monitor_op is op, monitor
+
+
 @pytest.mark.parametrize("restore", [True, False])
 def test_restore_best_weights_puts_back_the_best_epochs_weights(restore):
     values = [3.0, 1.0, 2.0, 2.5, 4.0]  # best at epoch 1; never stops (patience 10)

@@ -70,6 +70,17 @@ def test_a_schedule_on_a_step_tensor_is_keras_float32_on_the_device(name):
     np.testing.assert_allclose([schedule(s) for s in STEPS], keras, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("name", sorted(KERAS))
+def test_a_schedule_of_an_array_of_steps_gives_each_steps_rate(name):
+    """Keras's schedules take an array of steps (the overfitting tutorial plots one over
+    np.linspace); ember's refused it ("only 0-dimensional arrays")."""
+    schedule, keras = KERAS[name]
+    for steps in (np.array(STEPS), list(STEPS)):
+        rates = schedule(steps)
+        assert isinstance(rates, em.Tensor) and rates.dtype == em.float32
+        np.testing.assert_allclose(rates.numpy(), keras, rtol=1e-6, atol=1e-12)
+
+
 def _model_and_step(schedule, optimizer=None):
     rng = np.random.default_rng(0)
     model = nn.Sequential([nn.layers.Dense(4, input_shape=(3,))])

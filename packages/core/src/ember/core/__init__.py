@@ -92,6 +92,7 @@ from ._ops.linalg import (
 from ._ops.math import (
     abs,
     add,
+    add_n,
     atan2,
     bitwise_and,
     bitwise_or,
@@ -228,7 +229,7 @@ __all__ = [
     "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu",
     "reshape", "reverse", "right_shift", "round", "rsqrt", "scatter_nd", "set_num_threads",
     "shape", "sigmoid", "sign", "sin", "size", "slice", "softplus", "sort", "split", "sqrt",
-    "square", "squared_difference", "squeeze", "stack", "std", "stop_gradient", "subtract",
+    "add_n", "square", "squared_difference", "squeeze", "stack", "std", "stop_gradient", "subtract",
     "take_along_axis", "tan", "tanh", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
     "tensordot", "tile", "top_k", "transpose", "truediv", "uint8", "uint16", "uint32", "uint64",
     "unstack", "variance", "where", "zeros", "zeros_like",

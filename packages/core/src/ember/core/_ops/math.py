@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtypes
 from .._errors import DTypeError, InvalidArgumentError
 from .._registry import execute, register
+from .._tensor import Tensor
 from . import _args
 from ._define import binary, to_float, unary
 
@@ -295,6 +296,25 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Any:
     """Clamp ``t`` to ``[clip_value_min, clip_value_max]`` element-wise."""
     return minimum(maximum(t, clip_value_min), clip_value_max)
+
+
+def add_n(inputs: Any, name: str | None = None) -> Any:
+    """The element-wise sum of a list of tensors of one shape and dtype (TensorFlow's
+    ``add_n``; no broadcasting: a shape that differs is an error naming both)."""
+    if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)) or not inputs:
+        raise InvalidArgumentError(f"add_n: inputs must be a non-empty list of tensors, "
+                                   f"got {type(inputs).__name__}")
+    xs = [_args.tensor(x) for x in inputs]
+    for i, x in enumerate(xs[1:], 1):
+        if x.shape != xs[0].shape or x.dtype != xs[0].dtype:
+            raise InvalidArgumentError(
+                f"add_n: inputs[{i}] is {x.dtype.name}{list(x.shape)}, inputs[0] "
+                f"{xs[0].dtype.name}{list(xs[0].shape)}; add_n adds tensors of one shape "
+                "and dtype")
+    total = xs[0] if len(xs) > 1 else identity(xs[0])
+    for x in xs[1:]:
+        total = add(total, x)
+    return total
 
 
 def squared_difference(x: Any, y: Any, name: str | None = None) -> Any:

@@ -138,6 +138,10 @@ def _binaries() -> list[OpSpec]:
         b("atan2", m.atan2, lambda y, x: np.arctan2(_f(y), _f(x)), torch="atan2"),
         b("squared_difference", m.squared_difference, lambda x, y: np.square(x - y),
           dtypes=NUMERIC, py_scalar=weak(0.5)),
+        OpSpec("add_n", lambda *xs: m.add_n(list(xs)), lambda *xs: sum(xs[1:], xs[0]), (
+            case("three", args(arr(3, 4), arr(3, 4), arr(3, 4))),
+            case("one", args(arr(2))), case("scalars", args(arr(), arr()))),
+            NUMERIC, True, (0, 1, 2)),
         b("equal", m.equal, np.equal, dtypes=_ALL, torch="eq", **cmp),
         b("not_equal", m.not_equal, np.not_equal, dtypes=_ALL, torch="ne", **cmp),
         b("less", m.less, np.less, dtypes=NUMERIC, torch="lt", **cmp),

@@ -9,7 +9,7 @@ import numpy as np
 from .._dataset import Dataset
 from .._errors import DataFormatError
 from .._structure import TensorSpec, to_array
-from .text import _file_list, _LineIterator
+from .text import _file_list, _LineIterator, compression
 
 
 def _column_type(default):
@@ -48,6 +48,7 @@ class CsvDataset(Dataset):
         header: skip the first line of each file.
         field_delim: the delimiter.
         select_cols: indices of the columns to keep (default: all).
+        compression_type: None or "" for plain files, "GZIP" for gzip-compressed ones.
 
     Examples:
         >>> import os, tempfile
@@ -59,8 +60,9 @@ class CsvDataset(Dataset):
     """
 
     def __init__(self, filenames, record_defaults, header: bool = False, field_delim: str = ",",
-                 select_cols=None):
+                 select_cols=None, compression_type=None):
         self._files = _file_list(filenames)
+        self._compression = compression("CsvDataset", compression_type)
         self._types = [_column_type(d) for d in record_defaults]
         self._header, self._delim = bool(header), field_delim
         self._cols = None if select_cols is None else [int(c) for c in select_cols]
@@ -102,7 +104,8 @@ class CsvDataset(Dataset):
         return tuple(out)
 
     def _make_iterator(self, epoch):
-        return _LineIterator(self._files, int(self._header), self._parse)
+        return _LineIterator(self._files, int(self._header), self._parse,
+                             compression=self._compression)
 
     def _compute_spec(self):
         return tuple(TensorSpec((), dt) for dt, _ in self._types)

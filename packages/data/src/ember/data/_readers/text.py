@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from typing import BinaryIO
 
@@ -12,9 +13,20 @@ from .._state import StateError
 from .._structure import TensorSpec
 
 
+def compression(owner: str, compression_type) -> str | None:
+    """TensorFlow's ``compression_type`` of text files: None or "" (plain), or "GZIP"."""
+    if compression_type in (None, ""):
+        return None
+    if compression_type == "GZIP":
+        return "GZIP"
+    raise ValueError(f"{owner}: compression_type must be None, '' or 'GZIP', got "
+                     f"{compression_type!r}")
+
+
 class _LineIterator(_It):
-    def __init__(self, files, skip_header: int, transform=None):
+    def __init__(self, files, skip_header: int, transform=None, compression=None):
         self._files, self._skip_header, self._transform = files, skip_header, transform
+        self._compression = compression
         self._file, self._offset, self._line = 0, 0, 0
         self._f: BinaryIO | None = None
 
@@ -24,8 +36,11 @@ class _LineIterator(_It):
             path = self._files[self._file]
             f = self._f
             if f is None:
-                f = self._f = open(path, "rb")
-                f.seek(self._offset)
+                # (a gzip file's offsets count uncompressed bytes; its seek reads up to them)
+                f = self._f = gzip.open(path, "rb") if self._compression else open(path, "rb")
+                if f.seek(self._offset) != self._offset or f.tell() != self._offset:
+                    raise StateError(f"iterator state: offset {self._offset} lies past the "
+                                     f"end of {path} (a state saved for another file?)")
                 while self._line < self._skip_header and f.readline():
                     self._line += 1
             raw = f.readline()
@@ -56,7 +71,8 @@ class _LineIterator(_It):
         return {"file": self._file, "offset": self._offset, "line": self._line}
 
     def set_state(self, state):
-        self._file, self._offset, self._line = _file_position(state, self._files)
+        self._file, self._offset, self._line = _file_position(
+            state, self._files, check_size=self._compression is None)
         self._line = state.integer("line")
 
 
@@ -68,7 +84,10 @@ def _file_position(state, files, check_size: bool = True):
     """
     index = state.integer("file", high=len(files))
     offset = state.integer("offset")
-    if index < len(files) and check_size:
+    if index < len(files) and not check_size:  # (a compressed file: checked on reading)
+        if offset < 0:
+            state.check_in("offset", offset, 0, 2**63 - 1)
+    elif index < len(files):
         try:
             size = os.path.getsize(files[index])
         except OSError as e:
@@ -87,14 +106,16 @@ def _file_list(filenames):
 
 
 class TextLineDataset(Dataset):
-    """Lines of one or more text files (UTF-8), as ``str`` without the line ending."""
+    """Lines of one or more text files (UTF-8), as ``str`` without the line ending;
+    ``compression_type="GZIP"`` reads gzip-compressed files (TensorFlow's)."""
 
-    def __init__(self, filenames, skip_header_lines: int = 0):
+    def __init__(self, filenames, skip_header_lines: int = 0, compression_type=None):
         self._files = _file_list(filenames)
         self._skip = int(skip_header_lines)
+        self._compression = compression("TextLineDataset", compression_type)
 
     def _make_iterator(self, epoch):
-        return _LineIterator(self._files, self._skip)
+        return _LineIterator(self._files, self._skip, compression=self._compression)
 
     def _compute_spec(self):
         return TensorSpec((), object)

@@ -12,14 +12,24 @@ import numpy as np
 
 import ember.core as em
 
-from .. import metrics as _metrics
 from ..optimizers.schedules import LearningRateSchedule
 from ._base import Callback
 
-# metrics whose value is better when higher; the loss and error metrics are better lower
-_UP = (_metrics.Accuracy, _metrics.BinaryAccuracy, _metrics.CategoricalAccuracy,
-       _metrics.SparseCategoricalAccuracy, _metrics._KerasAccuracy)
-_DOWN = (_metrics.MeanAbsoluteError, _metrics.MeanSquaredError)
+# which way each metric class improves: Keras 3.15's ``_direction`` of its metrics (read
+# from Keras itself), by class name, so a subclass inherits its base's; a metric's own
+# ``_direction`` attribute ("up" or "down", as a Keras metric sets it) comes first
+_UP = frozenset({
+    "AUC", "Accuracy", "BinaryAccuracy", "BinaryIoU", "CategoricalAccuracy",
+    "ConcordanceCorrelation", "CosineSimilarity", "F1Score", "FBetaScore", "IoU", "MeanIoU",
+    "OneHotIoU", "OneHotMeanIoU", "PearsonCorrelation", "Precision", "PrecisionAtRecall",
+    "R2Score", "Recall", "RecallAtPrecision", "SensitivityAtSpecificity",
+    "SparseCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "SpecificityAtSensitivity",
+    "TopKCategoricalAccuracy", "_KerasAccuracy"})
+_DOWN = frozenset({
+    "BinaryCrossentropy", "CategoricalCrossentropy", "CategoricalHinge", "Hinge",
+    "KLDivergence", "LogCoshError", "MeanAbsoluteError", "MeanAbsolutePercentageError",
+    "MeanSquaredError", "MeanSquaredLogarithmicError", "Poisson", "RootMeanSquaredError",
+    "SparseCategoricalCrossentropy", "SquaredHinge"})
 
 
 class MonitorCallback(Callback):
@@ -77,10 +87,14 @@ def _direction(model: Any, monitor: str) -> str | None:
         return "min"
     for m in getattr(model, "metrics", []):
         if m.name == name:
-            if isinstance(m, _UP):
-                return "max"
-            if isinstance(m, _DOWN):
-                return "min"
+            own = getattr(m, "_direction", None)
+            if own in ("up", "down"):
+                return "max" if own == "up" else "min"
+            for cls in type(m).__mro__:
+                if cls.__name__ in _UP and cls.__module__.startswith("ember.nn"):
+                    return "max"
+                if cls.__name__ in _DOWN and cls.__module__.startswith("ember.nn"):
+                    return "min"
     return None
 
 

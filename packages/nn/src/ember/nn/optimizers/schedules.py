@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 import ember.core as em
 
 __all__ = ["CosineDecay", "CosineDecayRestarts", "ExponentialDecay", "InverseTimeDecay",
@@ -64,6 +66,7 @@ class LearningRateSchedule:
     step as a float (a Python float, or a float32 tensor)."""
 
     def __call__(self, step: Any) -> Any:
+        step = _steps_array(step)
         if isinstance(step, (em.Tensor, em.Variable)):
             value = step.value() if isinstance(step, em.Variable) else step
             return self._rate(_DEVICE, em.cast(value, em.float32))
@@ -81,6 +84,15 @@ class LearningRateSchedule:
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Any:
         return cls(**config)
+
+
+def _steps_array(step: Any) -> Any:
+    """An array (or list) of steps as a tensor, so a schedule gives the rate at each (as
+    Keras's, which plots a schedule over ``np.linspace`` of steps); other steps as they
+    are."""
+    if isinstance(step, list) or (isinstance(step, np.ndarray) and step.ndim > 0):
+        return em.constant(np.asarray(step, np.float32))
+    return step
 
 
 def _positive(owner: str, name: str, value: Any) -> None:
@@ -189,6 +201,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
                 "name": self.name}
 
     def __call__(self, step: Any) -> Any:
+        step = _steps_array(step)
         if isinstance(step, (em.Tensor, em.Variable)):
             value = step.value() if isinstance(step, em.Variable) else step
             out = em.cast(em.zeros_like(value), em.float32) + float(self.values[-1])
