@@ -140,8 +140,9 @@ def _binaries() -> list[OpSpec]:
           dtypes=NUMERIC, py_scalar=weak(0.5)),
         OpSpec("add_n", lambda *xs: m.add_n(list(xs)), lambda *xs: sum(xs[1:], xs[0]), (
             case("three", args(arr(3, 4), arr(3, 4), arr(3, 4))),
-            case("one", args(arr(2))), case("scalars", args(arr(), arr()))),
-            NUMERIC, True, (0, 1, 2)),
+            case("scalars", args(arr(), arr(), arr()))), NUMERIC, True, (0, 1, 2)),
+        OpSpec("add_n.one", lambda x: m.add_n([x]), lambda x: x, (
+            case("one", args(arr(2))),), NUMERIC, True, (0,)),
         b("equal", m.equal, np.equal, dtypes=_ALL, torch="eq", **cmp),
         b("not_equal", m.not_equal, np.not_equal, dtypes=_ALL, torch="ne", **cmp),
         b("less", m.less, np.less, dtypes=NUMERIC, torch="lt", **cmp),
