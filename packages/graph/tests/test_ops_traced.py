@@ -77,6 +77,7 @@ _VALUE_SHAPES = {"boolean_mask", "where_indices"}
 _B, _S = "cuBLAS", "cuSOLVER"
 _LIBRARY_CALLS = {
     "einsum": ("einsum", _B), "einsum.ellipsis": ("einsum", _B),
+    "einsum.implicit": ("einsum", _B),
     # LU of small matrices: cuBLAS getrfBatched; the rest cuSOLVER
     "linalg.det": ("matrix_determinant", _B), "linalg.slogdet": ("log_matrix_determinant", _B),
     "linalg.slogdet.log_abs_determinant": ("log_matrix_determinant", _B),
