@@ -47,6 +47,7 @@ class Dataset:
     """
 
     _epochs: _Passes | None = None
+    _counts_own_passes = False  # (a shuffle's is its own: see _passes)
 
     # ----------------------------------------------------------------- protocol
     def _make_iterator(self, epoch: tuple):
@@ -103,7 +104,7 @@ class Dataset:
         the same order every epoch)."""
         passes = self.__dict__.get("_epochs")
         if passes is None:
-            inp = self.__dict__.get("_input")
+            inp = None if self._counts_own_passes else self.__dict__.get("_input")
             passes = inp._passes() if isinstance(inp, Dataset) else _Passes()
             self._epochs = passes
         return passes

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dataset import Dataset, _Passes
+from ._dataset import Dataset
 from ._index_stream import _EMPTY, IndexedElementIterator, take_exact
 from ._iterator import _It, skip_n
 from ._seed import op_seed
@@ -181,6 +181,10 @@ class _ShuffleIterator(_It):
 
 
 class ShuffleDataset(Dataset):
+    # a new shuffle starts at pass 0, however often its input was iterated before; the
+    # datasets built on it share its count (Dataset._passes)
+    _counts_own_passes = True
+
     def __init__(self, input_ds: Dataset, buffer_size: int, seed, reshuffle: bool):
         buffer_size = int(buffer_size)
         if buffer_size < 1:
@@ -191,14 +195,6 @@ class ShuffleDataset(Dataset):
 
     def _epoch(self, epoch):
         return tuple(epoch) if self._reshuffle else ()
-
-    def _passes(self):
-        """A shuffle counts its own passes (a new shuffle starts at pass 0, however often
-        its input was iterated before); the datasets built on it share the count."""
-        passes = self.__dict__.get("_epochs")
-        if passes is None:
-            passes = self._epochs = _Passes()
-        return passes
 
     def _indexed(self):
         up = self._input._indexed()

@@ -59,9 +59,6 @@ def to_array(x: Any) -> np.ndarray:
     return a
 
 
-_PY_NUMBERS = (int, float)
-
-
 def _python_numbers(x: Any) -> bool:
     """Whether ``x`` is a Python int or float, or a (nested) list of them (not numpy's)."""
     t = type(x)

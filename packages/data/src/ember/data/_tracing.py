@@ -15,10 +15,15 @@ _WHAT = ("an ember.data iterator's next element (iterate outside the function an
          "each element as an argument)")
 
 
+_NOTIFY: list = []  # core's notify_host_input, once core is loaded (looked up per element)
+
+
 def tell_tracers() -> None:
     """Report an element being taken to core's active tracers, if core is loaded."""
-    rec = sys.modules.get("ember.core.recording")
-    if rec is not None:
-        notify = getattr(rec, "notify_host_input", None)
-        if notify is not None:
-            notify(_WHAT)
+    if not _NOTIFY:
+        rec = sys.modules.get("ember.core.recording")
+        notify = getattr(rec, "notify_host_input", None) if rec is not None else None
+        if notify is None:
+            return
+        _NOTIFY.append(notify)
+    _NOTIFY[0](_WHAT)

@@ -84,18 +84,16 @@ def _file_position(state, files, check_size: bool = True):
     """
     index = state.integer("file", high=len(files))
     offset = state.integer("offset")
-    if index < len(files) and not check_size:  # (a compressed file: checked on reading)
-        if offset < 0:
-            state.check_in("offset", offset, 0, 2**63 - 1)
-    elif index < len(files):
+    if index == len(files):  # past the last file: nothing to point into
+        if offset:
+            state.check_in("offset", offset, 0, 0)
+    elif check_size:  # (a compressed file's offset is checked on reading: _LineIterator)
         try:
             size = os.path.getsize(files[index])
         except OSError as e:
             raise StateError(f"iterator state: field {state.path}.file points at "
                              f"{files[index]}, which cannot be read: {e}") from e
         state.check_in("offset", offset, 0, size)
-    elif offset:
-        state.check_in("offset", offset, 0, 0)
     return index, offset, 0
 
 
