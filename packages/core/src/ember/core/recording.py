@@ -57,9 +57,10 @@ _active: contextvars.ContextVar[tuple[Recorder, ...]] = contextvars.ContextVar(
 _recorders = _active.get
 
 
-def active_recorders() -> tuple[Recorder, ...]:
-    """The recorders that will see the next op, innermost last."""
-    return _active.get()
+# The recorders that will see the next op, innermost last (a tuple, empty when nothing
+# records): the context variable's own ``get``, so a check per element (ember.data's
+# iterators) costs one C call.
+active_recorders: Callable[[], tuple[Recorder, ...]] = _active.get
 
 
 def push(recorder: Recorder) -> contextvars.Token[tuple[Recorder, ...]]:

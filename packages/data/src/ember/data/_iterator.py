@@ -12,8 +12,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from . import _tracing
 from ._state import State, StateError, as_state, transaction, wrap
-from ._tracing import tell_tracers
 
 _STATE_VERSION = 1
 MAX_EPOCH = 2**31 - 1  # epochs count iter() calls on one dataset
@@ -73,13 +73,13 @@ class Iterator:
         return self
 
     def __next__(self):
-        tell_tracers()  # inside a graph.function: a replay would freeze this element
+        if _tracing.recording():  # inside a graph.function: a replay would freeze it
+            _tracing.tell_tracers()
         return next(self._it)
 
     def get_next(self):
         """The next element (tf's ``iterator.get_next()``)."""
-        tell_tracers()
-        return next(self._it)
+        return self.__next__()
 
     def __checkpoint_state__(self) -> dict:
         return {"version": _STATE_VERSION, "epoch": self._epoch, "state": self._it.get_state()}

@@ -2,28 +2,38 @@
 
 ``for x in dataset`` inside a ``graph.function`` runs in Python: a replay would reuse the
 elements the traced call saw (a stale batch, silently). ember.data does not import
-ember-core; where core is loaded, each element taken from an ``Iterator`` is reported to
-its active tracers (``ember.core.recording.notify_host_input``), which then run that
-function eagerly instead of replaying it.
+ember-core; where core is loaded, each element taken from an ``Iterator`` while something
+records is reported to core's active tracers (``ember.core.recording.notify_host_input``),
+which then run that function eagerly instead of replaying it.
+
+Per element this costs one call of ``recording`` (core's ``active_recorders``, the
+context variable's own ``get``) once core is loaded, and a ``sys.modules`` lookup before.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 _WHAT = ("an ember.data iterator's next element (iterate outside the function and pass "
          "each element as an argument)")
 
 
-_NOTIFY: list = []  # core's notify_host_input, once core is loaded (looked up per element)
+def _before_core() -> Any:
+    rec = sys.modules.get("ember.core.recording")
+    get = getattr(rec, "active_recorders", None) if rec is not None else None
+    if get is None:
+        return ()
+    global recording
+    recording = get  # from now on, the context variable's get itself
+    return get()
+
+
+# what records now (a non-empty tuple when something does); see the module docstring
+recording: Any = _before_core
 
 
 def tell_tracers() -> None:
-    """Report an element being taken to core's active tracers, if core is loaded."""
-    if not _NOTIFY:
-        rec = sys.modules.get("ember.core.recording")
-        notify = getattr(rec, "notify_host_input", None) if rec is not None else None
-        if notify is None:
-            return
-        _NOTIFY.append(notify)
-    _NOTIFY[0](_WHAT)
+    """Report an element being taken to core's active tracers (called while something
+    records)."""
+    sys.modules["ember.core.recording"].notify_host_input(_WHAT)
