@@ -41,10 +41,7 @@ runs in Python while tracing and is guarded, so a new value retraces: train(num_
 tensor) and fizzbuzz trace twice where TF traces once, and the "Tracing ..." prints run
 once per element. 9. no tracing protocol (`__tf_tracing_type__`,
 tf.types.experimental.TraceType): ember ignores it and traces each new instance (silent);
-`__eq__`/`__hash__` by class stand in. 12. no tf.TensorArray (AttributeError): a list and
-em.stack stand in. 13. no tf.py_function (AttributeError): its Python runs only while
-tracing. 14. no tf.init_scope (AttributeError): the one-off work moves out of the traced
-function. 15. a tensor leaked out of a traced function is the tracing call's concrete
+`__eq__`/`__hash__` by class stand in. 15. a tensor leaked out of a traced function is the tracing call's concrete
 value (silent: x.numpy() gives 2, stale after replays, and captures_leaked_tensor returns
 4, where TF raises AttributeError and TypeError). 16. (deliberate, graphs.md: a traced
 function called while tracing runs eagerly) a recursive traced function works and returns
@@ -56,7 +53,10 @@ permissive). Also (no upstream line): a traced function that takes an ember.data
 iterator's element on the host (`for x in dataset`, `next(iterator)`) is not replayed:
 after two traces for the same arguments it warns and runs eagerly, where TF runs the
 iterator in its graph (the values printed and returned are TF's).
-Fixed in ember since the first version of this port: printing a tensor while tracing read
+Fixed in ember since the first version of this port: ember had no tf.TensorArray,
+tf.py_function or tf.init_scope (GAPs 12-14): em.TensorArray, em.py_function (its Python
+runs on every call, replays included) and em.init_scope (its block runs once, while
+tracing) restore upstream's lines; printing a tensor while tracing read
 its value on the host, a guard, so each new value traced again (GAP 2): it now prints
 symbolically (`ember.Tensor(<traced>, shape=(), dtype=int32)`), and double's tracing
 count is TF's 3; a call that does not fit the input_signature raised ValueError where TF
@@ -587,16 +587,12 @@ def dynamic_rnn(rnn_step, input_data, initial_state):
   input_data = em.transpose(input_data, [1, 0, 2])
   max_seq_len = input_data.shape[0]
 
-  # GAP 12: ember has no TensorArray (AttributeError); a list and em.stack stand in:
-  # states = tf.TensorArray(tf.float32, size=max_seq_len)
-  states = []
+  states = em.TensorArray(em.float32, size=max_seq_len)
   state = initial_state
   for i in em.range(max_seq_len):
     state = rnn_step(input_data[i], state)
-    # GAP 12: states = states.write(i, state)
-    states.append(state)
-  # GAP 12: return tf.transpose(states.stack(), [1, 0, 2])
-  return em.transpose(em.stack(states), [1, 0, 2])
+    states = states.write(i, state)
+  return em.transpose(states.stack(), [1, 0, 2])
 
 inputs = em.random.uniform([batch_size, seq_len, feature_size])
 r = dynamic_rnn(rnn_step,
@@ -625,9 +621,7 @@ assert out.getvalue() == ("Traced with 1\nExecuted with 1\nExecuted with 1\n"
                           "Traced with 2\nExecuted with 2\n"), out.getvalue()
 
 
-# GAP 13: ember has no py_function (AttributeError); a plain Python function stands in,
-# and runs only while tracing:
-# @tf.py_function(Tout=tf.float32)
+@em.py_function(Tout=em.float32)
 def py_plus(x, y):
   print('Executing eagerly.')
   return x + y
@@ -645,8 +639,7 @@ assert out.getvalue() == "Tracing.\nExecuting eagerly.\n3.0\n", out.getvalue()
 with printed() as out:
   w2 = tf_wrapper(em.constant(1.0), em.constant(2.0)).numpy()
   print(w2)
-# assert out.getvalue() == "Executing eagerly.\n3.0\n"   (TF)
-assert out.getvalue() == "3.0\n", out.getvalue()
+assert out.getvalue() == "Executing eagerly.\n3.0\n", out.getvalue()
 assert w1 == 3.0 and w2 == 3.0
 
 
@@ -693,20 +686,14 @@ class Model:
     self.v = em.Variable(0)
     self.counter = 0
 
-  # GAP 14: ember has no init_scope (AttributeError) to lift ops out of the trace; the
-  # stand-in runs the one-off work outside the traced function:
-  # @tf.function
+  @graph.function
   def __call__(self):
     if self.counter == 0:
       # Lifts ops out of function-building graphs
-      # with tf.init_scope():
+      with em.init_scope():
         self.counter += 1
         self.v.assign_add(1)
 
-    return self.read()
-
-  @graph.function
-  def read(self):
     return self.v
 
 m = Model()

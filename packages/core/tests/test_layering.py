@@ -35,8 +35,9 @@ LAYERS: list[tuple[str, list[str]]] = [
              "_ops.conv_geometry", "_ops.conv_gather", "_ops.conv", "_ops.conv_im2col", "_ops.conv_fft",
              "_ops.conv_winograd", "_ops.conv_select", "_ops.conv_depthwise", "_ops.define_nn",
              "_ops.nn_fused", "_ops.nn_dense", "_ops.creation", "_ops.random", "_ops.recurrent",
-             "_ops.recurrent_fused", "_ops.recurrent_sequence", "_ops.recurrent_gru_sequence"]),
-    ("variables and public modules", ["_variable", "_print", "random", "nn_ops", "linalg",
+             "_ops.recurrent_fused", "_ops.recurrent_sequence", "_ops.recurrent_gru_sequence",
+             "_ops.host"]),
+    ("variables and public modules", ["_variable", "_print", "_tensor_array", "random", "nn_ops", "linalg",
                                       "debugging", "extend"]),
 ]
 ORDER = [m for _, mods in LAYERS for m in mods]

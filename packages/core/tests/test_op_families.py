@@ -21,7 +21,8 @@ MODULE_OF_FAMILY = {"nn": "define_nn"}
 OP_MODULES = ["math", "array", "reduce", "linalg", "conv", "conv_geometry", "conv_gather", "conv_im2col",
               "conv_fft", "conv_winograd", "conv_select", "conv_depthwise",
               "define_nn", "nn_fused", "nn_dense", "creation",
-              "random", "recurrent", "recurrent_fused", "recurrent_sequence", "recurrent_gru_sequence"]
+              "random", "recurrent", "recurrent_fused", "recurrent_sequence", "recurrent_gru_sequence",
+              "host"]
 
 
 def _family_of_module(mod: str) -> str:

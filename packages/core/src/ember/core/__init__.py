@@ -9,6 +9,8 @@ Examples:
     ember.Tensor([[4.]], shape=(1, 1), dtype=float32)
 """
 
+import contextlib
+
 from . import debugging, linalg, nn_ops, random, recording
 from . import extend as extend  # the public seam for packages that extend core
 from ._config import config
@@ -80,6 +82,7 @@ from ._ops.creation import (
     zeros_like,
 )
 from ._ops.define_nn import relu
+from ._ops.host import py_function
 from ._ops.linalg import (
     clip_by_global_norm,
     clip_by_norm,
@@ -174,10 +177,30 @@ from ._print import print
 from ._promote import promote_types, result_type
 from ._registry import REGISTRY, IndexOutOfRangeError, OpDef
 from ._tensor import Tensor
+from ._tensor_array import TensorArray
 from ._threads import set_num_threads
 from ._variable import Variable
 
 bool = bool_
+
+
+def init_scope() -> contextlib.AbstractContextManager[None]:
+    """TensorFlow's ``tf.init_scope``: a block that runs as if outside ``graph.function``
+    and every gradient tape.
+
+    Inside a traced function, the block runs once, while the function is traced, and
+    replays skip it: what it computes is a constant of the trace, and variables it makes
+    or assigns are made or assigned once (Keras's lazy variable creation). It may not use
+    a value the function computed (that raises ``InvalidArgumentError``: a replay could
+    not give it one). Tapes do not record it. Outside a traced function it only pauses
+    tapes.
+
+    Examples:
+        >>> import ember.core as em
+        >>> with em.init_scope():
+        ...     v = em.Variable(1.0)
+    """
+    return recording.lifted()
 
 
 def executing_eagerly() -> bool_.type:
@@ -208,8 +231,8 @@ class name_scope:
 
 __all__ = [
     "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
-    "InvalidArgumentError", "OpDef", "Tensor", "Variable", "print",
-    "promote_types", "result_type", "check_numerics", "debugging",
+    "InvalidArgumentError", "OpDef", "Tensor", "TensorArray", "Variable", "print",
+    "promote_types", "py_function", "result_type", "check_numerics", "debugging",
     "abs", "add", "argmax", "argmin", "argsort", "as_dtype", "atan2", "bfloat16", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex64", "complex128", "concat",
@@ -218,7 +241,8 @@ __all__ = [
     "device", "divide", "einsum", "equal", "erf", "executing_eagerly", "exp", "expand_dims",
     "expm1", "extract_patches", "eye", "fill", "float16", "float32", "float64", "floor",
     "floordiv", "floormod", "gather", "gather_nd", "get_device", "getitem", "global_norm",
-    "greater", "greater_equal", "identity", "index_add", "index_update", "int8", "int16",
+    "greater", "greater_equal", "identity", "index_add", "index_update", "init_scope", "int8",
+    "int16",
     "int32", "int64", "invert", "isfinite", "isinf", "isnan", "left_shift", "less", "less_equal",
     "linalg", "linspace", "list_devices", "log", "log1p", "logical_and", "logical_not",
     "logical_or", "logical_xor", "logsumexp", "matmul", "maximum", "meshgrid", "minimum", "mod",

@@ -47,6 +47,8 @@ import numpy as np
 from . import _dtypes, _registry, _variable, recording
 from ._device import Device, current_device, get_device
 from ._ops import _fused
+from ._ops.host import py_function_log
+from ._ops.host import restart_log as restart_py_function_log
 from ._registry import REGISTRY, OpDef
 from ._tensor import Tensor
 from ._variable import Variable
@@ -55,6 +57,7 @@ from .recording import Recorder, _active, active_recorders
 __all__ = [
     "REGISTRY", "OpDef", "Recorder", "active_recorders", "array_of", "cuda_form", "device_of",
     "elementwise_kernel", "is_differentiable", "map_variable_reads", "notify_op", "out_form",
+    "py_function_log", "restart_py_function_log",
     "read_without_recording", "recording_to", "register_op", "run_op", "tensor_from_array",
 ]
 

@@ -21,6 +21,8 @@ tells it of the things a replay must reproduce::
     tracer.untraced_tensor(tensor)           # made from an array outside the op table
     tracer.host_input(what)                  # a Python data source gave the function a
                                              # value (``notify_host_input``)
+    tracer.lifted()                          # the recorder that stands in for it inside
+                                             # ``init_scope`` (``lifted``)
 
 A package that runs functions its own way (graph mode's replay) gets gradients for them
 from whichever tape package is installed through the *differentiator* that package sets
@@ -140,6 +142,25 @@ def active(recorder: Recorder) -> Iterator[Recorder]:
 def paused() -> Iterator[None]:
     """No recorder sees the ops run inside the block (tracers still do)."""
     token = only(())
+    try:
+        yield
+    finally:
+        _active.reset(token)
+
+
+@contextlib.contextmanager
+def lifted() -> Iterator[None]:
+    """``em.init_scope``: code in the block runs as if outside every trace and tape.
+
+    Tapes see nothing of it, and each tracer is replaced by what its ``lifted()`` returns:
+    graph mode's records nothing (the block runs once, while tracing, and what it makes is
+    a constant of the trace) and refuses an op on a value the trace computed, which a
+    replay could not give it. A tracer without ``lifted()`` stays as it is.
+    """
+    recs = _active.get()
+    lift = tuple(getattr(r, "lifted", lambda r=r: r)() for r in recs
+                 if getattr(r, "traces_all", False))
+    token = _active.set(lift)
     try:
         yield
     finally:

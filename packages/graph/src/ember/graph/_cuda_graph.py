@@ -67,6 +67,9 @@ def blocker(plan: Any, steps: list[Any], devices: list[Any]) -> str | None:
         return "its device cannot capture graphs (CUDA Graphs are for GPUs)"
     if plan.has_guards:
         return "it reads device values on the host (guards)"
+    for s in steps:
+        if s.name == "py_function":
+            return "it calls a Python function on every call (py_function)"
     if any(s.shapes is not None for s in steps):
         return "an op's result shape depends on values"
     for s in steps:

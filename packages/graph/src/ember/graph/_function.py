@@ -11,7 +11,11 @@ from typing import Any
 
 import ember.core as em
 from ember.core import recording
-from ember.core.extend import is_differentiable
+from ember.core.extend import (
+    is_differentiable,
+    py_function_log,
+    restart_py_function_log,
+)
 
 from ._host_calls import host_structure, run_host_calls
 from ._outputs import rebuild, snapshot_variables, structure
@@ -98,6 +102,7 @@ class Function:
         self.max_traces = max_traces
         self._cache: OrderedDict[tuple[Any, ...], _Key] = OrderedDict()
         self._traces = 0
+        self._calls_python = False  # a trace calls a py_function: see _call
         self._last_parts: dict[str, Any] | None = None
         self._retrace_warned = False
         self._shapes_seen: dict[tuple[Any, ...], int] = {}
@@ -200,6 +205,13 @@ class Function:
             sources = tuple(i for i, w in enumerate(d.watched(leaves))
                             if w and is_differentiable(leaves[i].dtype))
             ckey = (sig.key, "taped", sources)
+        if self._calls_python:  # a replay that fails a guard after a py_function ran:
+            with py_function_log():  # what redoes the call reuses its results
+                return self._dispatch(sig, ckey, d, sources)
+        return self._dispatch(sig, ckey, d, sources)
+
+    def _dispatch(self, sig: Signature, ckey: Any, d: Any, sources: tuple[int, ...]) -> Any:
+        """The call, by a replay of a trace made for its signature, eagerly, or traced."""
         key = self._cache.get(ckey)
         failed: str | None = None
         if key is not None:
@@ -209,6 +221,8 @@ class Function:
             for entry in key.entries:
                 if not entry.replayable():  # see TapedEntry.replayable
                     return self._eager(sig, d)
+                if self._calls_python:
+                    restart_py_function_log()
                 try:
                     return entry.call(sig, d)
                 except GuardFailed as e:
@@ -253,6 +267,7 @@ class Function:
     def _eager(self, sig: Signature, d: Any) -> Any:
         """A call run eagerly in place of a replay: what it returns as a replay returns it
         (under a tape, as the function returned it: the tape records its ops)."""
+        restart_py_function_log()
         result = self._fn(*sig.args, **sig.kwargs)
         return result if d is not None else snapshot_variables(result, None)
 
@@ -262,6 +277,7 @@ class Function:
         if key is None:
             key = self._cache[ckey] = _Key()
         tracer = Tracer(sig.leaves)
+        restart_py_function_log()
         if d is not None:
             result, entry, untraceable, why = trace_taped(self._fn, sig, d, list(sources),
                                                           tracer)
@@ -294,6 +310,8 @@ class Function:
             nest = structure(result, tracer, slots)
             host = host_structure(tracer, slots)  # host calls' values: outputs after these
             entry = _Entry(Plan(tracer.trace, slots), nest, host)
+            if any(st.name == "py_function" for st in tracer.trace.steps):
+                self._calls_python = True
         if not self.cuda_graphs:
             for _, plan in entry.plans():
                 plan.disable_cuda_graph("graph.function(cuda_graphs=False)")

@@ -234,10 +234,11 @@ def _compile(steps: list[Step], number: dict[int, int], frees: list[list[int]],
         else:
             lines.append(f"    {', '.join(outs)} = {expr}")
         if s.shapes is not None:
-            ns[f"S{j}"] = s.shapes[0]
-            lines.append(f"    if tuple({outs[0]}.shape) != S{j}: raise GuardFailed("
-                         f"'an op whose result shape depends on values ({s.name}) gave a "
-                         "new shape')")
+            for m, (o, shape) in enumerate(zip(outs, s.shapes)):
+                ns[f"S{j}_{m}"] = shape
+                lines.append(f"    if tuple({o}.shape) != S{j}_{m}: raise GuardFailed("
+                             f"'an op whose result shape depends on values ({s.name}) gave "
+                             "a new shape')")
         if frees[j]:
             lines.append(f"    del {', '.join(f'x{k}' for k in frees[j])}")
     lines.append(f"    return ({''.join(f'x{i}, ' for i in stores)}), "

@@ -21,12 +21,12 @@ from ember.core.extend import array_of, cuda_form, device_of, out_form, read_wit
 _Tensor = em.Tensor
 
 # Ops whose forward has an effect beyond its result (random draws advance a generator,
-# checks raise): kept by the plan even when nothing reads their result.
-STATEFUL_FAMILIES = frozenset({"random"})
+# checks raise, a py_function runs Python): kept by the plan even when nothing reads their result.
+STATEFUL_FAMILIES = frozenset({"random", "host"})
 STATEFUL_OPS = frozenset({"check_numerics", "check_range"})
 # Ops whose result's shape depends on the values of their inputs; later ops were traced
 # for the shape they gave, so a replay checks it (and runs eagerly if it changed).
-DYNAMIC_SHAPE_OPS = frozenset({"where_indices"})
+DYNAMIC_SHAPE_OPS = frozenset({"where_indices", "py_function"})
 
 
 class Untraceable(Exception):
@@ -234,6 +234,57 @@ class Tracer:
     def _untraceable(self, why: str) -> None:
         if self.trace.untraceable is None:
             self.trace.untraceable = why
+
+    def lifted(self) -> _Lifted:
+        """What stands in for this tracer inside ``em.init_scope`` (see ``_Lifted``)."""
+        return _Lifted(self)
+
+
+class _Lifted:
+    """A tracer inside ``em.init_scope``: the block runs once, while tracing, so nothing of
+    it is recorded (its results, used later, are constants of the trace), and an op on a
+    value the trace computed is refused: a replay could not give the block that value."""
+
+    traces_all = True
+
+    def __init__(self, tracer: Tracer) -> None:
+        self._tracer = tracer
+
+    def record_op(self, op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
+                  outputs: tuple[Any, ...]) -> None:
+        tracer = self._tracer
+        for x in inputs:
+            k = tracer._slot.get(id(x))
+            if k is not None and k not in tracer.trace.constants:
+                raise em.InvalidArgumentError(
+                    f"em.init_scope: op {op.name!r} took a value that the traced function "
+                    f"computed (at {_caller()}); code under init_scope runs once, while "
+                    "the function is traced, so it can use only values made outside the "
+                    "function or in the block itself (TensorFlow refuses this too)")
+
+    def variable_read(self, variable: Any, value: Any) -> None:
+        return None
+
+    def variable_write(self, variable: Any, value: Any) -> None:
+        return None
+
+    def variable_created(self, variable: Any) -> None:
+        return None
+
+    def host_read(self, tensor: Any) -> None:
+        return None
+
+    def host_input(self, what: str) -> None:
+        return None
+
+    def untraced_tensor(self, tensor: Any) -> None:
+        return None
+
+    def defer_to_host(self, fn: Any, values: Any) -> bool:
+        return False
+
+    def lifted(self) -> _Lifted:
+        return self
 
 
 class GuardFailed(Exception):
