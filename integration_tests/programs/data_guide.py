@@ -40,8 +40,7 @@ the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout 
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
 "silent" = a different value and no error):
 1. (by design, docs/guide/input-pipelines.md) elements are numpy arrays, which have no
-.numpy() (AttributeError); upstream's `.numpy()` is dropped. 3. no Dataset.reduce
-(AttributeError): a Python loop stands in. 4. no tf.SparseTensor (AttributeError).
+.numpy() (AttributeError); upstream's `.numpy()` is dropped. 4. no tf.SparseTensor (AttributeError).
 5. TensorSpec has no value_type (AttributeError). 6. no
 nn.preprocessing.image.ImageDataGenerator (AttributeError): a generator over the folders
 stands in. 7. no tf.train.Example / tf.io.parse_example / FixedLenFeature (AttributeError;
@@ -50,13 +49,13 @@ stands in. 8. (by design) no string tensors: tf.strings.split/substr, tf.io.read
 tf.string columns become Python str operations, open().read() and str. 9. no
 tf.data.experimental.make_csv_dataset or .Counter (data.experimental: AttributeError):
 CsvDataset, map, shuffle, repeat and batch stand in for make_csv_dataset,
-Dataset.range(0, None) for Counter. 10. no Dataset.list_files (AttributeError):
-from_tensor_slices(sorted(glob)).shuffle stands in. 11. no tf.io.decode_jpeg/decode_png, no
+Dataset.range(0, None) for Counter. 11. no tf.io.decode_jpeg/decode_png, no
 tf.image.convert_image_dtype/resize (em.io, em.image: AttributeError): nn.utils.load_img,
-em.cast and nn.ops.image.resize stand in. 12. no tf.py_function (AttributeError) and no
-Tensor.set_shape (AttributeError): a plain function and a shape assertion stand in.
-14. no Dataset.sample_from_datasets (AttributeError). 15. no Dataset.rejection_resample
-(AttributeError). Generators stand in for both.
+em.cast and nn.ops.image.resize stand in. 12. no Tensor.set_shape (AttributeError): a shape
+assertion stands in. 15. no Dataset.rejection_resample (AttributeError): a generator stands
+in. GAPs 3, 10, 14 and 12's py_function (Dataset.reduce, list_files,
+sample_from_datasets, em.py_function: AttributeError) were fixed in ember; upstream's lines
+are restored.
 Fixed in ember since the first version of this port: Python ints and floats became
 int64/float64 where TF makes int32/float32 (GAP 2, silent): from_tensor_slices([8, 3, ...])
 had dtype int64, CsvDataset's record_defaults [999, ...] gave int64 columns and
@@ -74,7 +73,6 @@ shuffle now gets a new order, and TF's check is restored.
 
 import collections
 import csv
-import glob
 import io
 import os
 import pathlib
@@ -251,11 +249,8 @@ it = iter(dataset)
 print(next(it))
 assert next(iter(dataset)) == 8 and int(next(it)) == 3
 
-# GAP 3: print(dataset.reduce(0, lambda state, value: state + value).numpy())
-# (AttributeError: 'FromTensorSlices' object has no attribute 'reduce')
-state = 0
-for value in dataset:
-  state = (lambda state, value: state + value)(state, value)
+# GAP 1 (by design): print(dataset.reduce(0, lambda state, value: state + value).numpy())
+state = dataset.reduce(0, lambda state, value: state + value)
 print(state)
 assert state == 22
 
@@ -721,11 +716,7 @@ for item in flowers_root.glob("*"):
   names.append(item.name)
 assert sorted(names) == ['LICENSE.txt'] + FLOWER_CLASSES
 
-# GAP 10: list_ds = tf.data.Dataset.list_files(str(flowers_root/'*/*'))   (AttributeError:
-# no Dataset.list_files); the sorted matches, shuffled (list_files' default), stand in:
-assert not hasattr(data.Dataset, 'list_files')
-list_ds = data.Dataset.from_tensor_slices(sorted(glob.glob(str(flowers_root/'*/*'))))
-list_ds = list_ds.shuffle(len(list_ds))
+list_ds = data.Dataset.list_files(str(flowers_root/'*/*'))
 
 got = []
 for f in list_ds.take(5):
@@ -885,9 +876,7 @@ assert (near_ids < 100).any() and (near_ids >= 528).any()  # both epochs near th
 
 # ---------------------------------------------------------------------------------------
 # Preprocessing data: decoding image data and resizing it
-# GAP 10: list_ds = tf.data.Dataset.list_files(str(flowers_root/'*/*'))
-list_ds = data.Dataset.from_tensor_slices(sorted(glob.glob(str(flowers_root/'*/*'))))
-list_ds = list_ds.shuffle(len(list_ds))
+list_ds = data.Dataset.list_files(str(flowers_root/'*/*'))
 
 
 # Reads an image from a file, decodes it into a dense tensor, and resizes it
@@ -936,13 +925,11 @@ for image, label in images_ds.take(2):
 # ndimage.rotate(image, np.random.uniform(-30, 30), reshape=False)
 
 
-# GAP 12: @tf.py_function(Tout=tf.float32)   (AttributeError: no em.py_function)
+@em.py_function(Tout=em.float32)
 def random_rotate_image(image):
   image = np.rot90(image.numpy(), np.random.randint(0, 4))
   return em.convert_to_tensor(np.ascontiguousarray(image), dtype=em.float32)
 
-
-assert not hasattr(em, 'py_function')
 
 image, label = next(iter(images_ds))
 before = image.numpy()
@@ -1167,15 +1154,14 @@ def count(counts, batch):  # upstream reuses the name
   return counts
 
 
-# GAP 3: counts = creditcard_ds.take(10).reduce(
-#     initial_state={'class_0': 0, 'class_1': 0},
-#     reduce_func = count)
-counts = {'class_0': 0, 'class_1': 0}
-for batch in creditcard_ds.take(10):
-  counts = count(counts, batch)
+counts = creditcard_ds.take(10).reduce(
+    initial_state={'class_0': 0, 'class_1': 0},
+    reduce_func = count)
 
-counts = np.array([counts['class_0'].numpy(),
-                   counts['class_1'].numpy()]).astype(np.float32)
+# GAP 1 (by design): counts = np.array([counts['class_0'].numpy(),
+#                                       counts['class_1'].numpy()]).astype(np.float32)
+counts = np.array([counts['class_0'],
+                   counts['class_1']]).astype(np.float32)
 
 fractions = counts/counts.sum()
 print(fractions)
@@ -1200,19 +1186,7 @@ assert label.tolist() == [1] * 10 and features['V1'].shape == (10,)
 assert set(features['Time'].astype(int).tolist()) <= CREDIT_POSITIVE  # rows of class 1
 
 
-# GAP 14: balanced_ds = tf.data.Dataset.sample_from_datasets(
-#     [negative_ds, positive_ds], [0.5, 0.5]).batch(10)
-# (AttributeError: no Dataset.sample_from_datasets); a generator stands in:
-def sample_from_datasets(datasets, weights, seed=0):
-  def generate():
-    rng, iterators = np.random.default_rng(seed), [iter(d) for d in datasets]
-    while True:
-      yield next(iterators[rng.choice(len(iterators), p=weights)])
-  return data.Dataset.from_generator(generate)
-
-
-assert not hasattr(data.Dataset, 'sample_from_datasets')
-balanced_ds = sample_from_datasets(
+balanced_ds = data.Dataset.sample_from_datasets(
     [negative_ds, positive_ds], [0.5, 0.5]).batch(10)
 
 got = []

@@ -318,3 +318,11 @@ def test_getitem_operator():
     assert_array_equal(t[em.constant([1, 0])].numpy(), A[[1, 0]])
     assert_array_equal(t[t > 0].numpy(), A[A > 0])
     assert float(t[0, 1]) == -2.0
+
+
+def test_a_scalar_prints_in_its_own_dtypes_digits():
+    # TensorFlow prints float32 0.1 as 0.1 (a Python float would show 0.10000000149011612)
+    assert repr(em.constant(0.1)) == "ember.Tensor(0.1, shape=(), dtype=float32)"
+    assert repr(em.constant(0.1, dtype=em.float16)) == "ember.Tensor(0.1, shape=(), dtype=float16)"
+    assert repr(em.constant(6.0)) == "ember.Tensor(6.0, shape=(), dtype=float32)"
+    assert repr(em.constant(7)) == "ember.Tensor(7, shape=(), dtype=int32)"

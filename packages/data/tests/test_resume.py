@@ -39,6 +39,12 @@ PIPELINES = {
     "generator": lambda: Dataset.from_generator(lambda: iter(range(70))).shuffle(16, seed=1),
     "cache_repeat": lambda: Dataset.range(30).map(lambda x: x * x).cache().shuffle(
         8, seed=2).repeat(3),
+    "sample_from_datasets": lambda: Dataset.sample_from_datasets(
+        [Dataset.range(40), Dataset.range(100, 110).shuffle(5, seed=3)], [0.3, 0.7], seed=4)
+    .repeat(2),
+    "choose_from_datasets": lambda: Dataset.choose_from_datasets(
+        [Dataset.range(30), Dataset.range(100, 130).map(lambda x: x + 1)],
+        Dataset.range(90).map(lambda i: i % 3 % 2), stop_on_empty_dataset=False),
     "infinite_shuffle": lambda: Dataset.from_tensor_slices(x_data()).repeat().shuffle(
         300, seed=6).take(700).batch(9),
 }

@@ -107,3 +107,19 @@ def test_init_scope_refuses_a_value_the_trace_computed():
 
     with pytest.raises(em.InvalidArgumentError, match="init_scope: op 'add' took a value"):
         f(em.constant(1.0))
+
+
+def test_a_generators_state_read_in_a_trace_is_live():
+    # the state is Python numbers read on the host: a replay would have frozen it
+    g = em.random.Generator.from_seed(1)
+
+    @graph.function
+    def counter():
+        return g.state["counter"]
+
+    seen = []
+    with pytest.warns(UserWarning, match="random Generator's state"):
+        for _ in range(3):
+            seen.append(int(counter()))
+            g.normal([])
+    assert seen == [0, 1, 2]

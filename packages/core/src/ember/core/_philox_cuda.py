@@ -121,7 +121,7 @@ def source(kind: str, bits: int = 24) -> tuple[str, str]:
     """(extra input parameters, C) of a kernel drawing ``kind``."""
     c = _Code()
     c.let("unsigned long long", "j", "(unsigned long long)i")
-    wide = kind.endswith("64") or kind == "int"
+    wide = kind.endswith("64") or kind in ("int", "int_full")
     shift = 1 if wide else 2
     if kind.startswith("truncated"):
         for r in range(P.TRUNCATED_ROUNDS):

@@ -188,7 +188,9 @@ class Tensor(TensorOperators):
 
 
 def _format_value(a: np.ndarray) -> str:
-    return np.array2string(a, separator=" ", threshold=1000) if a.ndim else repr(a.item())
+    # a scalar as its own dtype prints it (float32 0.1 is "0.1", as TensorFlow prints it;
+    # a Python float would show float64's digits, 0.10000000149011612)
+    return np.array2string(a, separator=" ", threshold=1000) if a.ndim else str(a[()])
 
 
 _new = object.__new__

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _philox, _philox_cuda, _registry
+from . import _dtypes, _philox, _philox_cuda, _registry, recording
 from ._device import current_device, device
 from ._errors import InvalidArgumentError
 from ._ops import _args
@@ -148,7 +148,11 @@ class Generator:
     @property
     def state(self) -> dict[str, Any]:
         """The generator's state as plain JSON-able data: ``bit_generator``
-        (``"Philox4x32-10"``), ``key``, ``stream`` and ``counter`` (the next block)."""
+        (``"Philox4x32-10"``), ``key``, ``stream`` and ``counter`` (the next block).
+
+        Python numbers read on the host: a ``graph.function`` that reads them is not
+        replayed (a replay would return the traced call's state)."""
+        recording.notify_host_input("a random Generator's state")
         with self._lock:
             key, counter, stream = (int(v) for v in self._host_state())
         return {"bit_generator": STATE_FORMAT, "key": key, "stream": stream,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
+
+import numpy as np
 
 from ._iterator import Iterator
 
@@ -166,6 +169,62 @@ class Dataset:
         if len(datasets) == 1 and isinstance(datasets[0], (tuple, dict)):
             return ZipDataset(datasets[0])
         return ZipDataset(tuple(datasets))
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> Dataset:
+        """Element ``k`` is the next element of ``datasets[c]``, where ``c`` is element ``k``
+        of ``choice_dataset`` (integer scalars). When a chosen dataset has ended, the result
+        ends (``stop_on_empty_dataset=True``, TensorFlow's default) or skips that choice."""
+        from ._select import ChooseFromDatasets
+
+        return ChooseFromDatasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None) -> Dataset:
+        """Each element is the next element of a dataset drawn at random by ``weights``
+        (equal by default). With ``stop_on_empty_dataset=False`` (TensorFlow's default) a
+        dataset that ends is left out of later draws, until every one has ended; with True
+        the result ends with the first. ``seed`` (else one derived from the global seed)
+        makes the draws repeat; ``rerandomize_each_iteration=True`` draws anew for each
+        pass (TensorFlow's ``None`` or False: every pass draws the same sequence)."""
+        from ._select import SampleFromDatasets
+
+        return SampleFromDatasets(datasets, weights, seed, stop_on_empty_dataset,
+                                  rerandomize_each_iteration)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None) -> Dataset:
+        """The paths matching ``file_pattern`` (a glob, or a list of them), as strings:
+        sorted, then shuffled on every pass unless ``shuffle=False`` (TensorFlow's default
+        shuffles). Raises ``ValueError`` when nothing matches, naming the pattern."""
+        import glob as _glob
+
+        patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) or \
+            hasattr(file_pattern, "__fspath__") else list(file_pattern)
+        files = sorted({f for p in patterns for f in _glob.glob(os.fsdecode(p))})
+        if not files:
+            raise ValueError(f"list_files: no files matched pattern: {file_pattern}")
+        ds = Dataset.from_tensor_slices(np.array(files))
+        if shuffle is None or shuffle:
+            ds = ds.shuffle(len(files), seed=seed)
+        return ds
+
+    def reduce(self, initial_state, reduce_func):
+        """``reduce_func(state, element)`` folded over the elements from
+        ``initial_state``: the final state (numpy values, as the elements are)."""
+        from ._structure import flatten, map_structure, to_array
+
+        state = map_structure(to_array, initial_state)
+        kinds = [a.dtype for a in flatten(state)]
+        for element in self:
+            state = map_structure(to_array, reduce_func(state, element))
+            got = [a.dtype for a in flatten(state)]
+            if got != kinds:
+                raise TypeError(f"reduce: reduce_func returned a state of dtypes "
+                                f"{[str(d) for d in got]}; the initial state's are "
+                                f"{[str(d) for d in kinds]} (as TensorFlow, they must match)")
+        return state
 
     def concatenate(self, other: Dataset) -> Dataset:
         from ._sources import ConcatenateDataset
