@@ -71,3 +71,13 @@ def test_a_read_clears_the_element_unless_asked_not_to():
         ta.read(0)
     keep = em.TensorArray(em.float32, size=1, clear_after_read=False).write(0, 2.0)
     assert float(keep.read(0)) == float(keep.read(0)) == 2.0
+
+
+def test_names_and_gathers_element_shape_are_honoured():
+    assert em.TensorArray(em.float32, size=1, tensor_array_name="steps").name == "steps"
+    ta = em.TensorArray(em.float32, size=2).unstack([[1.0, 2.0], [3.0, 4.0]])
+    assert ta.gather([1], element_shape=(None,)).shape == (1, 2)
+    with pytest.raises(em.InvalidArgumentError, match=r"element 0 has shape \(2,\)"):
+        ta.gather([0], element_shape=(3,))
+    with pytest.raises(TypeError):
+        em.TensorArray(em.float32, size=1, colocate_with_first_write_call=False)

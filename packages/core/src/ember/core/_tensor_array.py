@@ -78,13 +78,15 @@ class TensorArray:
             raise ``IndexOutOfRangeError``).
         clear_after_read: If True (the default), reading an element clears it: a second
             read of it raises, as TensorFlow's (False allows reading many times).
-        tensor_array_name: Accepted for TensorFlow compatibility (names do not matter
-            eagerly).
+        tensor_array_name: The array's name (``name`` where both are given).
         infer_shape: If True (the default), every element must have the shape of the
             first one written (merged with ``element_shape``).
         element_shape: The elements' shape, where known: elements never written read as
             zeros of it, and written values must fit it.
         name: Accepted for TensorFlow compatibility.
+
+    ``colocate_with_first_write_call`` (graph-mode placement) is not taken: the elements
+    stay on the devices they were made on.
 
     Raises:
         TypeError: ``handle``/``flow`` (graph-mode TensorFlow) were given.
@@ -93,8 +95,7 @@ class TensorArray:
     def __init__(self, dtype: Any, size: Any = None, dynamic_size: bool | None = None,
                  clear_after_read: bool | None = None, tensor_array_name: str | None = None,
                  handle: Any = None, flow: Any = None, infer_shape: bool = True,
-                 element_shape: Any = None, colocate_with_first_write_call: bool = True,
-                 name: str | None = None) -> None:
+                 element_shape: Any = None, name: str | None = None) -> None:
         if handle is not None or flow is not None:
             raise TypeError("TensorArray: handle and flow are graph-mode TensorFlow's; "
                             "ember's TensorArray holds its tensors itself")
@@ -112,6 +113,7 @@ class TensorArray:
         self._read: set[int] = set()
         self._infer_shape = bool(infer_shape)
         self._element_shape = _as_shape(element_shape)
+        self.name = name if name is not None else tensor_array_name
 
     # --- properties --------------------------------------------------------------------
     @property
@@ -243,15 +245,22 @@ class TensorArray:
 
     def gather(self, indices: Any, element_shape: Any = None,
                name: str | None = None) -> Tensor:
-        """The elements at ``indices`` stacked along a new first axis."""
+        """The elements at ``indices`` stacked along a new first axis (each must fit
+        ``element_shape``, where given)."""
         idx = [_index(i, "gather") for i in _as_list(indices)]
+        want = _as_shape(element_shape)
         for i in idx:
             if not 0 <= i < len(self._items):
                 raise IndexOutOfRangeError(f"TensorArray.gather: index {i} is outside an "
                                            f"array of size {len(self._items)}")
         if not idx:
             return self._empty()
-        return stack([self._element(i, "gather") for i in idx])
+        items = [self._element(i, "gather") for i in idx]
+        for i, item in zip(idx, items):
+            if want is not None and _merge(want, tuple(item.shape)) is False:
+                raise InvalidArgumentError(f"TensorArray.gather: element {i} has shape "
+                                           f"{tuple(item.shape)}, not element_shape {want}")
+        return stack(items)
 
     def concat(self, name: str | None = None) -> Tensor:
         """The elements joined along their first axis."""
