@@ -51,11 +51,10 @@ tf.data.experimental.make_csv_dataset or .Counter (data.experimental: AttributeE
 CsvDataset, map, shuffle, repeat and batch stand in for make_csv_dataset,
 Dataset.range(0, None) for Counter. 11. no tf.io.decode_jpeg/decode_png, no
 tf.image.convert_image_dtype/resize (em.io, em.image: AttributeError): nn.utils.load_img,
-em.cast and nn.ops.image.resize stand in. 12. no Tensor.set_shape (AttributeError): a shape
-assertion stands in. 15. no Dataset.rejection_resample (AttributeError): a generator stands
-in. GAPs 3, 10, 14 and 12's py_function (Dataset.reduce, list_files,
-sample_from_datasets, em.py_function: AttributeError) were fixed in ember; upstream's lines
-are restored.
+em.cast and nn.ops.image.resize stand in. 15. no Dataset.rejection_resample
+(AttributeError): a generator stands in. GAPs 3, 10, 12 and 14 (Dataset.reduce,
+list_files, sample_from_datasets, em.py_function, Tensor.set_shape: AttributeError) were
+fixed in ember; upstream's lines are restored.
 Fixed in ember since the first version of this port: Python ints and floats became
 int64/float64 where TF makes int32/float32 (GAP 2, silent): from_tensor_slices([8, 3, ...])
 had dtype int64, CsvDataset's record_defaults [999, ...] gave int64 columns and
@@ -941,12 +940,9 @@ assert any(np.array_equal(image.numpy(), np.rot90(before, k)) for k in range(4))
 def tf_random_rotate_image(image, label):
   im_shape = image.shape
   image = random_rotate_image(image)
-  # GAP 12: image.set_shape(im_shape)   (AttributeError: Tensor has no set_shape)
-  assert image.shape == im_shape
+  image.set_shape(im_shape)
   return image, label
 
-
-assert not hasattr(image, 'set_shape')
 
 rot_ds = images_ds.map(tf_random_rotate_image)
 

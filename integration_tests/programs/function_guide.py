@@ -28,8 +28,8 @@ upstream's cells: a dataset a traced function loops over is changed between call
 function's Variable result is kept across calls, and the alternating-optimizer training
 is checked against the same steps run eagerly.
 Found (each a `# GAP n:` comment holding upstream's line, with a stand-in after it where
-the program needs one; "silent" = a different value or behaviour and no error):
-1. (deliberate, docs/guide/coming-from.md) no string tensors: em.constant("a") raises
+the program needs one; "silent" = a different value or behaviour and no error): 1.
+(deliberate, docs/guide/coming-from.md) no string tensors: em.constant("a") raises
 DTypeError; an int64 tensor stands in for the third dtype. 3. no concrete functions:
 `get_concrete_function`, `pretty_printed_concrete_signatures`, `function_type` raise
 AttributeError; stand-ins: the tracing count, a graph.function with an input_signature, a
@@ -41,35 +41,35 @@ runs in Python while tracing and is guarded, so a new value retraces: train(num_
 tensor) and fizzbuzz trace twice where TF traces once, and the "Tracing ..." prints run
 once per element. 9. no tracing protocol (`__tf_tracing_type__`,
 tf.types.experimental.TraceType): ember ignores it and traces each new instance (silent);
-`__eq__`/`__hash__` by class stand in. 15. a tensor leaked out of a traced function is the tracing call's concrete
-value (silent: x.numpy() gives 2, stale after replays, and captures_leaked_tensor returns
-4, where TF raises AttributeError and TypeError). 16. (deliberate, graphs.md: a traced
-function called while tracing runs eagerly) a recursive traced function works and returns
-1, where TF fails. 18. a function that creates a Variable on every call warns and runs
-eagerly (a new Variable each call) where TF raises ValueError (loud: a warning, not an
-error). 20. a second optimizer passed to the same traced
-function is a new trace that makes its slots, where TF raises ValueError (ember more
-permissive). Also (no upstream line): a traced function that takes an ember.data
+`__eq__`/`__hash__` by class stand in. 15. a tensor leaked out of a traced function is the
+tracing call's concrete value (silent: x.numpy() gives 2, stale after replays, and
+captures_leaked_tensor returns 4, where TF raises AttributeError and TypeError). 16.
+(deliberate, graphs.md: a traced function called while tracing runs eagerly) a recursive
+traced function works and returns 1, where TF fails. 18. a function that creates a
+Variable on every call warns and runs eagerly (a new Variable each call) where TF raises
+ValueError (loud: a warning, not an error). 20. a second optimizer passed to the same
+traced function is a new trace that makes its slots, where TF raises ValueError (ember
+more permissive). Also (no upstream line): a traced function that takes an ember.data
 iterator's element on the host (`for x in dataset`, `next(iterator)`) is not replayed:
 after two traces for the same arguments it warns and runs eagerly, where TF runs the
-iterator in its graph (the values printed and returned are TF's).
-Fixed in ember since the first version of this port: ember had no tf.TensorArray,
-tf.py_function or tf.init_scope (GAPs 12-14): em.TensorArray, em.py_function (its Python
-runs on every call, replays included) and em.init_scope (its block runs once, while
-tracing) restore upstream's lines; printing a tensor while tracing read
-its value on the host, a guard, so each new value traced again (GAP 2): it now prints
-symbolically (`ember.Tensor(<traced>, shape=(), dtype=int32)`), and double's tracing
-count is TF's 3; a call that does not fit the input_signature raised ValueError where TF
-raises TypeError (GAP 4): graph.SignatureMismatchError is both, and upstream's
-`assert_raises(TypeError)` is restored; ember had no tf.print (GAP 7): em.print prints on
-every call, replays included, so upstream's tf.print lines are restored and what they
-print is asserted (to sys.stderr, as TF's); a tensor passed by keyword was a new trace
-(GAP 10): `double(a=...)` now replays; a data.Dataset or data.Iterator read inside a
-traced function was frozen into the trace (GAP 11): train(dataset) now gives 16 after the
-generator's rows change and good_consume_next prints 1, 2, 3 (ember runs these calls
-eagerly, see Also); a traced function returned Python values as they were (GAP 17):
-buggy_add and recursive_fn now return Tensors, as TF; a returned Variable was the live
-Variable for every call (GAP 19): each call's result is the value at its end.
+iterator in its graph (the values printed and returned are TF's). Fixed in ember since the
+first version of this port: ember had no tf.TensorArray, tf.py_function or tf.init_scope
+(GAPs 12-14): em.TensorArray, em.py_function (its Python runs on every call, replays
+included) and em.init_scope (its block runs once, while tracing) restore upstream's lines;
+printing a tensor while tracing read its value on the host, a guard, so each new value
+traced again (GAP 2): it now prints symbolically (`ember.Tensor(<traced>, shape=(),
+dtype=int32)`), and double's tracing count is TF's 3; a call that does not fit the
+input_signature raised ValueError where TF raises TypeError (GAP 4):
+graph.SignatureMismatchError is both, and upstream's `assert_raises(TypeError)` is
+restored; ember had no tf.print (GAP 7): em.print prints on every call, replays included,
+so upstream's tf.print lines are restored and what they print is asserted (to sys.stderr,
+as TF's); a tensor passed by keyword was a new trace (GAP 10): `double(a=...)` now
+replays; a data.Dataset or data.Iterator read inside a traced function was frozen into the
+trace (GAP 11): train(dataset) now gives 16 after the generator's rows change and
+good_consume_next prints 1, 2, 3 (ember runs these calls eagerly, see Also); a traced
+function returned Python values as they were (GAP 17): buggy_add and recursive_fn now
+return Tensors, as TF; a returned Variable was the live Variable for every call (GAP 19):
+each call's result is the value at its end.
 """
 
 import contextlib

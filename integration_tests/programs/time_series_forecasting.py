@@ -56,16 +56,18 @@ Found (each a `# GAP n:` comment holding upstream's line, with the stand-in afte
 "silent" = a different value and no error): 1. no nn.utils.get_file (AttributeError).
 2. no nn.utils.timeseries_dataset_from_array (AttributeError): a numpy stand-in with
 Keras's steps (start positions shuffled once with np.random.RandomState(seed), then a
-shuffle buffer of batch_size * 8, then batch). 3. no Tensor.set_shape (AttributeError): a
-shape assertion stands in. 4. no em.signal (tf.signal.rfft: AttributeError): np.fft.rfft.
-5. no em.newaxis (AttributeError; docs/guide/coming-from.md says to write None). 6. no
+shuffle buffer of batch_size * 8, then batch). 3. (by design: ember.data's elements are
+numpy arrays) a window split inside a dataset's map has no set_shape: a shape assertion
+stands in. 4. no em.signal (tf.signal.rfft: AttributeError): np.fft.rfft.
+6. no
 em.initializers (tf.initializers, Keras's initializers under tf: AttributeError):
-nn.initializers.zeros(). 7. (silent) the element_spec of a mapped dataset is the spec of
-its first element, so a batch axis reads 32 where TF's reads None (the last batch is
-smaller): Dataset.range(5).batch(2) has shape (None,), .map(lambda x: x) has (2,).
-8. model.metrics is [Mean (the loss), MeanAbsoluteError] where Keras 3's is [Mean,
+nn.initializers.zeros(). 8. model.metrics is [Mean (the loss), MeanAbsoluteError] where Keras 3's is [Mean,
 CompileMetrics], so upstream's `lstm_model.metrics[1].metrics` raises AttributeError:
 model.metrics[1:] stands in.
+Fixed in ember since the first version of this port: (GAP 7, silent) the element_spec of a
+mapped dataset was the spec of its first element, so a batch axis read 32 where TF's reads
+None (the last batch is smaller); em.newaxis was missing (GAP 5). Upstream's lines and
+TF's element_spec are restored.
 """
 
 import csv
@@ -424,7 +426,8 @@ def split_window(self, features):
 
   # Slicing doesn't preserve static shape information, so set the shapes
   # manually. This way the `tf.data.Datasets` are easier to inspect.
-  # GAP 3: inputs.set_shape([None, self.input_width, None])   (AttributeError: no set_shape)
+  # GAP 3 (by design): inputs.set_shape([None, self.input_width, None])   (the window is a
+  # numpy array in a dataset's map, which has no set_shape; em.Tensor.set_shape checks)
   # GAP 3: labels.set_shape([None, self.label_width, None])
   assert tuple(inputs.shape)[1] == self.input_width  # what set_shape would check
   assert tuple(labels.shape)[1] == self.label_width
@@ -569,8 +572,7 @@ spec = w2.train.element_spec
 print(spec)
 # (added) TF: (TensorSpec(shape=(None, 6, 19), dtype=tf.float32, name=None),
 #              TensorSpec(shape=(None, 1, 1), dtype=tf.float32, name=None))
-# GAP 7 (silent): ember's batch axis is the first batch's 32, not None (the last is smaller)
-assert [tuple(s.shape)[1:] for s in spec] == [(6, 19), (1, 1)], spec
+assert [tuple(s.shape) for s in spec] == [(None, 6, 19), (None, 1, 1)], spec
 assert all(s.dtype == em.float32 for s in spec), spec
 
 for example_inputs, example_labels in w2.train.take(1):
@@ -616,8 +618,7 @@ class Baseline(nn.Model):
     if self.label_index is None:
       return inputs
     result = inputs[:, :, self.label_index]
-    # GAP 5: return result[:, :, tf.newaxis]   (AttributeError: ember.core has no newaxis)
-    return result[:, :, None]
+    return result[:, :, em.newaxis]
 
 
 def _numpy_metrics(predict, window, frame):  # (added) MSE and MAE over every window

@@ -47,6 +47,7 @@ EXEMPT = {
     "linalg", "debugging", "config",
     "recording", "name_scope", "executing_eagerly", "set_num_threads",
     "print",  # host output, not a function of tensors: tests/test_print.py
+    "newaxis",  # None, for indexing
     "TensorArray",  # a list of tensors over stack/concat/unstack: tests/test_tensor_array.py
     "init_scope",  # a recording scope: graph's tests/test_py_function_init_scope.py
     "py_function",  # calls Python: graph's tests/test_py_function_init_scope.py

@@ -326,3 +326,16 @@ def test_a_scalar_prints_in_its_own_dtypes_digits():
     assert repr(em.constant(0.1, dtype=em.float16)) == "ember.Tensor(0.1, shape=(), dtype=float16)"
     assert repr(em.constant(6.0)) == "ember.Tensor(6.0, shape=(), dtype=float32)"
     assert repr(em.constant(7)) == "ember.Tensor(7, shape=(), dtype=int32)"
+
+
+def test_tensorflows_shape_methods_and_newaxis():
+    t = em.zeros([2, 3])
+    assert t.get_shape() == (2, 3) and em.Variable([1.0]).get_shape() == (1,)
+    t.set_shape([None, 3])  # an eager shape is known: set_shape checks it
+    t.set_shape(None)
+    with pytest.raises(ValueError, match=r"shape \(2, 3\) is not compatible with the "
+                                         r"supplied shape \(3, 3\)"):
+        t.set_shape([3, 3])
+    with pytest.raises(ValueError, match="not compatible"):
+        t.set_shape([2])
+    assert em.newaxis is None and t[:, em.newaxis].shape == (2, 1, 3)

@@ -94,3 +94,26 @@ def test_reduce_folds_the_elements_and_keeps_the_states_dtype():
     assert (count, s) == (4, 6)
     with pytest.raises(TypeError, match="must match"):
         Dataset.range(3).reduce(np.float32(0), lambda st, v: st + v)
+
+
+def test_a_mapped_batchs_spec_leaves_the_batch_size_unknown():
+    # TF traces map's function on the input's spec; the first element alone claimed its own
+    # batch of 32 where the last batch has fewer (the time-series tutorial's w2.train)
+    ds = Dataset.from_tensor_slices(np.zeros((100, 6, 19), np.float32)).batch(32)
+    spec = ds.map(lambda x: (x[:, :5], x[:, -1:, 1:2])).element_spec
+    assert [s.shape for s in spec] == [(None, 5, 19), (None, 1, 1)]
+    assert ds.map(lambda x: x.reshape(-1, 19)).element_spec.shape == (None, 19)
+    assert ds.map(lambda x: x.sum()).element_spec.shape == ()
+    assert Dataset.range(5).map(lambda x: x * 2).element_spec.shape == ()
+    rows = [b.shape[0] for b in ds.map(lambda x: x)]
+    assert rows == [32, 32, 32, 4]  # what the spec must admit
+
+
+def test_a_map_that_refuses_the_probe_still_marks_the_unknown_size():
+    def strict(x):
+        if x.shape[0] != 2:
+            raise ValueError("pairs only")
+        return x
+
+    spec = Dataset.range(4).batch(2).map(strict).element_spec
+    assert spec.shape == (None,)

@@ -325,3 +325,13 @@ def test_the_pil_helpers_name_pillow_when_it_is_missing(monkeypatch, tmp_path):
         U.load_img(tmp_path / "a.png", interpolation="cubic")
     with pytest.raises(ValueError, match="file_format"):
         U.save_img(tmp_path / "noext", np.ones((2, 2, 3)))
+
+
+def test_to_categorical_takes_tf_keras_dtype_argument():
+    # tf.keras's to_categorical(y, num_classes, dtype="float32"); Keras 3 dropped the
+    # argument and returns float64 for arrays, which stays the default here
+    assert nn.utils.to_categorical([1, 3], 4).dtype == np.float64
+    out = nn.utils.to_categorical([1, 3], 4, dtype="float32")
+    assert out.dtype == np.float32 and out.tolist() == [[0, 1, 0, 0], [0, 0, 0, 1]]
+    t = nn.utils.to_categorical(em.constant([2]), 3, dtype="int32")
+    assert t.dtype == np.int32 and t.numpy().tolist() == [[0, 0, 1]]

@@ -50,6 +50,7 @@ from ._ops.array import (
     one_hot,
     pad,
     rank,
+    repeat,
     reshape,
     reverse,
     shape,
@@ -182,6 +183,7 @@ from ._threads import set_num_threads
 from ._variable import Variable
 
 bool = bool_
+newaxis = None  # TensorFlow's tf.newaxis (numpy's): indexing with it adds an axis
 
 
 def init_scope() -> contextlib.AbstractContextManager[None]:
@@ -247,11 +249,11 @@ __all__ = [
     "linalg", "linspace", "list_devices", "log", "log1p", "logical_and", "logical_not",
     "logical_or", "logical_xor", "logsumexp", "matmul", "maximum", "meshgrid", "minimum", "mod",
     "multiply",
-    "name_scope", "negative", "nn_ops", "norm", "not_equal", "num_gpus", "one_hot", "ones",
+    "name_scope", "negative", "newaxis", "nn_ops", "norm", "not_equal", "num_gpus", "one_hot", "ones",
     "ones_like", "pad", "patches_to_image", "pow", "random", "range", "rank", "reciprocal",
     "recording", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
     "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu",
-    "reshape", "reverse", "right_shift", "round", "rsqrt", "scatter_nd", "set_num_threads",
+    "repeat", "reshape", "reverse", "right_shift", "round", "rsqrt", "scatter_nd", "set_num_threads",
     "shape", "sigmoid", "sign", "sin", "size", "slice", "softplus", "sort", "split", "sqrt",
     "add_n", "square", "squared_difference", "squeeze", "stack", "std", "stop_gradient", "subtract",
     "take_along_axis", "tan", "tanh", "tensor_scatter_nd_add", "tensor_scatter_nd_update",

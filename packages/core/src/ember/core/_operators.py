@@ -72,3 +72,22 @@ class TensorOperators:
 
     def __getitem__(self, key: Any) -> Any:
         return _ops.array.getitem(self, key)
+
+    # TensorFlow's shape methods: an eager tensor's shape is always known
+    def get_shape(self) -> tuple[int, ...]:
+        """The shape (TensorFlow's ``get_shape``; ember's shapes are tuples)."""
+        return self.shape  # type: ignore[attr-defined,no-any-return]
+
+    def set_shape(self, shape: Any) -> None:
+        """TensorFlow's ``set_shape``: an eager tensor's shape is known, so this checks that
+        it fits ``shape`` (``None`` for an unknown size or rank) and raises ``ValueError``
+        naming both when it does not."""
+        have = tuple(self.shape)  # type: ignore[attr-defined]
+        want = getattr(shape, "dims", shape)
+        if want is None:
+            return
+        want = tuple(want)
+        if len(want) != len(have) or any(w is not None and int(w) != h
+                                         for w, h in zip(want, have)):
+            raise ValueError(f"set_shape: the tensor's shape {have} is not compatible with "
+                             f"the supplied shape {want}")

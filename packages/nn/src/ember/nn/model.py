@@ -527,6 +527,16 @@ class Functional(Model):
         return _symbolic.leaves(self._ember.extra["functional"][1])
 
     @property
+    def input_shape(self) -> Any:
+        """Keras's: each input's shape (batch axis ``None``); one tuple for one input."""
+        return _symbolic_shapes(self.inputs)
+
+    @property
+    def output_shape(self) -> Any:
+        """Keras's: each output's shape (batch axis ``None``); one tuple for one output."""
+        return _symbolic_shapes(self.outputs)
+
+    @property
     def input_names(self) -> list[str]:
         """Each input's name: ``nn.Input(name=...)``, else ``input_1``, ``input_2``, ...
         (skipping names taken); the keys of a dict of inputs (Keras)."""
@@ -810,6 +820,16 @@ class Sequential(Model):
         """The last layer's symbolic output (as a list, as Keras's)."""
         return _symbolic.leaves(self._symbolic_outputs())
 
+    @property
+    def input_shape(self) -> Any:
+        """Keras's: the input's shape (batch axis ``None``), once the model is built."""
+        return _symbolic_shapes(self.inputs)
+
+    @property
+    def output_shape(self) -> Any:
+        """Keras's: the output's shape (batch axis ``None``), once the model is built."""
+        return _symbolic_shapes(self.outputs)
+
     def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
         layer = super().get_layer(name, index)
         if self.built and self._ember.batch_input_shape is not None:
@@ -895,3 +915,8 @@ def summary_text(model: Layer, line_length: int = 72) -> str:
     lines += [sep, f"Total params: {n_all:,}", f"Trainable params: {n_train:,}",
               f"Non-trainable params: {n_all - n_train:,}", "_" * line_length]
     return "\n".join(lines)
+
+
+def _symbolic_shapes(tensors: list[Any]) -> Any:
+    shapes = [tuple(t.shape) for t in tensors]
+    return shapes[0] if len(shapes) == 1 else shapes

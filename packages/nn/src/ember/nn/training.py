@@ -772,9 +772,9 @@ def predict_on_batch(model: Any, x: Any) -> Any:
     elif not isinstance(x, em.Tensor):
         x = em.convert_to_tensor(x)
     out = _predict_step(model)(x)
-    if isinstance(out, (list, tuple)):
-        return type(out)(np.asarray(o) for o in out)
-    return np.asarray(out)
+    if isinstance(out, (list, tuple)):  # arrays of their own, writable (as _joined's)
+        return type(out)(np.array(o) for o in out)
+    return np.array(out)
 
 
 def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any,
@@ -805,8 +805,11 @@ def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks:
 
 
 def _joined(parts: list[Any]) -> np.ndarray:
-    """One output's batches as one host array: tensors joined on their device first (one
-    copy to the host, at the end)."""
-    if all(type(o) is em.Tensor for o in parts):
-        return np.asarray(parts[0] if len(parts) == 1 else em.concat(parts, axis=0))
+    """One output's batches as one host array of its own (writable, as Keras's: upstream
+    programs scale ``predict``'s result in place): a GPU's tensors joined on their device
+    first (one copy to the host, at the end), a CPU's joined by one copy on the host."""
+    if len(parts) == 1:
+        return np.array(parts[0])  # a copy: a tensor's buffer is never handed out writable
+    if all(type(o) is em.Tensor for o in parts) and not parts[0].device.startswith("/cpu"):
+        return em.concat(parts, axis=0).numpy()  # type: ignore[no-any-return]
     return np.concatenate([np.asarray(o) for o in parts], axis=0)

@@ -254,6 +254,32 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Any:
     return execute(_tile_op, (x,), {"multiples": mult})
 
 
+def repeat(input: Any, repeats: Any, axis: int | None = None, name: str | None = None) -> Any:
+    """TensorFlow's ``tf.repeat`` (numpy's ``repeat``): each slice along ``axis`` repeated
+    ``repeats`` times (one count for all, or one per slice); ``axis=None`` flattens first.
+    Made of ``reshape``/``broadcast_to`` (one count) or ``getitem`` (a count per slice), so
+    tapes differentiate it and graph mode traces it."""
+    x = _args.tensor(input)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    a = _args.axis1("repeat", axis, x.ndim)
+    if hasattr(repeats, "numpy"):
+        repeats = repeats.numpy()
+    reps = np.asarray(repeats)
+    if reps.dtype.kind not in "iu" or reps.ndim > 1 or (reps.size and reps.min() < 0):
+        raise InvalidArgumentError(f"repeat: repeats must be a count >= 0 or a list of them, "
+                                   f"got {repeats!r}")
+    n = x.shape[a]
+    if reps.ndim == 0 or reps.size == 1:
+        r = int(reps.reshape(-1)[0])
+        e = broadcast_to(expand_dims(x, a + 1), x.shape[:a + 1] + (r,) + x.shape[a + 1:])
+        return reshape(e, x.shape[:a] + (n * r,) + x.shape[a + 1:])
+    if reps.size != n:
+        raise InvalidArgumentError(f"repeat: {reps.size} repeats for axis {a} of length {n}")
+    idx = np.repeat(np.arange(n), reps).astype(np.int32)
+    return getitem(x, (builtins.slice(None),) * a + (idx,))
+
+
 def _pad(be: Any, x: Any, paddings: tuple[tuple[int, int], ...], value: Any) -> Any:
     return be.xp.pad(x, paddings, mode="constant", constant_values=value)
 

@@ -137,6 +137,13 @@ def _shapes() -> list[OpSpec]:
             case("rows", args(arr(2, 3), (2, 1))),
             case("both", args(arr(2, 3), [2, 3])),
         ), _NF + (F64,), torch=lambda T, x, mlt: T.tile(x, tuple(mlt))),
+        OpSpec("repeat", a.repeat, lambda x, r, axis=None: np.repeat(x, r, axis), (
+            case("flat", args(arr(2, 3), 2)),
+            case("rows", args(arr(2, 3), 3), axis=0),
+            case("per_column", args(arr(2, 3), [1, 0, 2]), axis=1),
+            case("last", args(arr(2, 3), [2, 1, 1]), axis=-1),
+        ), _NF + (F64, I32), torch=lambda T, x, r, axis=None: T.repeat_interleave(
+            x, T.tensor(r) if isinstance(r, list) else r, dim=axis)),
         OpSpec("pad", a.pad, _pad_ref, (
             case("constant", args(arr(2, 3), ((1, 0), (2, 1)))),
             case("value", args(arr(2, 3), [[0, 1], [1, 1]]), constant_values=7),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from .._index_stream import RepeatStream, ShardStream, SkipStream, TakeStream
 from .._iterator import _It
@@ -59,7 +61,51 @@ class MapDataset(_UnaryDataset):
         return ParallelMapIterator(it, self._fn, self._parallel, self._det)
 
     def _compute_spec(self):
-        return Dataset._compute_spec(self)
+        """The spec of ``fn``'s result on the first element, with ``None`` for every size
+        that varies with a size the input's spec leaves unknown (TensorFlow traces ``fn``
+        on the input's spec; the first element alone would give its own sizes, as if fixed:
+        a mapped batch of 32 claimed 32 rows where the last batch has fewer). To see which
+        sizes vary, ``fn`` runs once more, on the first element grown by one along each
+        unknown axis (its last entry repeated); a size that cannot be told (``fn`` refuses
+        that probe) is ``None`` when it equals an unknown input size."""
+        from .._structure import TensorSpec, flatten, pack_as, spec_of, to_array
+
+        it = self._input._make_iterator((0,))
+        try:
+            first = next(it)
+        except StopIteration:
+            raise ValueError("element_spec of MapDataset is unknown: the dataset is "
+                             "empty") from None
+        out = spec_of(call_unpacked(self._fn, first))
+        in_spec = flatten(self._input.element_spec)
+        varying = [(i, d) for i, s in enumerate(in_spec) if s.shape is not None
+                   for d, n in enumerate(s.shape) if n is None]
+        if not varying:
+            return out
+        leaves = flatten(first)
+        sizes = {to_array(leaves[i]).shape[d] for i, d in varying}
+        probe_leaves = [to_array(x) for x in leaves]
+        for i, d in varying:
+            a = probe_leaves[i]
+            probe_leaves[i] = np.take(a, [*range(a.shape[d]), a.shape[d] - 1], axis=d)
+        try:
+            probe = spec_of(call_unpacked(self._fn, pack_as(first, probe_leaves)))
+            grown = [s.shape for s in flatten(probe)]
+        except Exception:
+            grown = None
+        specs = flatten(out)
+        if grown is not None and len(grown) != len(specs):
+            grown = None
+        merged = []
+        for k, s in enumerate(specs):
+            g = None if grown is None else grown[k]
+            if g is not None and len(g) != len(s.shape):
+                merged.append(TensorSpec(None, s.dtype))
+                continue
+            dims = tuple(None if (n in sizes if g is None else g[j] != n) else n
+                         for j, n in enumerate(s.shape))
+            merged.append(TensorSpec(dims, s.dtype))
+        return pack_as(out, merged)
 
 
 class _FilterIterator(_It):

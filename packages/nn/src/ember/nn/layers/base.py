@@ -680,18 +680,23 @@ def _bound_arguments(init: Any, layer: Any, args: Any, kwargs: Any) -> dict[str,
 
 
 def _announcing_build(build: Any) -> Any:
-    """Wrap a subclass's ``build`` so the variables it made are announced when it ends."""
+    """Wrap a subclass's ``build`` so the variables it made are announced when it ends, and
+    the layer is built once it returns (Keras 3's wrapper: ``layer.build(shape)`` called
+    directly leaves ``built`` True, so the first call keeps the weights it made, and any
+    change made to them since, instead of building new ones)."""
 
     @functools.wraps(build)
     def wrapped(self: Layer, *args: Any, **kwargs: Any) -> Any:
         st = self._ember
         st.building += 1
         try:
-            return build(self, *args, **kwargs)
+            result = build(self, *args, **kwargs)
         finally:
             st.building -= 1
             if not st.building and st.unannounced:
                 self._ember_announce()
+        self.built = True
+        return result
 
     wrapped._ember_wrapped = True  # type: ignore[attr-defined]
     return wrapped

@@ -125,23 +125,8 @@ def tile(x: Any, repeats: Any) -> em.Tensor:
 
 def repeat(x: Any, repeats: Any, axis: Any = None) -> em.Tensor:
     """Each element (or slice along ``axis``) repeated ``repeats`` times; ``axis=None``
-    flattens first. ``repeats`` may give one count per element."""
-    t = tensor(x)
-    if axis is None:
-        t, axis = em.reshape(t, (-1,)), 0
-    a = axes_of("repeat", axis, t.ndim)[0]
-    reps = host_ints(repeats)
-    n = t.shape[a]
-    if len(reps) == 1:
-        r = reps[0]
-        e = em.expand_dims(t, a + 1)
-        e = em.broadcast_to(e, t.shape[:a + 1] + (r,) + t.shape[a + 1:])
-        return em.reshape(e, t.shape[:a] + (n * r,) + t.shape[a + 1:])
-    if len(reps) != n:
-        raise em.InvalidArgumentError(f"ember.nn.ops.repeat: {len(reps)} repeats for axis {a} "
-                                      f"of length {n}")
-    idx = np.repeat(np.arange(n), reps).astype(np.int32)
-    return em.getitem(t, (builtins.slice(None),) * a + (idx,))
+    flattens first. ``repeats`` may give one count per element (``em.repeat``)."""
+    return em.repeat(tensor(x), repeats, axis)  # type: ignore[no-any-return]
 
 
 def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[em.Tensor]:

@@ -1,0 +1,40 @@
+"""Keras's ``model.input_shape`` / ``output_shape`` on functional and Sequential models
+(keras-io's PixelCNN sizes its sampling canvas from ``input_shape``)."""
+
+import pytest
+
+from ember import nn
+
+
+def test_functional_models_give_their_inputs_and_outputs_shapes():
+    i = nn.Input(shape=(28, 28, 1))
+    m = nn.Model(i, nn.layers.Conv2D(4, 3)(i))
+    assert m.input_shape == (None, 28, 28, 1) and m.output_shape == (None, 26, 26, 4)
+    a, b = nn.Input(shape=(2,)), nn.Input(shape=(3,))
+    two = nn.Model([a, b], [nn.layers.Dense(1)(a), nn.layers.Dense(5)(b)])
+    assert two.input_shape == [(None, 2), (None, 3)]
+    assert two.output_shape == [(None, 1), (None, 5)]
+
+
+def test_a_sequential_model_has_them_once_built_and_says_so_before():
+    s = nn.Sequential([nn.Input(shape=(4,)), nn.layers.Dense(3)])
+    assert s.input_shape == (None, 4) and s.output_shape == (None, 3)
+    with pytest.raises(ValueError, match="not built yet"):
+        nn.Sequential([nn.layers.Dense(3)]).input_shape
+
+
+def test_predicts_arrays_are_the_callers_to_write():
+    # Keras's predict returns arrays of their own (keras-io's conditional GAN scales them
+    # in place); a read-only view of an output tensor raised "output array is read-only"
+    import numpy as np
+
+    m = nn.Sequential([nn.layers.InputLayer((3,)), nn.layers.Dense(2)])
+    for n, batch in [(4, 32), (70, 32)]:
+        out = m.predict(np.ones((n, 3), np.float32), batch_size=batch, verbose=0)
+        before = out.copy()
+        out *= 2.0
+        np.testing.assert_array_equal(out, before * 2.0)
+        again = m.predict(np.ones((n, 3), np.float32), batch_size=batch, verbose=0)
+        np.testing.assert_array_equal(again, before)  # the model's own values untouched
+    on_batch = m.predict_on_batch(np.ones((4, 3), np.float32))
+    on_batch += 1.0
