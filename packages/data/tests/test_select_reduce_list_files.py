@@ -117,3 +117,17 @@ def test_a_map_that_refuses_the_probe_still_marks_the_unknown_size():
 
     spec = Dataset.range(4).batch(2).map(strict).element_spec
     assert spec.shape == (None,)
+
+
+def test_interleave_takes_tensorflows_order_when_an_input_ends():
+    # TF's InterleaveDatasetOp: an ended input empties its slot and the cycle moves on (the
+    # slot takes the next input when the cycle comes back); ember opened the next input in
+    # the same slot at once, a different order (the CSV tutorial's font files)
+    ds = Dataset.range(1, 5).interleave(
+        lambda x: Dataset.from_tensors(x).repeat(int(x)), cycle_length=2)
+    assert ints(ds) == [1, 2, 2, 3, 3, 4, 3, 4, 4, 4]
+    # tf.data.Dataset.interleave's docstring example
+    ds = Dataset.range(1, 6).interleave(
+        lambda x: Dataset.from_tensors(x).repeat(6), cycle_length=2, block_length=4)
+    assert ints(ds) == [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 3, 3,
+                        4, 4, 5, 5, 5, 5, 5, 5]

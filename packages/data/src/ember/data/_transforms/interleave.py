@@ -58,9 +58,10 @@ class _InterleaveIterator(_It):
             try:
                 x = next(slot.it)
             except StopIteration:
+                # TF's order (InterleaveDatasetOp): an input that ends empties its slot and
+                # the cycle moves on; the slot takes the next input when the cycle is back
                 self._slots[self._cur] = None
-                if self._in_block:
-                    self._advance()
+                self._advance()
                 continue
             self._in_block += 1
             if self._in_block >= self._ds._block:
