@@ -339,3 +339,14 @@ def test_tensorflows_shape_methods_and_newaxis():
     with pytest.raises(ValueError, match="not compatible"):
         t.set_shape([2])
     assert em.newaxis is None and t[:, em.newaxis].shape == (2, 1, 3)
+
+
+@pytest.mark.parametrize("axes, match", [
+    (([0, 1], [0]), "pair 2 axes of a with 1 of b"),
+    (3, r"axes=3 must be in \[0, 2\]"),
+    ((5, 0), "axis 5 is out of range for rank 2"),
+    ("x", "must be an int or a pair"),
+])
+def test_tensordot_refuses_axes_it_cannot_pair(axes, match):
+    with pytest.raises(em.InvalidArgumentError, match=match):
+        em.tensordot(em.ones([3, 4]), em.ones([3, 4]), axes)

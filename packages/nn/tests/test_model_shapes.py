@@ -38,3 +38,25 @@ def test_predicts_arrays_are_the_callers_to_write():
         np.testing.assert_array_equal(again, before)  # the model's own values untouched
     on_batch = m.predict_on_batch(np.ones((4, 3), np.float32))
     on_batch += 1.0
+
+
+@pytest.mark.parametrize("layer, shape, want", [
+    (lambda: nn.layers.Dense(3), (None, 5), (None, 3)),  # was (1, 3): None became 1
+    (lambda: nn.layers.Dense(3), (32, 5), (32, 3)),
+    (lambda: nn.layers.Embedding(10, 2), (None,), (None, 2)),
+    (lambda: nn.layers.Embedding(10, 2), (None, 7), (None, 7, 2)),
+    (lambda: nn.layers.Dot(axes=1), [(None, 5), (None, 5)], (None, 1)),  # raised
+    (lambda: nn.layers.Concatenate(), [(None, 2), (None, 3)], (None, 5)),
+    (lambda: nn.layers.Conv2D(4, 3, strides=2), (None, None, 28, 1), (None, None, 13, 4)),
+    (lambda: nn.layers.LSTM(4, return_sequences=True), (None, None, 8), (None, None, 4)),
+])
+def test_compute_output_shape_is_kerass(layer, shape, want):
+    made = layer()
+    assert made.compute_output_shape(shape) == want
+    with pytest.raises(AttributeError):
+        made.output  # noqa: B018 - it leaves no functional-API node behind
+
+
+def test_compute_output_shape_names_what_is_not_a_shape():
+    with pytest.raises(ValueError, match="is not a shape"):
+        nn.layers.Dense(3).compute_output_shape(("a", 5))

@@ -5,6 +5,7 @@ svd, eigh), each batched over leading dimensions as in TensorFlow.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -115,10 +116,7 @@ def einsum(equation: str, *inputs: Any, name: str | None = None) -> Any:
 def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Any:
     """Sum products over ``axes`` of ``a`` and ``b`` (an int: the last/first that many)."""
     x, y = _args.tensor(a), _args.tensor(b)
-    if isinstance(axes, int):
-        ax = list(range(x.ndim - axes, x.ndim)), list(range(axes))
-    else:
-        ax = [int(i) % x.ndim for i in axes[0]], [int(i) % y.ndim for i in axes[1]]
+    ax = _tensordot_axes(axes, x.ndim, y.ndim)
     for i, j in zip(*ax):
         if x.shape[i] != y.shape[j]:
             raise InvalidArgumentError(f"tensordot: axis {i} of {x.shape} does not match "
@@ -131,6 +129,37 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Any:
     x2 = reshape(transpose(x, fx + ax[0]), (-1, k))
     y2 = reshape(transpose(y, ax[1] + fy), (k, -1))
     return reshape(matmul(x2, y2), [x.shape[i] for i in fx] + [y.shape[j] for j in fy])
+
+
+def _tensordot_axes(axes: Any, xnd: int, ynd: int) -> tuple[list[int], list[int]]:
+    """tensordot's ``axes`` as (axes of a, axes of b): an int n (a's last n with b's first
+    n), a pair of ints (one axis each, as TensorFlow and numpy read ``[1, 1]``), or a pair
+    of lists of equal length."""
+    if hasattr(axes, "numpy"):
+        axes = axes.numpy().tolist()
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+        n = int(axes)
+        if not 0 <= n <= builtins.min(xnd, ynd):
+            raise InvalidArgumentError(f"tensordot: axes={n} must be in [0, {builtins.min(xnd, ynd)}] "
+                                       f"for ranks {xnd} and {ynd}")
+        return list(range(xnd - n, xnd)), list(range(n))
+    try:
+        first, second = axes
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"tensordot: axes must be an int or a pair (axes of a, axes "
+                                   f"of b), got {axes!r}") from None
+    pair = [[v] if isinstance(v, (int, np.integer)) else list(v) for v in (first, second)]
+    if len(pair[0]) != len(pair[1]):
+        raise InvalidArgumentError(f"tensordot: axes {axes!r} pair {len(pair[0])} axes of a "
+                                   f"with {len(pair[1])} of b")
+    out = []
+    for side, nd in zip(pair, (xnd, ynd)):
+        for i in side:
+            if not -nd <= int(i) < nd:
+                raise InvalidArgumentError(f"tensordot: axis {int(i)} is out of range for "
+                                           f"rank {nd}")
+        out.append([int(i) % nd for i in side])
+    return out[0], out[1]
 
 
 def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = False,

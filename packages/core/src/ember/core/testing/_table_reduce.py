@@ -170,7 +170,10 @@ def _linalg() -> list[OpSpec]:
             case("two", args(arr(2, 3, 4), arr(3, 4, 5), [[1, 2], [0, 1]])),
             case("outer", args(arr(2), arr(3), 0)),
             case("negative_axes", args(arr(3, 4), arr(2, 4), [[-1], [-1]])),
-        ), FLOATS + (I32,), True, (0, 1), lambda T, a, b, axes: T.tensordot(a, b, axes), **mm),
+            case("pair_of_ints", args(arr(3, 4), arr(5, 4), [1, 1])),  # TF's and numpy's
+        ), FLOATS + (I32,), True, (0, 1), lambda T, a, b, axes: T.tensordot(
+            a, b, [[axes[0]], [axes[1]]] if isinstance(axes, list) and isinstance(
+                axes[0], int) else axes), **mm),
         OpSpec("norm", la.norm, _norm_ref, (
             case("euclidean", args(arr(3, 4))),
             case("l1_axis", args(arr(3, 4)), ord=1, axis=0),

@@ -540,11 +540,44 @@ class Layer(_tracking._Listened):
                 _CALL_LOSSES[id(self)] = self
 
     def compute_output_shape(self, input_shape: Any) -> Any:
-        """The output shape for ``input_shape`` (found by calling on zeros)."""
-        shape = tuple(1 if s is None else s for s in input_shape)
-        with em.recording.paused():
-            out = self(em.zeros(shape, dtype=self.dtype))
-        return _shape_of(out)
+        """The output shape for ``input_shape`` (one shape, or a list or dict of them for a
+        layer of several inputs), ``None`` where a size is unknown, as Keras's: found as
+        the functional API finds it, by calling the layer on zeros (at two sizes for each
+        unknown axis; it keeps no record of these calls). A batch size given in every
+        input shape is kept."""
+        def shapes(x: Any) -> bool:
+            return isinstance(x, (list, tuple)) and all(
+                d is None or isinstance(d, (int, np.integer)) for d in x)
+
+        def placeholder(shape: Any) -> Any:
+            if not shapes(shape):
+                raise ValueError(f"{self.name}.compute_output_shape: {shape!r} is not a shape "
+                                 "(a tuple of sizes, None where unknown)")
+            if not shape:
+                raise ValueError(f"{self.name}.compute_output_shape: a shape needs a batch "
+                                 "axis")
+            return _symbolic.SymbolicTensor((None,) + tuple(shape[1:]), self.dtype)
+
+        if isinstance(input_shape, dict):
+            inputs: Any = {k: placeholder(v) for k, v in input_shape.items()}
+            given = list(input_shape.values())
+        elif shapes(input_shape):
+            inputs, given = placeholder(input_shape), [input_shape]
+        else:
+            inputs = [placeholder(v) for v in input_shape]
+            given = list(input_shape)
+        batches = {tuple(s)[0] for s in given if len(s)}
+        nodes = self._ember.extra.get("inbound_nodes")
+        kept = list(nodes) if nodes is not None else None
+        try:
+            out = _symbolic.call_symbolic(self, inputs, (), {})
+        finally:  # no node of the functional API is left behind
+            if kept is None:
+                self._ember.extra.pop("inbound_nodes", None)
+            else:
+                self._ember.extra["inbound_nodes"] = kept
+        batch = batches.pop() if len(batches) == 1 else None
+        return _symbolic.map_structure(lambda t: (batch,) + tuple(t.shape[1:]), out)
 
     @property
     def output_shape(self) -> Any:
