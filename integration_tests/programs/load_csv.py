@@ -53,10 +53,7 @@ would put them. 2. no em.string (tf.string, AttributeError: loud; by design, emb
 hold numbers only, docs/guide/preprocessing.md): the string columns' Inputs take the int64
 ids StringLookup gives. 3. StringLookup cannot be applied to a symbolic Input (TypeError
 "works on text on the host": loud, by design): the lookups run on the host before the model
-(lookup_strings below), as docs/guide/preprocessing.md advises. 4. nn.Model(inputs, outputs)
-refuses a dict of Inputs (TypeError "inputs must be nn.Input placeholders (one, or a list or
-tuple of them)": loud; Keras takes a dict): the list of the dict's values stands in (the
-model still takes dicts keyed by the Inputs' names). 5. no nn.utils.plot_model
+(lookup_strings below), as docs/guide/preprocessing.md advises. 5. no nn.utils.plot_model
 (AttributeError: loud): left out. 6. (by design) ember.data's elements are numpy values and
 Python str (TF: tensors and bytes), so `.numpy()` and `.decode()` are dropped. 7. no
 tf.data.experimental.make_csv_dataset (data.experimental: AttributeError: loud): a stand-in
@@ -67,7 +64,9 @@ cache(filename), raises "ValueError: Object arrays cannot be saved when allow_pi
 on any element holding a string column (loud; TF caches strings to files): the in-memory
 cache() stands in. 9. no tf.io.decode_csv (em.io: AttributeError: loud): a csv-module
 decoder typed as TF's (int() -> int32, float() -> float32, str() -> str objects) stands in.
-Fixed in ember since the first version of this port: (GAP 10, silent) Dataset.interleave
+Fixed in ember since the first version of this port: nn.Model(inputs, outputs) refused a
+dict of Inputs (GAP 4, TypeError; Keras takes one, read by its keys): upstream's lines are
+restored. (GAP 10, silent) Dataset.interleave
 ordered elements differently from TF once a child dataset ended: ember opened the next
 input's dataset in the same slot and yielded from it at once, where TF's kernel
 (interleave_dataset_op.cc) empties the slot, moves on, and opens the next input when the
@@ -482,10 +481,7 @@ def lookup_strings(features):
 preprocessed_inputs_cat = layers.Concatenate()(preprocessed_inputs)
 assert tuple(preprocessed_inputs_cat.shape) == (None, 28)
 
-# GAP 4: titanic_preprocessing = tf.keras.Model(inputs, preprocessed_inputs_cat)
-# (TypeError: "inputs must be nn.Input placeholders (one, or a list or tuple of them)"; Keras
-# takes a dict of Inputs): the list of the dict's values, which ember matches by name.
-titanic_preprocessing = nn.Model(list(inputs.values()), preprocessed_inputs_cat)
+titanic_preprocessing = nn.Model(inputs, preprocessed_inputs_cat)
 
 # GAP 5: tf.keras.utils.plot_model(model = titanic_preprocessing , rankdir="LR", dpi=72,
 # show_shapes=True)   (no nn.utils.plot_model: AttributeError); left out.
@@ -514,8 +510,7 @@ def titanic_model(preprocessing_head, inputs):
 
   preprocessed_inputs = preprocessing_head(inputs)
   result = body(preprocessed_inputs)
-  # GAP 4: model = tf.keras.Model(inputs, result)
-  model = nn.Model(list(inputs.values()), result)
+  model = nn.Model(inputs, result)
 
   model.compile(loss=nn.losses.BinaryCrossentropy(from_logits=True),
                 optimizer=nn.optimizers.Adam())

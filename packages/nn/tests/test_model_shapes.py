@@ -60,3 +60,26 @@ def test_compute_output_shape_is_kerass(layer, shape, want):
 def test_compute_output_shape_names_what_is_not_a_shape():
     with pytest.raises(ValueError, match="is not a shape"):
         nn.layers.Dense(3).compute_output_shape(("a", 5))
+
+
+def test_a_functional_model_takes_a_dict_of_inputs_by_key(tmp_path):
+    # Keras 3's Model(inputs={"a": a, "b": b}, ...): called with a dict by those keys (or
+    # a list in their order), saved and loaded with its InputLayers' own names
+    import numpy as np
+
+    a, b = nn.Input(shape=(2,), name="a"), nn.Input(shape=(3,), name="bee")
+    out = nn.layers.Dense(1)(nn.layers.Concatenate()([a, b]))
+    m = nn.Model({"a": a, "b": b}, out)
+    assert m.input_names == ["a", "b"] and [lay.name for lay in m.layers][:2] == ["a", "bee"]
+    xa, xb = np.ones((4, 2), np.float32), np.full((4, 3), 2.0, np.float32)
+    want = m({"a": xa, "b": xb}).numpy()
+    np.testing.assert_array_equal(m([xa, xb]).numpy(), want)
+    m.compile("sgd", "mse")
+    m.fit({"a": xa, "b": xb}, np.zeros((4, 1), np.float32), epochs=1, verbose=0)
+    m.save(tmp_path / "m.keras")
+    back = nn.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(back({"a": xa, "b": xb}).numpy(), m({"a": xa, "b": xb}).numpy())
+    with pytest.raises(ValueError, match="needs exactly the inputs' names"):
+        m({"a": xa, "bee": xb})
+    with pytest.raises(TypeError, match="a dict of them by name"):
+        nn.Model({"a": a, 1: b}, out)

@@ -58,7 +58,7 @@ def functional_config(model: Any) -> dict[str, Any]:
     """``model.get_config()`` of a functional model, in Keras 3's form."""
     spec, outputs, nodes = model._ember.extra["functional"]
     flat_in = _symbolic.leaves(spec)
-    input_names = model.input_names
+    input_names = model._input_layer_names()
     from .model import keras_layer_order
 
     own = {id(n) for n in nodes}
@@ -207,6 +207,8 @@ def functional_from_config(cls: Any, config: Any, where: str = "config") -> Any:
             return tensor_of(value)
         if isinstance(value, list):
             return [structure(v, depth + 1) for v in value]
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            return {k: structure(v, depth + 1) for k, v in value.items()}  # inputs by key
         raise _serialization.ConfigError(f"{where}: malformed input_layers/output_layers "
                                          f"{value!r:.80}")
 

@@ -444,10 +444,13 @@ class Functional(Model):
                  trainable: bool = True, **kwargs: Any) -> None:
         super().__init__(name=name, trainable=trainable, **kwargs)
         flat_in = _symbolic.leaves(inputs)
-        if isinstance(inputs, dict) or not all(
+        by_key = isinstance(inputs, dict)
+        if (by_key and not all(isinstance(k, str) and isinstance(v, _symbolic.SymbolicTensor)
+                               for k, v in inputs.items())) or not all(
                 isinstance(t, _symbolic.SymbolicTensor) and t.node is None for t in flat_in):
             raise TypeError(f"{self.name}: inputs must be nn.Input placeholders (one, or a "
-                            f"list or tuple of them); got {inputs!r}")
+                            f"list or tuple of them, or a dict of them by name); got "
+                            f"{inputs!r}")
         named = [t.name for t in flat_in if t.name is not None]
         if len(set(named)) < len(named):
             raise ValueError(f"{self.name}: inputs named {named}: each name must be unique "
@@ -538,8 +541,18 @@ class Functional(Model):
 
     @property
     def input_names(self) -> list[str]:
-        """Each input's name: ``nn.Input(name=...)``, else ``input_1``, ``input_2``, ...
-        (skipping names taken); the keys of a dict of inputs (Keras)."""
+        """Each input's name: the keys of a dict of inputs (Keras 3 reads a dict given to
+        the model by them), else ``nn.Input(name=...)``, else ``input_1``, ``input_2``,
+        ... (skipping names taken)."""
+        spec = self._ember.extra["functional"][0]
+        if isinstance(spec, dict):
+            return list(spec)
+        return self._input_layer_names()
+
+    def _input_layer_names(self) -> list[str]:
+        """The names of the model's InputLayers (Keras's ``model.layers``, its config):
+        ``nn.Input(name=...)``, else ``input_1``, ... (a dict's keys name only the
+        inputs' places in a call)."""
         return _unique([t.name for t in self.inputs], "input")
 
     @property
@@ -653,7 +666,7 @@ def _keras_order(model: Any) -> list[Layer]:
     spec, outputs, nodes = model._ember.extra["functional"]
     flat_in = _symbolic.leaves(spec)
     input_layers = {id(t): InputLayer(input_tensor=t, name=name)
-                    for t, name in zip(flat_in, model.input_names)}
+                    for t, name in zip(flat_in, model._input_layer_names())}
     first_seen: dict[int, int] = {}  # id(layer) -> index of the walk's first visit
     post: list[Any] = []  # nodes, inputs first
     done: set[int] = set()
