@@ -46,13 +46,9 @@ results for TF's PerReplica). ember has no replica-aware generator, so (silent, 
 TF) a generator made "in the scope" is one shared stream whose numbers go to the replicas
 in thread order (TF: fixed by seed and replica id), and Generator.from_seed(1) made in
 each replica draws the same numbers on every replica (TF: different ones).
-7. Generator.state is a dict of Python ints (TF: an int64 tf.Variable of shape [3]), so a
-graph.function that returns it returns the trace-time state on every later call (silent:
-its counter stays at the trace's value while the generator advances): state() runs
-eagerly, and a traced copy's stale counter is asserted. 8. a Generator
-held by an nn.Layer (TF: tracked by tf.Module) is not tracked: Checkpoint(m=m) writes no
-generator state and restoring it restores nothing (silent but for a UserWarning;
-assert_consumed() passes): the checkpoint names the generator itself. 9. no
+7. Generator.state is a dict of Python ints (TF: an int64 tf.Variable of shape [3]), read
+on the host: a traced state() runs eagerly (ember warns), so the method stays plain and a
+traced copy is checked to be live. 9. no
 tf.saved_model.save/load (no SavedModel, as intro_to_modules.py's GAP 5): a checkpoint
 of the module's generator and a new MyModule restored from it stand in. 10. no
 tf.random.stateless_normal (nor any stateless_* op; AttributeError): a generator built
@@ -63,7 +59,9 @@ through GAP 5's stand-in, silent, GPU only) full-range 64-bit integer draws
 repeated their values in pairs on a GPU (the CUDA kernel read block j >> 2 for them, as
 for 32-bit kinds), which biased every shuffle on a GPU; the end of the program asserts the
 same integers on every device. A Generator's state read in a traced function was frozen
-(GAP 7's `state()`): such a function now runs eagerly, and the state is live.
+(GAP 7's `state()`): such a function now runs eagerly, and the state is live. A Generator
+held by an nn.Layer (TF: tracked by tf.Module) was not tracked (GAP 8, silent but for a
+UserWarning): Checkpoint(m=m) wrote no generator state; it now restores the module's.
 """
 
 import math
@@ -423,19 +421,16 @@ print(first)  # print(strat.run(m))
 print("state:", m.state())
 assert values(first) == sorted(SEED0[:2]) and m.state()["counter"] == 2
 
-# GAP 8 (silent): an nn.Layer (ember's tf.Module) does not track the Generator it holds, so
-# checkpoint.Checkpoint(m=m) would write no generator state and restore nothing (a
-# UserWarning, yet assert_consumed() passes); the checkpoint names the generator itself.
+# (GAP 8, fixed: an nn.Layer did not track the Generator it holds, so Checkpoint(m=m) wrote
+# no generator state and restored nothing; the module's checkpoint now restores it.)
 # GAP 9: no SavedModel (no tf.saved_model.save/load: AttributeError); a checkpoint of the
 # module's generator, restored into a new MyModule, stands in:
 # with strat.scope():
 #   tf.saved_model.save(m, filename)
-with warnings.catch_warnings():
-  warnings.simplefilter("ignore")  # the warning GAP 8 describes
-  checkpoint.Checkpoint(m=m).write(filename + "_module")
-  module_only = MyModule()
-  checkpoint.Checkpoint(m=module_only).restore(filename + "_module").assert_consumed()
-assert module_only.state()["counter"] == 0  # GAP 8: nothing was restored (TF: counter 2)
+checkpoint.Checkpoint(m=m).write(filename + "_module")
+module_only = MyModule()
+checkpoint.Checkpoint(m=module_only).restore(filename + "_module").assert_consumed()
+assert module_only.state()["counter"] == 2  # as TF's tf.Module restores it
 checkpoint.Checkpoint(g=m.g).write(filename)
 saved_state = dict(m.state())
 print("RNG stream from saving point:")

@@ -1,11 +1,10 @@
 """em.py_function runs on every call of a traced function; em.init_scope runs once, while
 tracing, and refuses the function's values (TensorFlow's semantics for both)."""
 
-import numpy as np
 import pytest
 
 import ember.core as em
-from ember import graph, tape
+from ember import graph
 
 
 def test_py_function_runs_on_every_replay_with_that_calls_values():
@@ -38,19 +37,6 @@ def test_an_unused_py_function_still_runs_and_result_shapes_are_checked():
     assert seen == [1, 1]
 
 
-def test_py_function_under_a_tape_is_differentiated_through_its_ops():
-    x = em.Variable(3.0)
-
-    @graph.function
-    def f(v):
-        return em.py_function(lambda a: a * a, [v], Tout=em.float32)
-
-    for fn in (f, lambda v: em.py_function(lambda a: a * a, [v], Tout=em.float32)):
-        with tape.GradientTape() as t:
-            y = fn(x)
-        assert float(t.gradient(y, x)) == 6.0
-
-
 def test_py_function_refuses_what_it_cannot_honour():
     with pytest.raises(em.InvalidArgumentError, match="give Tout"):
         em.py_function(lambda x: x, [1.0])
@@ -76,26 +62,6 @@ def test_init_scope_runs_once_while_tracing():
 
     m = Model()
     assert [int(m()) for _ in range(3)] == [1, 1, 1]
-
-
-def test_init_scope_may_make_variables_and_is_not_taped():
-    holder = {}
-
-    @graph.function
-    def f(x):
-        if "w" not in holder:
-            with em.init_scope():
-                holder["w"] = em.Variable(np.full(2, 3.0, np.float32))
-        return x * holder["w"]
-
-    np.testing.assert_array_equal(f(em.constant([1.0, 2.0])).numpy(), [3.0, 6.0])
-    np.testing.assert_array_equal(f(em.constant([2.0, 2.0])).numpy(), [6.0, 6.0])
-    x = em.Variable(2.0)
-    with tape.GradientTape(persistent=True) as t:
-        with em.init_scope():
-            y = x * x
-        z = x * 3.0
-    assert t.gradient(y, x) is None and float(t.gradient(z, x)) == 3.0
 
 
 def test_init_scope_refuses_a_value_the_trace_computed():

@@ -54,7 +54,7 @@ def test_compute_output_shape_is_kerass(layer, shape, want):
     made = layer()
     assert made.compute_output_shape(shape) == want
     with pytest.raises(AttributeError):
-        made.output  # noqa: B018 - it leaves no functional-API node behind
+        made.output
 
 
 def test_compute_output_shape_names_what_is_not_a_shape():
@@ -83,3 +83,15 @@ def test_a_functional_model_takes_a_dict_of_inputs_by_key(tmp_path):
         m({"a": xa, "bee": xb})
     with pytest.raises(TypeError, match="a dict of them by name"):
         nn.Model({"a": a, 1: b}, out)
+
+
+def test_a_built_sequentials_layers_have_their_inputs_and_outputs():
+    # Keras builds a Sequential with an Input as a functional graph when it is made:
+    # model.layers[0].output works at once (keras-io's anomaly-detection example)
+    model = nn.Sequential([nn.Input(shape=(288, 1)),
+                           nn.layers.Conv1D(32, 7, padding="same", strides=2),
+                           nn.layers.Dense(3)])
+    assert model.layers[0].output.shape == (None, 144, 32)
+    assert model.layers[1].input.shape == (None, 144, 32)
+    with pytest.raises(AttributeError, match="never been called on symbolic inputs"):
+        nn.Sequential([nn.layers.Dense(3)]).layers[0].output  # noqa: B018 - not built

@@ -21,6 +21,7 @@ from . import (
     models,
     ops,
     optimizers,
+    preprocessing,
     random,
     regularizers,
     saving,
@@ -37,4 +38,4 @@ __all__ = [
 ]
 __all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]
 __all__ += ["dtype_policies", "mixed_precision"]
-__all__ += ["utils", "ops", "random"]
+__all__ += ["utils", "ops", "random", "preprocessing"]

@@ -249,16 +249,15 @@ class CategoricalAccuracy(Metric):
 
 
 class BinaryAccuracy(Metric):
-    """``labels`` against ``predictions > threshold``."""
+    """The share of ``labels`` equal to ``predictions > threshold`` (taken in the labels'
+    dtype, as Keras: a label of 0.7 matches neither 0 nor 1; ``binary_accuracy``)."""
 
     def __init__(self, name: str | None = None, dtype: Any = None, threshold: float = 0.5):
         super().__init__(name, dtype)
         self.threshold = threshold
 
     def update_state(self, labels: Any, predictions: Any, sample_weight: Any = None) -> None:
-        y, p = _tensor(labels), _tensor(predictions)
-        self._accumulate(em.equal(em.greater(p, self.threshold), em.greater(y, 0.5)),
-                         sample_weight)
+        self._accumulate(binary_accuracy(labels, predictions, self.threshold), sample_weight)
 
 
 class _ErrorMean(Metric):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import ember.core as em
 
 from . import training as _training
 from .layers import _symbolic, _tracking
-from .layers.base import Layer
+from .layers.base import Layer, _held_metrics
 from .layers.input_layer import InputLayer
 
 
@@ -196,18 +197,27 @@ class Model(Layer):
 
     @property
     def metrics(self) -> list[Any]:
-        """The ``loss`` tracker and the compiled metrics (empty before ``compile``).
+        """The ``loss`` tracker and the compiled metrics (none before ``compile``), then
+        the metrics held in attributes of the model and of its layers (Keras 3's order).
 
         As Keras, the tracker is listed when ``compile`` got a loss or once
         ``compiled_loss`` has run: a ``train_step`` that computes its own losses reports
         no ``loss`` it never computed."""
         extra = self._ember.extra
-        if "loss_tracker" not in extra:
-            return []
-        tracker = [extra["loss_tracker"]] if extra.get("loss_tracked") else []
-        outputs = extra.get("outputs")
-        per_output = [t for t in outputs.trackers if t is not None] if outputs else []
-        return [*tracker, *per_output, *extra["compiled_metrics"]]
+        compiled: list[Any] = []
+        if "loss_tracker" in extra:
+            tracker = [extra["loss_tracker"]] if extra.get("loss_tracked") else []
+            outputs = extra.get("outputs")
+            per_output = [t for t in outputs.trackers if t is not None] if outputs else []
+            compiled = [*tracker, *per_output, *extra["compiled_metrics"]]
+        # then, as Keras 3, metrics held in attributes: the model's own, and its layers'
+        # (not those of a nested Model, which has its own)
+        held = _held_metrics(self)
+        for layer in self.submodules:
+            if not isinstance(layer, Model):
+                held += _held_metrics(layer)
+        return compiled + [m for i, m in enumerate(held)
+                           if all(m is not o for o in compiled + held[:i])]
 
     @property
     def metrics_names(self) -> list[str]:
@@ -785,6 +795,7 @@ class Sequential(Model):
             raise TypeError(f"Sequential.add: expected a Layer or an nn.Input, got "
                             f"{type(layer).__name__}")
         self._ember.stack.append(layer)
+        layer._ember.extra["sequential"] = weakref.ref(self)  # see Layer._first_node
         first = self._ember.stack[0]._ember.batch_input_shape
         if first is None and self._input is not None:
             first = self._input[0]

@@ -58,8 +58,11 @@ def is_layer(value: Any) -> bool:
 
 
 def is_trackable(value: Any) -> bool:
-    """Variables, layers and (nested) containers holding them; tracked containers always."""
-    if isinstance(value, (em.Variable, TrackedList, TrackedDict)) or is_layer(value):
+    """Variables, layers, random generators (their state is checkpointed, as a
+    ``tf.random.Generator`` on a ``tf.Module`` is) and (nested) containers holding them;
+    tracked containers always."""
+    if isinstance(value, (em.Variable, TrackedList, TrackedDict, em.random.Generator)) or \
+            is_layer(value):
         return True
     if isinstance(value, (list, tuple)):
         return any(is_trackable(v) for v in value)

@@ -60,6 +60,21 @@ def _snake(name: str) -> str:
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
+_NO_INPUTS: Any = object()  # __call__ without a positional first argument
+
+
+def _first_by_name(layer: Any, kwargs: dict[str, Any]) -> Any:
+    """The first argument of ``layer(...)`` given by its name in ``call``'s signature
+    (``layer(logits=x, targets=t)``), taken out of ``kwargs``."""
+    params = [p for p in inspect.signature(type(layer).call).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+    name = params[0].name if params else None
+    if name is None or name not in kwargs or params[0].kind is params[0].POSITIONAL_ONLY:
+        raise TypeError(f"{layer.name}: called without inputs (give them first, or by the "
+                        f"name call() gives them{f', {name!r}' if name else ''})")
+    return kwargs.pop(name)
+
+
 def _unique_name(cls_name: str) -> str:
     base = _snake(cls_name)
     n = next(_name_counters[base])
@@ -225,6 +240,15 @@ class Layer(_tracking._Listened):
     # --- tracking --------------------------------------------------------------------
     def _first_node(self, what: str) -> Any:
         nodes = self._ember.extra.get("inbound_nodes")
+        owner = self._ember.extra.get("sequential")
+        if not nodes and owner is not None and owner() is not None and owner().built:
+            # a layer of a built Sequential: the stack is a functional graph (Keras builds
+            # it when the model is made); it is called on its nn.Input now
+            try:
+                owner()._symbolic_outputs()
+            except ValueError:
+                pass
+            nodes = self._ember.extra.get("inbound_nodes")
         if not nodes:
             raise AttributeError(f"layer {self.name!r} has never been called on symbolic "
                                  f"inputs (nn.Input), so it has no defined {what}")
@@ -415,6 +439,16 @@ class Layer(_tracking._Listened):
         return _tracking.direct_layers(self._ember.children)
 
     @property
+    def metrics(self) -> list[Any]:
+        """The metrics this layer holds in its attributes (directly, or in lists, tuples
+        and dicts), then its sub-layers' (Keras 3's ``layer.metrics``: a model's
+        ``metrics``, which ``fit`` logs and resets each epoch, include them)."""
+        out = _held_metrics(self)
+        for layer in self.submodules:
+            out += [m for m in _held_metrics(layer) if all(m is not o for o in out)]
+        return out
+
+    @property
     def submodules(self) -> list[Layer]:
         out: list[Layer] = []
         _tracking.walk_layers(self._ember.children, {id(self)}, out)
@@ -479,8 +513,10 @@ class Layer(_tracking._Listened):
     supports_masking = False  # True: the output keeps the input's mask (Keras's flag)
     compute_mask = _masks.default_compute_mask
 
-    def __call__(self, inputs: Any, *args: Any, training: bool | None = None,
+    def __call__(self, inputs: Any = _NO_INPUTS, *args: Any, training: bool | None = None,
                  **kwargs: Any) -> Any:
+        if inputs is _NO_INPUTS:  # the first argument by its name in call (Keras's)
+            inputs = _first_by_name(self, kwargs)
         if _symbolic.is_symbolic(inputs):  # the functional API: record the call
             return _symbolic.call_symbolic(self, inputs, args,
                                            {**kwargs, **({} if training is None else
@@ -733,3 +769,26 @@ def _announcing_build(build: Any) -> Any:
 
     wrapped._ember_wrapped = True  # type: ignore[attr-defined]
     return wrapped
+
+
+def _held_metrics(layer: Any) -> list[Any]:
+    """The metrics among ``layer``'s own attributes, in attribute order."""
+    from ..metrics import Metric
+
+    out: list[Any] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if isinstance(value, Metric):
+            if all(value is not m for m in out):
+                out.append(value)
+        elif depth < 3 and isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v, depth + 1)
+        elif depth < 3 and isinstance(value, dict):
+            for v in value.values():
+                walk(v, depth + 1)
+
+    for name, value in vars(layer).items():
+        if not name.startswith("_ember"):
+            walk(value, 0)
+    return out

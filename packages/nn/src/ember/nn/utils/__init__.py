@@ -17,9 +17,12 @@ Examples:
 from ._images import array_to_img, img_to_array, load_img, save_img
 from ._numerical import normalize, to_categorical
 from ._py_dataset import PyDataset
+from ._py_dataset import PyDataset as Sequence  # Keras 3 keeps Keras 2's name
 from ._seed import set_random_seed
 from ._sequences import pad_sequences
+from ._session import clear_session
 from ._split import split_dataset
 
-__all__ = ["PyDataset", "array_to_img", "img_to_array", "load_img", "normalize", "pad_sequences",
-           "save_img", "set_random_seed", "split_dataset", "to_categorical"]
+__all__ = ["PyDataset", "Sequence", "array_to_img", "clear_session", "img_to_array",
+           "load_img", "normalize", "pad_sequences", "save_img", "set_random_seed",
+           "split_dataset", "to_categorical"]

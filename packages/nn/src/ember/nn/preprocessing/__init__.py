@@ -1,0 +1,13 @@
+"""``keras.preprocessing`` under its Keras 3 name: ``nn.preprocessing.image`` and
+``nn.preprocessing.sequence`` hold the helpers ``nn.utils`` also holds (Keras 3 keeps both
+names; the preprocessing *layers* are in ``nn.layers``).
+
+Examples:
+    >>> from ember import nn
+    >>> nn.preprocessing.sequence.pad_sequences([[1], [2, 3]]).tolist()
+    [[0, 1], [2, 3]]
+"""
+
+from . import image, sequence
+
+__all__ = ["image", "sequence"]

@@ -1,0 +1,92 @@
+"""Keras patterns from keras-io's endpoint-layer and U-Net examples: metrics held by
+layers are the model's (logged and reset by fit), BinaryAccuracy compares labels with
+thresholded predictions, a layer's first argument may be given by name, and Keras 3's
+other names (utils.Sequence, preprocessing.image/sequence, clear_session)."""
+
+import numpy as np
+import pytest
+
+import ember.core as em
+from ember import nn
+
+
+def test_binary_accuracy_does_not_threshold_the_labels():
+    # Keras: y_true == cast(y_pred > threshold, y_true.dtype); a label of 0.7 matches
+    # neither class (ember thresholded the labels too, and counted it a match)
+    acc = nn.metrics.BinaryAccuracy()
+    acc.update_state([[0.7], [0.3]], [[0.9], [0.1]])
+    assert float(acc.result()) == 0.0
+    acc = nn.metrics.BinaryAccuracy(threshold=0.7)
+    acc.update_state([[1.0], [0.0], [1.0]], [[0.8], [0.6], [0.6]])
+    assert float(acc.result()) == pytest.approx(2 / 3)
+
+
+class _Endpoint(nn.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.accuracy_fn = nn.metrics.BinaryAccuracy(name="accuracy")
+
+    def call(self, logits, targets):
+        p = em.sigmoid(logits)
+        self.add_loss(em.reduce_mean(nn.losses.binary_crossentropy(targets, p)))
+        self.accuracy_fn.update_state(targets, p)
+        return p
+
+
+def test_a_layers_metric_is_the_models_and_fit_logs_and_resets_it():
+    x, t = nn.Input((3,)), nn.Input((1,))
+    endpoint = _Endpoint()
+    out = endpoint(logits=nn.layers.Dense(1)(x), targets=t)  # the first by name
+    model = nn.Model([x, t], out)
+    model.compile("adam")
+    assert [m.name for m in model.metrics] == ["accuracy"]
+    rng = np.random.default_rng(0)
+    X = rng.random((64, 3)).astype(np.float32)
+    T = (X.sum(1, keepdims=True) > 1.5).astype(np.float32)
+    history = model.fit([X, T], epochs=2, batch_size=16, verbose=0).history
+    assert sorted(history) == ["accuracy", "loss"]
+    # reset each epoch: the last epoch's accuracy is over its 64 examples only
+    p = model.predict([X, T], verbose=0)
+    endpoint.accuracy_fn.reset_state()
+    endpoint.accuracy_fn.update_state(T, p)
+    assert float(endpoint.accuracy_fn.count) == 64
+    assert float(model.evaluate([X, T], verbose=0, return_dict=True)["accuracy"]) == \
+        pytest.approx(float(np.mean((p > 0.5) == T)))
+
+
+def test_a_layer_called_without_inputs_says_how_to_give_them():
+    with pytest.raises(TypeError, match="by the name call\\(\\) gives them, 'logits'"):
+        _Endpoint()()
+
+
+def test_keras_3s_other_names():
+    assert nn.utils.Sequence is nn.utils.PyDataset
+    assert nn.preprocessing.image.array_to_img is nn.utils.array_to_img
+    assert nn.preprocessing.sequence.pad_sequences is nn.utils.pad_sequences
+    nn.layers.Dense(1)
+    nn.mixed_precision.set_global_policy("mixed_bfloat16")
+    nn.utils.clear_session()
+    assert nn.layers.Dense(1).name == "dense"
+    assert nn.mixed_precision.global_policy().name == "float32"
+    with pytest.raises(TypeError, match="free_memory must be a bool"):
+        nn.utils.clear_session(free_memory="yes")
+
+
+def test_a_generator_held_by_a_layer_is_checkpointed_with_it(tmp_path):
+    # TF's tf.Module tracks a tf.random.Generator attribute; ember's layers did not, so a
+    # checkpoint of the layer held no generator state and restored nothing
+    from ember import checkpoint
+
+    class Noisy(nn.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.g = em.random.Generator.from_seed(0)
+
+    layer = Noisy()
+    layer.g.normal([3])
+    path = checkpoint.Checkpoint(m=layer).write(str(tmp_path / "c"))
+    want = layer.g.normal([2]).numpy()
+    fresh = Noisy()
+    checkpoint.Checkpoint(m=fresh).read(path).assert_consumed()
+    np.testing.assert_array_equal(fresh.g.normal([2]).numpy(), want)
+    assert fresh.variables == []
