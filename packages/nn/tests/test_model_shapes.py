@@ -94,4 +94,4 @@ def test_a_built_sequentials_layers_have_their_inputs_and_outputs():
     assert model.layers[0].output.shape == (None, 144, 32)
     assert model.layers[1].input.shape == (None, 144, 32)
     with pytest.raises(AttributeError, match="never been called on symbolic inputs"):
-        nn.Sequential([nn.layers.Dense(3)]).layers[0].output  # noqa: B018 - not built
+        nn.Sequential([nn.layers.Dense(3)]).layers[0].output
