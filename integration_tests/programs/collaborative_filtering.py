@@ -55,11 +55,12 @@ the user and movie biases the ratings were generated with (users above 0.7, movi
 noise of 0.05), and the top 10 are movies the sampled user would like (bias plus the
 rank-3 term) more than the average movie they did not rate (0.82 against 0.00).
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
-"silent" = a different value and no error): 1. no nn.utils.get_file (keras.utils.get_file:
-AttributeError): a local get_file writes the generated zip and returns its path.
-Everything else upstream calls (subclassed Model, Embedding with he_normal and an l2
-regularizer, em.tensordot with axes=2, em.nn_ops.sigmoid, BinaryCrossentropy, Adam, fit
-with validation_data, evaluate, predict) runs as upstream's lines and gives Keras's numbers.
+"silent" = a different value and no error): 1. (no network here) a local get_file writes
+the generated zip and returns its path (nn.utils.get_file, Keras's, was missing when this
+port was written; it exists now). Everything else upstream calls (subclassed Model,
+Embedding with he_normal and an l2 regularizer, em.tensordot with axes=2,
+em.nn_ops.sigmoid, BinaryCrossentropy, Adam, fit with validation_data, evaluate, predict)
+runs as upstream's lines and gives Keras's numbers.
 """
 
 import collections

@@ -48,7 +48,8 @@ pipeline; list_files gives a new order each epoch; interleave cycles over three 
 order; the batched decoding gives the files' rows.
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
 "silent" = a different value and no error):
-1. no nn.utils.get_file (AttributeError: loud); the files are written where get_file
+1. (no network here; nn.utils.get_file was missing when this port was written and exists
+now) the files are written where get_file
 would put them. 2. no em.string (tf.string, AttributeError: loud; by design, ember tensors
 hold numbers only, docs/guide/preprocessing.md): the string columns' Inputs take the int64
 ids StringLookup gives. 3. StringLookup cannot be applied to a symbolic Input (TypeError
@@ -589,7 +590,7 @@ if not SHORT:
 
 # From a single file
 # GAP 1: titanic_file_path = tf.keras.utils.get_file("train.csv", "https://storage.googleapis.com/tf-datasets/titanic/train.csv")
-# (no nn.utils.get_file: AttributeError): the path of the file written above
+# (no network here): the path of the file written above
 assert not hasattr(nn.utils, 'get_file')
 titanic_file_path = get_file("train.csv", "https://storage.googleapis.com/tf-datasets/titanic/train.csv")
 

@@ -36,7 +36,8 @@ regularization losses (four, equal to 0.001 * sum(w**2), and exactly the gap bet
 val_loss and val_binary_crossentropy), and the models without regularization log loss ==
 binary_crossentropy.
 Found (each a `# GAP n:` comment holding upstream's line, with a stand-in after it):
-1. no nn.utils.get_file (AttributeError: loud; Keras 3 has keras.utils.get_file).
+1. (no network here) nn.utils.get_file (missing when this port was written; it exists
+now) cannot download the file.
 Fixed in ember while this port was written: a Python float() in CsvDataset's
 record_defaults made a float64 column (TF: float32), silently (commit 3792547); upstream's
 line is kept and the record's float32 asserted.
@@ -134,7 +135,7 @@ shutil.rmtree(logdir, ignore_errors=True)
 """
 
 # GAP 1: gz = tf.keras.utils.get_file('HIGGS.csv.gz', 'http://mlphysics.ics.uci.edu/data/higgs/HIGGS.csv.gz')
-# ember has no nn.utils.get_file (AttributeError), and the file cannot be downloaded here:
+# the file cannot be downloaded here:
 # the synthetic file is written where get_file would have put it
 gz = os.path.join(workdir.name, 'HIGGS.csv.gz')
 rows = write_synthetic_higgs(gz, 11500)  # more rows than the 11,000 the tutorial takes

@@ -53,17 +53,17 @@ the Residual LSTM (which starts as that Baseline) below 0.9 of it (0.11); the si
 models and the FeedBack model below 0.9 of the Last baseline's (0.51; they reach 0.24 to
 0.38; untrained, the zero-initialized ones predict the mean, MAE 0.95).
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
-"silent" = a different value and no error): 1. no nn.utils.get_file (AttributeError).
-2. no nn.utils.timeseries_dataset_from_array (AttributeError): a numpy stand-in with
-Keras's steps (start positions shuffled once with np.random.RandomState(seed), then a
-shuffle buffer of batch_size * 8, then batch). 3. (by design: ember.data's elements are
-numpy arrays) a window split inside a dataset's map has no set_shape: a shape assertion
-stands in. 4. no em.signal (tf.signal.rfft: AttributeError): np.fft.rfft.
-6. no
-em.initializers (tf.initializers, Keras's initializers under tf: AttributeError):
-nn.initializers.zeros(). 8. model.metrics is [Mean (the loss), MeanAbsoluteError] where Keras 3's is [Mean,
-CompileMetrics], so upstream's `lstm_model.metrics[1].metrics` raises AttributeError:
-model.metrics[1:] stands in.
+"silent" = a different value and no error): 1. (no network here) the CSV is generated
+where get_file would put it (nn.utils.get_file was missing when this port was written; it
+exists now). 2. no nn.utils.timeseries_dataset_from_array (AttributeError): a numpy
+stand-in with Keras's steps (start positions shuffled once with
+np.random.RandomState(seed), then a shuffle buffer of batch_size * 8, then batch). 3. (by
+design: ember.data's elements are numpy arrays) a window split inside a dataset's map has
+no set_shape: a shape assertion stands in. 4. no em.signal (tf.signal.rfft:
+AttributeError): np.fft.rfft. 6. no em.initializers (tf.initializers, Keras's initializers
+under tf: AttributeError): nn.initializers.zeros(). 8. model.metrics is [Mean (the loss),
+MeanAbsoluteError] where Keras 3's is [Mean, CompileMetrics], so upstream's
+`lstm_model.metrics[1].metrics` raises AttributeError: model.metrics[1:] stands in.
 Fixed in ember since the first version of this port: (GAP 7, silent) the element_spec of a
 mapped dataset was the spec of its first element, so a batch axis read 32 where TF's reads
 None (the last batch is smaller); em.newaxis was missing (GAP 5). Upstream's lines and

@@ -14,6 +14,7 @@ Examples:
     [[0, 1], [2, 3]]
 """
 
+from ._get_file import get_file
 from ._images import array_to_img, img_to_array, load_img, save_img
 from ._numerical import normalize, to_categorical
 from ._py_dataset import PyDataset
@@ -23,6 +24,6 @@ from ._sequences import pad_sequences
 from ._session import clear_session
 from ._split import split_dataset
 
-__all__ = ["PyDataset", "Sequence", "array_to_img", "clear_session", "img_to_array",
+__all__ = ["PyDataset", "Sequence", "array_to_img", "clear_session", "get_file", "img_to_array",
            "load_img", "normalize", "pad_sequences", "save_img", "set_random_seed",
            "split_dataset", "to_categorical"]
