@@ -407,10 +407,11 @@ flowers = get_file(
 
 
 # GAP 6: img_gen = tf.keras.preprocessing.image.ImageDataGenerator(rescale=1./255,
-#   rotation_range=20)   (AttributeError: ember.nn has no preprocessing.image); a generator of
-# what flow_from_directory yields (batches of 32 shuffled images at 256x256, scaled by
-# 1/255, one-hot labels of the sorted class folders) stands in, without the rotation:
-assert not hasattr(nn, 'preprocessing')
+#   rotation_range=20)   (AttributeError: nn.preprocessing.image has no ImageDataGenerator);
+# a generator of what flow_from_directory yields (batches of 32 shuffled images at 256x256,
+# scaled by 1/255, one-hot labels of the sorted class folders) stands in, without the
+# rotation:
+assert not hasattr(nn.preprocessing.image, 'ImageDataGenerator')
 
 
 class img_gen:  # upstream's name

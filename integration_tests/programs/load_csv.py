@@ -591,7 +591,6 @@ if not SHORT:
 # From a single file
 # GAP 1: titanic_file_path = tf.keras.utils.get_file("train.csv", "https://storage.googleapis.com/tf-datasets/titanic/train.csv")
 # (no network here): the path of the file written above
-assert not hasattr(nn.utils, 'get_file')
 titanic_file_path = get_file("train.csv", "https://storage.googleapis.com/tf-datasets/titanic/train.csv")
 
 # GAP 7: titanic_csv_ds = tf.data.experimental.make_csv_dataset(   (AttributeError:
