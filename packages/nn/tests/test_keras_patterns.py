@@ -90,3 +90,30 @@ def test_a_generator_held_by_a_layer_is_checkpointed_with_it(tmp_path):
     checkpoint.Checkpoint(m=fresh).read(path).assert_consumed()
     np.testing.assert_array_equal(fresh.g.normal([2]).numpy(), want)
     assert fresh.variables == []
+
+
+def test_the_basic_regression_tutorials_inputs_are_taken_as_keras_takes_them():
+    # a Normalization adapted with axis=None on 1-D data, in a model for (None, 1), given
+    # 1-D inputs and array-likes (pandas frames have __array__; iterating gives columns)
+    class Frame:
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+        def __iter__(self):
+            return iter(["Horsepower"])
+
+    horsepower = np.linspace(50.0, 200.0, 40)
+    normalizer = nn.layers.Normalization(input_shape=[1], axis=None)
+    normalizer.adapt(horsepower)
+    model = nn.Sequential([normalizer, nn.layers.Dense(1)])
+    model.compile(nn.optimizers.Adam(0.1), "mean_absolute_error")
+    history = model.fit(Frame(horsepower), Frame(horsepower / 10), epochs=3,
+                        validation_split=0.2, verbose=0)
+    assert len(history.history["val_loss"]) == 3
+    assert model.predict(Frame(horsepower[:10]), verbose=0).shape == (10, 1)
+    assert model.predict(horsepower[:10], verbose=0).shape == (10, 1)
+    z = normalizer(np.full((2, 1), horsepower.mean(), np.float32)).numpy()
+    np.testing.assert_allclose(z, 0.0, atol=1e-6)

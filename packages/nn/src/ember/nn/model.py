@@ -879,6 +879,10 @@ class Sequential(Model):
 
     def call(self, inputs: Any, training: Any = None) -> Any:
         x = inputs
+        want = self._ember.batch_input_shape
+        if want is not None and len(want) > 1 and want[-1] == 1 and \
+                getattr(x, "ndim", None) == len(want) - 1:
+            x = em.expand_dims(x, -1)  # as Keras: an input one axis short of a last 1
         for layer in self._ember.stack:
             x = layer(x, training=training)
         return x

@@ -238,8 +238,15 @@ def _is_arrays(x: Any, none: bool = False) -> bool:
     if isinstance(x, (list, tuple, dict)):
         parts = list(x.values()) if isinstance(x, dict) else list(x)
         arrays = [a for a in parts if not (none and a is None)]
-        return bool(arrays) and all(isinstance(a, (np.ndarray, em.Tensor)) for a in arrays)
-    return isinstance(x, (np.ndarray, em.Tensor))
+        return bool(arrays) and all(_array_like(a) for a in arrays)
+    return _array_like(x)
+
+
+def _array_like(a: Any) -> bool:
+    """An array, a tensor, or what numpy converts by its ``__array__`` (a pandas DataFrame
+    or Series, as Keras takes them; iterating one would give its column names)."""
+    return isinstance(a, (np.ndarray, em.Tensor)) or (
+        hasattr(type(a), "__array__") and not isinstance(a, PyDataset))
 
 
 def _inputs(x: Any, what: str = "inputs") -> Any:

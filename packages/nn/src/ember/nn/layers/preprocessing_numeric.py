@@ -174,22 +174,26 @@ class Normalization(Layer):
     def _check_shape(self, shape: tuple[int, ...], where: str) -> None:
         built = self._build_shape
         assert built is not None, "the shape is checked only once the layer is built"
+        if not self._keep:  # axis=None: one scalar pair fits inputs of any shape (Keras)
+            return
         if len(shape) != len(built) or any(shape[d] != built[d] for d in self._keep):
             raise ValueError(f"layer {self.name!r} (Normalization) was built for inputs "
                              f"shaped {built} (axis={self.axis}), but {where} got shape "
                              f"{shape}")
 
     # --- calling --------------------------------------------------------------------
-    def _stats(self) -> tuple[Any, Any]:
+    def _stats(self, any_rank: bool = False) -> tuple[Any, Any]:
         if self._given is not None:
             return em.constant(self._given[0]), em.constant(self._given[1])
-        return (em.reshape(self.adapt_mean.value(), self._bshape),
-                em.reshape(self.adapt_variance.value(), self._bshape))
+        # axis=None in a call: scalars, which fit inputs of any rank
+        shape = () if any_rank and not self._keep else self._bshape
+        return (em.reshape(self.adapt_mean.value(), shape),
+                em.reshape(self.adapt_variance.value(), shape))
 
     def call(self, inputs: Any) -> Any:
         x = inputs if inputs.dtype == self.dtype else em.cast(inputs, self.dtype)
         self._check_shape(tuple(x.shape), "the call")
-        mean, var = self._stats()
+        mean, var = self._stats(any_rank=True)
         std = em.maximum(em.sqrt(var), EPSILON)
         return mean + x * std if self.invert else (x - mean) / std
 
