@@ -49,17 +49,17 @@ topic's 20 most frequent) have a mean cosine similarity at least 0.4 above that 
 of different topics (untrained: within 0.05 of 0, asserted, as the embeddings start as
 independent noise; it reaches 0.68).
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
-"silent" = a different value and no error): 1. no tf.keras.preprocessing.sequence.skipgrams
-(nn.preprocessing.sequence has only pad_sequences; AttributeError): Keras's function,
-written below. 2. no tf.keras.preprocessing.sequence.make_sampling_table (AttributeError):
-Keras's function below. 3. no tf.random.log_uniform_candidate_sampler (em.random has no
-candidate samplers; AttributeError): TF's LogUniformSampler (value = floor(exp(u *
-log(range_max + 1))) - 1, unique draws by rejection, TF's expected counts) in numpy below,
-drawing on from one stream per seed as TF's eager kernel does (not TF's Philox numbers).
-4. (by design) no string tensors: tf.strings.length in the filter and tf.strings.lower /
-regex_replace in the standardization become len, np.char.lower and re.sub on the numpy
-string array TextVectorization hands over. 5. Embedding(..., input_length=1) refuses the
-(batch,) target ids the model gives it (ValueError: "layer 'w2v_embedding' (Embedding) has
+"silent" = a different value and no error): (1 and 2, fixed in ember since the first
+version of this port: nn.preprocessing.sequence had no skipgrams and no
+make_sampling_table; upstream's lines are restored.) 3. no
+tf.random.log_uniform_candidate_sampler (em.random has no candidate samplers;
+AttributeError): TF's LogUniformSampler (value = floor(exp(u * log(range_max + 1))) - 1,
+unique draws by rejection, TF's expected counts) in numpy below, drawing on from one
+stream per seed as TF's eager kernel does (not TF's Philox numbers). 4. (by design) no
+string tensors: tf.strings.length in the filter and tf.strings.lower / regex_replace in
+the standardization become len, np.char.lower and re.sub on the numpy string array
+TextVectorization hands over. 5. Embedding(..., input_length=1) refuses the (batch,)
+target ids the model gives it (ValueError: "layer 'w2v_embedding' (Embedding) has
 input_length=1, got ids of shape (256,)"); Keras 2's Embedding.call ignores input_length
 (only compute_output_shape reads it) and Keras 3 drops it with a warning, so upstream
 trains: the target Embedding is built without input_length (the context one keeps
@@ -95,51 +95,7 @@ EPOCHS = 20 if FULL else 2 if SHORT else 20
 
 
 # ---------------------------------------------------------------------------------------
-# Stand-ins for what ember lacks (GAPs 1-3), written from Keras's and TF's sources.
-
-def make_sampling_table(size, sampling_factor=1e-5):  # GAP 2: Keras's
-  gamma = 0.577
-  rank = np.arange(size)
-  rank[0] = 1
-  inv_fq = rank * (np.log(rank) + gamma) + 0.5 - 1.0 / (12.0 * rank)
-  f = sampling_factor * inv_fq
-  return np.minimum(1.0, f / np.sqrt(f))
-
-
-def skipgrams(sequence, vocabulary_size, window_size=4, negative_samples=1.0,
-              shuffle=True, categorical=False, sampling_table=None, seed=None):  # GAP 1
-  couples, labels = [], []
-  for i, wi in enumerate(sequence):
-    if not wi:
-      continue
-    if sampling_table is not None:
-      if sampling_table[wi] < random.random():
-        continue
-    window_start = max(0, i - window_size)
-    window_end = min(len(sequence), i + window_size + 1)
-    for j in range(window_start, window_end):
-      if j != i:
-        wj = sequence[j]
-        if not wj:
-          continue
-        couples.append([wi, wj])
-        labels.append([0, 1] if categorical else 1)
-  if negative_samples > 0:
-    num_negative_samples = int(len(labels) * negative_samples)
-    words = [c[0] for c in couples]
-    random.shuffle(words)
-    couples += [[words[i % len(words)], random.randint(1, vocabulary_size - 1)]
-                for i in range(num_negative_samples)]
-    labels += ([[1, 0]] if categorical else [0]) * num_negative_samples
-  if shuffle:
-    if seed is None:
-      seed = random.randint(0, int(10e6))
-    random.seed(seed)
-    random.shuffle(couples)
-    random.seed(seed)
-    random.shuffle(labels)
-  return couples, labels
-
+# A stand-in for what ember lacks (GAP 3), written from TF's description of its sampler.
 
 _sampler_streams = {}  # TF's eager kernel for an op seed keeps drawing from one stream
 
@@ -260,8 +216,7 @@ assert example_sequence == [1, 2, 3, 4, 5, 1, 6, 7]
 # Generate skip-grams from one sentence
 
 window_size = 2
-# GAP 1: positive_skip_grams, _ = tf.keras.preprocessing.sequence.skipgrams(
-positive_skip_grams, _ = skipgrams(
+positive_skip_grams, _ = nn.preprocessing.sequence.skipgrams(
       example_sequence,
       vocabulary_size=vocab_size,
       window_size=window_size,
@@ -327,8 +282,7 @@ assert label.numpy().tolist() == [1, 0, 0, 0, 0] and label.dtype == em.int64
 
 # Skip-gram sampling table
 
-# GAP 2: sampling_table = tf.keras.preprocessing.sequence.make_sampling_table(size=10)
-sampling_table = make_sampling_table(size=10)
+sampling_table = nn.preprocessing.sequence.make_sampling_table(size=10)
 print(sampling_table)
 _by_hand = [min(1.0, math.sqrt(1e-5 * (r * (math.log(r) + 0.577) + 0.5 - 1 / (12 * r))))
             for r in [1] + list(range(1, 10))]
@@ -346,15 +300,13 @@ def generate_training_data(sequences, window_size, num_ns, vocab_size, seed):
   targets, contexts, labels = [], [], []
 
   # Build the sampling table for `vocab_size` tokens.
-  # GAP 2: sampling_table = tf.keras.preprocessing.sequence.make_sampling_table(vocab_size)
-  sampling_table = make_sampling_table(vocab_size)
+  sampling_table = nn.preprocessing.sequence.make_sampling_table(vocab_size)
 
   # Iterate over all sequences (sentences) in the dataset.
   for sequence in tqdm.tqdm(sequences):
 
     # Generate positive skip-gram pairs for a sequence (sentence).
-    # GAP 1: positive_skip_grams, _ = tf.keras.preprocessing.sequence.skipgrams(
-    positive_skip_grams, _ = skipgrams(
+    positive_skip_grams, _ = nn.preprocessing.sequence.skipgrams(
           sequence,
           vocabulary_size=vocab_size,
           sampling_table=sampling_table,

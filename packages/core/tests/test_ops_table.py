@@ -48,6 +48,7 @@ EXEMPT = {
     "recording", "name_scope", "executing_eagerly", "set_num_threads",
     "print",  # host output, not a function of tensors: tests/test_print.py
     "newaxis",  # None, for indexing
+    "l2_normalize",  # tf.math's name for nn_ops.l2_normalize, the same function (its spec)
     "TensorArray",  # a list of tensors over stack/concat/unstack: tests/test_tensor_array.py
     "init_scope",  # a recording scope: graph's tests/test_py_function_init_scope.py
     "py_function",  # calls Python: graph's tests/test_py_function_init_scope.py

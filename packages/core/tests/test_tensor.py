@@ -350,3 +350,14 @@ def test_tensorflows_shape_methods_and_newaxis():
 def test_tensordot_refuses_axes_it_cannot_pair(axes, match):
     with pytest.raises(em.InvalidArgumentError, match=match):
         em.tensordot(em.ones([3, 4]), em.ones([3, 4]), axes)
+
+
+def test_l2_normalize_floors_the_norm_at_sqrt_epsilon_as_tensorflow():
+    # x * rsqrt(max(sum(x**2), epsilon)): a vector shorter than sqrt(1e-12) = 1e-6 is
+    # scaled by 1e6, not to unit length
+    x = em.constant([[1e-8, -2e-8], [3.0, 4.0]])
+    np.testing.assert_allclose(em.nn_ops.l2_normalize(x, axis=1).numpy(),
+                               [[0.01, -0.02], [0.6, 0.8]], rtol=1e-5)
+    np.testing.assert_allclose(em.nn_ops.l2_normalize(x, dim=1).numpy()[1], [0.6, 0.8])
+    with pytest.raises(em.InvalidArgumentError, match="give axis= or its TF 1.x spelling"):
+        em.nn_ops.l2_normalize(x, axis=1, dim=1)

@@ -181,6 +181,7 @@ from ._tensor import Tensor
 from ._tensor_array import TensorArray
 from ._threads import set_num_threads
 from ._variable import Variable
+from .nn_ops import l2_normalize  # tf.math.l2_normalize (also tf.nn's: nn_ops)
 
 bool = bool_
 newaxis = None  # TensorFlow's tf.newaxis (numpy's): indexing with it adds an axis
@@ -246,7 +247,7 @@ __all__ = [
     "greater", "greater_equal", "identity", "index_add", "index_update", "init_scope", "int8",
     "int16",
     "int32", "int64", "invert", "isfinite", "isinf", "isnan", "left_shift", "less", "less_equal",
-    "linalg", "linspace", "list_devices", "log", "log1p", "logical_and", "logical_not",
+    "l2_normalize", "linalg", "linspace", "list_devices", "log", "log1p", "logical_and", "logical_not",
     "logical_or", "logical_xor", "logsumexp", "matmul", "maximum", "meshgrid", "minimum", "mod",
     "multiply",
     "name_scope", "negative", "newaxis", "nn_ops", "norm", "not_equal", "num_gpus", "one_hot", "ones",

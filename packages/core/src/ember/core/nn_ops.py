@@ -511,6 +511,24 @@ def l2_loss(t: Any, name: str | None = None) -> Any:
     return m.multiply(r.reduce_sum(m.square(_args.tensor(t))), 0.5)
 
 
+def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None,
+                 dim: Any = None) -> Any:
+    """``x / sqrt(max(sum(x ** 2, axis), epsilon))``, as ``tf.math.l2_normalize`` (also
+    ``tf.nn.l2_normalize``): unit L2 norm along ``axis`` (all axes when None; ``dim`` is
+    TF 1.x's name for it), a vector of norm below ``sqrt(epsilon)`` scaled as if its norm
+    were that.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.nn_ops.l2_normalize(em.constant([[3.0, 4.0]]), axis=1)
+        ember.Tensor([[0.6 0.8]], shape=(1, 2), dtype=float32)
+    """
+    axis = _args.one_spelling("l2_normalize", "axis", axis, "dim", dim)
+    t = _args.tensor(x)
+    squares = r.reduce_sum(m.square(t), axis=axis, keepdims=True)
+    return m.multiply(t, m.rsqrt(m.maximum(squares, epsilon)))
+
+
 # --- embeddings and flattening ----------------------------------------------------------
 def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None,
                      partition_strategy: str = "mod") -> Any:

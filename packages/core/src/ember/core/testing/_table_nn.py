@@ -488,7 +488,18 @@ def _norm_losses() -> list[OpSpec]:
                    x, z, reduction="none")),
         OpSpec("nn_ops.l2_loss", nn.l2_loss, lambda t: np.asarray(np.sum(np.square(t)) / 2), (
             case("matrix", args(arr(3, 4))), case("scalar", args(arr()))), FLOATS),
+        OpSpec("nn_ops.l2_normalize", nn.l2_normalize, _l2_normalize_ref, (
+            case("rows", args(arr(3, 4)), axis=1),
+            case("columns", args(arr(3, 4)), axis=0),
+            case("all", args(arr(2, 3))),
+        ), FLOATS, torch=lambda T, x, axis=None: None if axis is None else
+            T.nn.functional.normalize(x, dim=axis, eps=1e-6)),
     ]
+
+
+def _l2_normalize_ref(x: np.ndarray, axis: Any = None) -> np.ndarray:
+    squares = np.sum(np.square(x), axis=axis, keepdims=True)
+    return x / np.sqrt(np.maximum(squares, 1e-12))
 
 
 def _embed_ref(params: np.ndarray, ids: np.ndarray, max_norm: Any = None) -> np.ndarray:
