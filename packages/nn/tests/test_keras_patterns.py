@@ -117,3 +117,19 @@ def test_the_basic_regression_tutorials_inputs_are_taken_as_keras_takes_them():
     assert model.predict(horsepower[:10], verbose=0).shape == (10, 1)
     z = normalizer(np.full((2, 1), horsepower.mean(), np.float32)).numpy()
     np.testing.assert_allclose(z, 0.0, atol=1e-6)
+
+
+def test_the_models_metrics_follow_attributes_set_and_lists_grown_later():
+    # model.metrics is kept between changes (fit reads it each step); a new attribute or a
+    # metric appended to a list attribute is seen at once
+    model = nn.Sequential([nn.Input((2,)), nn.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    assert [m.name for m in model.metrics] == ["loss"]  # compile's (Keras 3's order first)
+    model.layers[0].tracker = nn.metrics.Mean(name="tracker")
+    assert [m.name for m in model.metrics] == ["loss", "tracker"]
+    model.extra = []
+    assert [m.name for m in model.metrics] == ["loss", "tracker"]
+    model.extra.append(nn.metrics.Mean(name="appended"))  # the model's own, then its layers'
+    assert [m.name for m in model.metrics] == ["loss", "appended", "tracker"]
+    del model.layers[0].tracker
+    assert [m.name for m in model.metrics] == ["loss", "appended"]

@@ -211,11 +211,21 @@ class Model(Layer):
             per_output = [t for t in outputs.trackers if t is not None] if outputs else []
             compiled = [*tracker, *per_output, *extra["compiled_metrics"]]
         # then, as Keras 3, metrics held in attributes: the model's own, and its layers'
-        # (not those of a nested Model, which has its own)
-        held = _held_metrics(self)
-        for layer in self.submodules:
-            if not isinstance(layer, Model):
-                held += _held_metrics(layer)
+        # (not those of a nested Model, which has its own); found by a walk of the layer
+        # tree, kept until an attribute or container in it changes (fit reads this list
+        # on every step)
+        cached = extra.get("held_metrics")
+        if cached is None or cached[0] != _tracking.VERSION[0] or any(
+                len(c) != n for c, n in cached[2]):
+            containers: list[tuple[Any, int]] = []
+            held = _held_metrics(self, containers)
+            for layer in self.submodules:
+                if not isinstance(layer, Model):
+                    held += _held_metrics(layer, containers)
+            cached = extra["held_metrics"] = (_tracking.VERSION[0], held, containers)
+        held = cached[1]
+        if not held:
+            return compiled
         return compiled + [m for i, m in enumerate(held)
                            if all(m is not o for o in compiled + held[:i])]
 

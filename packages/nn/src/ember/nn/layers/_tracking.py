@@ -84,6 +84,11 @@ def wrap(value: Any) -> Any:
     return value
 
 
+# Bumped whenever a layer's attribute or a tracked container changes: what is computed from
+# the layer tree (a model's held metrics) is kept until it moves.
+VERSION = [0]
+
+
 class _Listened:
     """Keeps checkpoint listeners and tells them about children created later."""
 
@@ -101,6 +106,7 @@ class _Listened:
         self._ember_listeners().append(listener)
 
     def _ember_notify(self, name: str, child: Any) -> None:
+        VERSION[0] += 1
         for listener in list(self._ember_listeners()):
             listener.child_created(self, name, child)
 

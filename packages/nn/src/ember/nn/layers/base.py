@@ -283,6 +283,7 @@ class Layer(_tracking._Listened):
                 object.__setattr__(layer, "_trainable", value)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        _tracking.VERSION[0] += 1
         if name.startswith("_ember"):
             raise AttributeError(f"{type(self).__name__}: attribute names starting with "
                                  f"'_ember' are reserved for ember's own state ({name!r})")
@@ -312,6 +313,7 @@ class Layer(_tracking._Listened):
             self._ember_announce()
 
     def __delattr__(self, name: str) -> None:
+        _tracking.VERSION[0] += 1
         st = _tracking.state_of(self)
         if st is not None:
             st.children.pop(name, None)
@@ -771,8 +773,10 @@ def _announcing_build(build: Any) -> Any:
     return wrapped
 
 
-def _held_metrics(layer: Any) -> list[Any]:
-    """The metrics among ``layer``'s own attributes, in attribute order."""
+def _held_metrics(layer: Any, containers: list[tuple[Any, int]] | None = None) -> list[Any]:
+    """The metrics among ``layer``'s own attributes, in attribute order; ``containers``
+    collects each list and dict walked, with its length (a change there, which sets no
+    attribute, is seen by comparing them)."""
     from ..metrics import Metric
 
     out: list[Any] = []
@@ -781,11 +785,10 @@ def _held_metrics(layer: Any) -> list[Any]:
         if isinstance(value, Metric):
             if all(value is not m for m in out):
                 out.append(value)
-        elif depth < 3 and isinstance(value, (list, tuple)):
-            for v in value:
-                walk(v, depth + 1)
-        elif depth < 3 and isinstance(value, dict):
-            for v in value.values():
+        elif depth < 3 and isinstance(value, (list, tuple, dict)):
+            if containers is not None and not isinstance(value, tuple):
+                containers.append((value, len(value)))
+            for v in (value.values() if isinstance(value, dict) else value):
                 walk(v, depth + 1)
 
     for name, value in vars(layer).items():
