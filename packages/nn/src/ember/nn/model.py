@@ -554,7 +554,7 @@ class Functional(Model):
         """Keras's: each input's shape (batch axis ``None``); one tuple for one input."""
         return _symbolic_shapes(self.inputs)
 
-    @property
+    @property  # type: ignore[misc]  # read-only, as a Keras model's
     def output_shape(self) -> Any:
         """Keras's: each output's shape (batch axis ``None``); one tuple for one output."""
         return _symbolic_shapes(self.outputs)
@@ -859,7 +859,7 @@ class Sequential(Model):
         """Keras's: the input's shape (batch axis ``None``), once the model is built."""
         return _symbolic_shapes(self.inputs)
 
-    @property
+    @property  # type: ignore[misc]  # read-only, as a Keras model's
     def output_shape(self) -> Any:
         """Keras's: the output's shape (batch axis ``None``), once the model is built."""
         return _symbolic_shapes(self.outputs)

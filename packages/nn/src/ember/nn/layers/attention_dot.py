@@ -20,7 +20,7 @@ import ember.core as em
 
 from . import _masks, _symbolic
 from .attention import _as_bool, _causal_mask
-from .base import Layer
+from .base import _NO_INPUTS, Layer
 
 
 def _check_inputs(who: str, inputs: Any, mask: Any = None, shapes: bool = False) -> None:
@@ -103,7 +103,7 @@ class Attention(Layer):
         return em.multiply(self.concat_score_weight.value(),
                            em.reduce_sum(em.tanh(pairs), axis=-1))
 
-    def __call__(self, inputs: Any, *args: Any, training: bool | None = None,
+    def __call__(self, inputs: Any = _NO_INPUTS, *args: Any, training: bool | None = None,
                  **kwargs: Any) -> Any:
         # the masks [query, value] carry reach call as mask=, as Keras gathers them
         if "mask" not in kwargs and isinstance(inputs, (list, tuple)) and \
