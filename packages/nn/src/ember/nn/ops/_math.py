@@ -1,8 +1,10 @@
 """``keras.ops``' math functions (``keras.ops.math``): top-k, log-sum-exp, rsqrt, erf and
 segment reductions, over ember ops on the input's device.
 
-Segment reductions drop ids outside ``[0, num_segments)`` (as TensorFlow and JAX);
-``num_segments=None`` reads the largest id to the host (one sync on a GPU).
+Segment reductions drop ids outside ``[0, num_segments)``, as JAX does (TensorFlow drops
+negative ids too, but its CPU kernels raise for ids ``>= num_segments``: checking would
+cost a sync on a GPU). ``num_segments=None`` reads the largest id to the host (one sync
+on a GPU).
 """
 
 from __future__ import annotations
