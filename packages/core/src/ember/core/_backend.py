@@ -80,10 +80,14 @@ class NumpyBackend:
         return contextlib.nullcontext()
 
 
+_ERF: list[Any] = []  # the erf found on the first call: looked for once, not per call
+
+
 def _np_erf(x: np.ndarray) -> np.ndarray:
-    try:
-        from scipy.special import erf  # scipy is optional: faster when present
-    except ImportError:
-        erf = np.frompyfunc(math.erf, 1, 1)
-        return np.asarray(erf(x), dtype=x.dtype)
-    return np.asarray(erf(x), dtype=x.dtype)
+    if not _ERF:
+        try:
+            from scipy.special import erf  # scipy is optional: faster when present
+        except ImportError:
+            erf = np.frompyfunc(math.erf, 1, 1)
+        _ERF.append(erf)
+    return np.asarray(_ERF[0](x), dtype=x.dtype)
