@@ -17,6 +17,7 @@ from ._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from ._iterator import _It
 from ._seed import op_seed
 from ._shuffle import epoch_rng
+from ._sources import _merge_shape  # concatenate's: a size either input varies in is None
 from ._state import StateError
 from ._structure import TensorSpec, flatten, pack_as
 
@@ -39,15 +40,9 @@ def _common_spec(what: str, datasets: tuple[Dataset, ...]) -> Any:
         if len(spec) != len(merged) or any(a.dtype != b.dtype for a, b in zip(merged, spec)):
             raise TypeError(f"{what}: datasets[{i}]'s elements ({d.element_spec}) differ in "
                             f"structure or dtype from datasets[0]'s ({first})")
-        merged = [a if a.shape == b.shape else TensorSpec(_merge(a.shape, b.shape), a.dtype)
+        merged = [a if a.shape == b.shape else TensorSpec(_merge_shape(a.shape, b.shape), a.dtype)
                   for a, b in zip(merged, spec)]
     return pack_as(first, merged)
-
-
-def _merge(a: Any, b: Any) -> Any:
-    if a is None or b is None or len(a) != len(b):
-        return None
-    return tuple(x if x == y else None for x, y in zip(a, b))
 
 
 class _SelectIterator(_It):

@@ -22,11 +22,9 @@ from .._device import device as device_scope
 from .._dtypes import as_dtype
 from .._errors import DTypeError, InvalidArgumentError
 from .._registry import notify, register
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap
 from ..recording import _active
 from .creation import convert_to_tensor
-
-_new = object.__new__
 
 
 class _Log:
@@ -106,13 +104,6 @@ def _called(func: Callable[..., Any], inputs: Sequence[Tensor], tout: tuple[Any,
     return outs
 
 
-def _tensor(data: Any, device: Any) -> Tensor:
-    t = _new(Tensor)
-    t._data = data
-    t._device = device
-    return t
-
-
 def _results(result: Any, tout: Sequence[Any], device: Any) -> tuple[Tensor, ...]:
     """The function's results as tensors of ``tout`` on ``device``."""
     if not tout:
@@ -145,7 +136,7 @@ def _forward(be: Any, *arrays: Any, func: Callable[..., Any], tout: tuple[Any, .
     results' arrays."""
     token = _active.set(())
     try:
-        outs = _called(func, [_tensor(be.xp.array(a, copy=True), device) for a in arrays],
+        outs = _called(func, [wrap(be.xp.array(a, copy=True), device) for a in arrays],
                        tout, device)
     finally:
         _active.reset(token)
@@ -202,13 +193,13 @@ def py_function(func: Callable[..., Any] | None = None, inp: Sequence[Any] | Non
     single = not isinstance(Tout, (list, tuple))
     tout = (as_dtype(Tout),) if single else tuple(as_dtype(d) for d in Tout)
     inputs = tuple(x if isinstance(x, Tensor) else convert_to_tensor(x) for x in (inp or ()))
+    device = inputs[0]._device if inputs else convert_to_tensor(0.0)._device
     recs = _active.get()
     tracers = tuple(r for r in recs if getattr(r, "traces_all", False))
     if tracers and len(tracers) == len(recs):
-        device = inputs[0]._device if inputs else convert_to_tensor(0.0)._device
         be = device.backend
         data = _forward(be, *[t._data for t in inputs], func=func, tout=tout, device=device)
-        outs = tuple(_tensor(a, device) for a in (data if len(tout) != 1 else (data,)))
+        outs = tuple(wrap(a, device) for a in (data if len(tout) != 1 else (data,)))
         notify(tracers, OP, inputs, {"func": func, "tout": tout, "device": device}, outs)
     else:
         if tracers:
@@ -217,7 +208,6 @@ def py_function(func: Callable[..., Any] | None = None, inp: Sequence[Any] | Non
                 if f is not None:
                     f("a py_function under a gradient tape (a replay could not be "
                       "differentiated through it)")
-        device = inputs[0]._device if inputs else convert_to_tensor(0.0)._device
         outs = _called(func, inputs, tout, device)
     if single:
         return outs[0]
