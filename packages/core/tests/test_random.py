@@ -383,3 +383,16 @@ def test_words_and_integers_match_python_integers_across_chunks():
     assert np.array_equal(P.integers(key, stream, start, n, -500, 1000, np.int16),
                           ((v % 1000) + np.uint64(2 ** 64 - 500)).astype(np.int16))
     assert np.array_equal(P.integers(key, stream, start, n, 0, 2 ** 64, np.uint64), v)
+
+
+def test_new_seed_repeats_after_set_seed_and_draws_nothing_from_the_global_generator():
+    random.set_seed(12)
+    seeds = [random.new_seed() for _ in range(50)]
+    after = random.uniform([3]).numpy()
+    random.set_seed(12)
+    assert [random.new_seed() for _ in range(50)] == seeds
+    random.set_seed(12)
+    assert_array_equal(random.uniform([3]).numpy(), after)  # new_seed took nothing from it
+    assert len(set(seeds)) == 50 and all(0 <= s < 2 ** 31 - 1 for s in seeds)
+    random.set_seed(13)
+    assert [random.new_seed() for _ in range(3)] != seeds[:3]

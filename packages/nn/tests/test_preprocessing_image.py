@@ -282,3 +282,71 @@ def test_image_layer_config_round_trip(factory):
     config = layer.get_config()
     again = type(layer).from_config(config)
     assert again.get_config() == config
+
+
+# --- each random layer keeps a stream of its own (Keras 3's seed_generator) --------------
+def test_random_layers_draw_from_their_own_streams_whatever_else_draws():
+    x = _imgs(8)
+
+    def run(noise):
+        em.random.set_seed(4)
+        flip, rot = L.RandomFlip(), L.RandomRotation(0.3)
+        outs = []
+        for _ in range(3):
+            if noise:  # other code drawing from the global generator meanwhile
+                em.random.uniform([5])
+            outs.append(rot(flip(x)).numpy())
+        return outs
+
+    quiet, noisy = run(False), run(True)
+    for a, b in zip(quiet, noisy):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(quiet[0], quiet[1])
+
+
+def test_making_a_random_layer_draws_nothing_from_the_global_generator():
+    em.random.set_seed(9)
+    expected = em.random.uniform([4]).numpy()
+    em.random.set_seed(9)
+    L.RandomZoom(0.2)
+    L.RandomContrast(0.3)
+    np.testing.assert_array_equal(em.random.uniform([4]).numpy(), expected)
+
+
+def test_two_unseeded_random_layers_draw_differently():
+    x = _imgs(16)
+    a, b = L.RandomTranslation(0.3, 0.3), L.RandomTranslation(0.3, 0.3)
+    assert a.seed_generator.seed != b.seed_generator.seed
+    assert not np.array_equal(a(x).numpy(), b(x).numpy())
+
+
+def test_a_random_layer_in_a_prefetched_map_repeats_under_set_seed():
+    from ember import data
+
+    x = _imgs(32, 6, 6, 1)
+
+    def epoch_losses():
+        em.random.set_seed(21)
+        augment = nn.Sequential([L.RandomFlip(), L.RandomRotation(0.2)])
+        ds = data.Dataset.from_tensor_slices(x).batch(4).map(
+            lambda b: augment(b)).prefetch(2)
+        out = []
+        for b in ds:
+            out.append(b.numpy())
+            em.random.normal([3])  # the main thread draws from the global generator
+        return np.stack(out)
+
+    np.testing.assert_array_equal(epoch_losses(), epoch_losses())
+
+
+def test_a_random_layers_stream_is_checkpointed(tmp_path):
+    from ember import checkpoint
+
+    x = _imgs(8)
+    layer = L.RandomRotation(0.3)
+    ckpt = checkpoint.Checkpoint(layer=layer)
+    path = ckpt.write(tmp_path / "ck")
+    first = layer(x).numpy()
+    layer(x)
+    ckpt.read(path).assert_consumed()
+    np.testing.assert_array_equal(layer(x).numpy(), first)

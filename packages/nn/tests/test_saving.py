@@ -646,3 +646,36 @@ def test_a_sequential_built_by_a_call_keeps_its_input_dtype(tmp_path):
     model.save(tmp_path / "e.keras")
     assert_array_equal(nn.models.load_model(tmp_path / "e.keras")(ids).numpy(),
                        model(ids).numpy())
+
+
+def test_a_random_layers_stream_resumes_from_a_saved_model(tmp_path):
+    em.random.set_seed(5)
+    model = nn.Sequential([nn.Input((6, 6, 1)), L.RandomRotation(0.3), L.RandomFlip(),
+                           L.Flatten(), L.Dense(2)])
+    x = RNG.uniform(0, 1, (4, 6, 6, 1)).astype(np.float32)
+    model(x, training=True)
+    model.save(tmp_path / "m.keras")
+    expected = [model(x, training=True).numpy() for _ in range(2)]
+    em.random.set_seed(77)  # another seed: the file's streams must win
+    loaded = nn.models.load_model(tmp_path / "m.keras")
+    for want in expected:
+        assert_array_equal(loaded(x, training=True).numpy(), want)
+
+
+def test_a_saved_random_stream_the_model_lacks_is_refused(tmp_path):
+    model = nn.Sequential([nn.Input((4, 4, 1)), L.RandomFlip(), L.Flatten(), L.Dense(2)])
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    meta = json.loads(members["metadata.json"])
+    streams = meta["ember"]["random"]["generators"]
+    assert list(streams) == ["1/" + model.layers[0].name + "/seed_generator"]
+    streams["9/nowhere/seed_generator"] = streams.pop(next(iter(streams)))
+    members["metadata.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(tmp_path / "bad.keras", "w") as zf:
+        for n, b in members.items():
+            zf.writestr(n, b)
+    state = em.random.get_global_generator().state
+    with pytest.raises(ValueError, match="9/nowhere/seed_generator.*no layer"):
+        nn.models.load_model(tmp_path / "bad.keras")
+    assert em.random.get_global_generator().state == state  # nothing was set

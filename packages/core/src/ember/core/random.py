@@ -43,11 +43,13 @@ from ._ops.random import (
 )
 
 __all__ = ["STATE_FORMAT", "Generator", "categorical", "checked_state", "get_global_generator",
-           "get_global_seed", "normal", "set_seed", "shuffle", "truncated_normal", "uniform"]
+           "get_global_seed", "new_seed", "normal", "set_seed", "shuffle", "truncated_normal",
+           "uniform"]
 
 
 STATE_FORMAT = "Philox4x32-10"
 _OP_KEY_TWEAK = 0x9E3779B97F4A7C15  # op-level streams' keys differ from Generator(seed)'s
+_SEEDS_KEY_TWEAK = 0xC2B2AE3D27D4EB4F  # and new_seed's stream differs from both
 
 
 def _seed_key(seed: Any) -> int:
@@ -318,6 +320,9 @@ class _GlobalState:
         self.seed = seed
         self.generator = Generator(seed)
         self.op_generators: dict[Any, Generator] = {}
+        self.seeds_key = _seed_key(seed) ^ _SEEDS_KEY_TWEAK  # new_seed's stream
+        self.seeds_drawn = 0
+        self.seeds_lock = threading.Lock()
 
     def reseed(self, seed: int) -> None:
         """Each generator reseeded in place, not replaced: its device state array stays
@@ -328,6 +333,8 @@ class _GlobalState:
         self.generator._set(key, 0, 0)
         for op_seed, g in self.op_generators.items():  # as _gen would make them anew
             g._set(key ^ _OP_KEY_TWEAK, _seed_key(op_seed), 0)
+        with self.seeds_lock:
+            self.seeds_key, self.seeds_drawn = key ^ _SEEDS_KEY_TWEAK, 0
 
 
 _global = _GlobalState(None)
@@ -351,6 +358,30 @@ def set_seed(seed: int) -> None:
 def get_global_seed() -> int | None:
     """The seed given to ``set_seed``, or None if it was never called."""
     return _global.seed
+
+
+def new_seed() -> int:
+    """A seed for a new random stream (an int in ``[0, 2**31 - 1)``), for objects that
+    keep a stream of their own, as Keras's layers keep a ``SeedGenerator``.
+
+    The seeds come from a stream of their own, which ``set_seed`` restarts: after the same
+    ``set_seed``, objects made in the same order get the same seeds. Drawing one takes
+    nothing from the global generator, so making such an object does not change the
+    numbers that other code draws. Without ``set_seed`` the seeds differ from run to run.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.random.set_seed(3)
+        >>> a = [em.random.new_seed(), em.random.new_seed()]
+        >>> em.random.set_seed(3)
+        >>> a == [em.random.new_seed(), em.random.new_seed()]
+        True
+    """
+    with _global.seeds_lock:
+        n = _global.seeds_drawn
+        _global.seeds_drawn = n + _philox.blocks_for("int", 1)
+        key = _global.seeds_key
+    return int(_philox.integers(key, 0, n, 1, 0, 2 ** 31 - 1, np.int64)[0])
 
 
 def get_global_generator() -> Generator:

@@ -32,7 +32,14 @@ __all__ = ["SeedGenerator", "categorical", "dropout", "normal", "randint", "shuf
 
 class SeedGenerator:
     """Keras's ``keras.random.SeedGenerator``: a generator whose state advances at each draw
-    it is given to (``seed=generator``). ``seed=None`` seeds it from the global generator.
+    it is given to (``seed=generator``).
+
+    ``seed=None`` takes a seed from ``em.random.new_seed()``: after the same
+    ``em.random.set_seed``, generators made in the same order repeat their numbers, and
+    making one draws nothing from the global generator. The random layers each keep one
+    (``layer.seed_generator``, as Keras 3's do), so their draws do not depend on which
+    thread calls them or what else draws meanwhile. Its state is checkpointed and saved
+    with the model.
 
     Args:
         seed: an int, or None.
@@ -47,11 +54,25 @@ class SeedGenerator:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"SeedGenerator: seed must be an int or None, got {seed!r}")
         if seed is None:
-            seed = int(em.random.get_global_generator().uniform(
-                (), 0, 2 ** 31 - 1, dtype=em.int64).numpy())
+            seed = em.random.new_seed()
         self.name = name or "seed_generator"
         self.seed = seed
         self.generator = em.random.Generator(seed)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The generator's state (``em.random.Generator.state``); settable."""
+        return self.generator.state
+
+    @state.setter
+    def state(self, value: dict[str, Any]) -> None:
+        self.generator.state = value
+
+    def __checkpoint_state__(self) -> dict[str, Any]:
+        return self.generator.state
+
+    def __checkpoint_restore_state__(self, state: dict[str, Any]) -> None:
+        self.generator.state = state
 
     def __repr__(self) -> str:
         return f"<SeedGenerator {self.name!r} seed={self.seed}>"

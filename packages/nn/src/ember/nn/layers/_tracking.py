@@ -17,6 +17,8 @@ from typing import Any
 
 import ember.core as em
 
+from ..random import SeedGenerator
+
 STATE = "_ember_state"
 
 
@@ -59,9 +61,10 @@ def is_layer(value: Any) -> bool:
 
 def is_trackable(value: Any) -> bool:
     """Variables, layers, random generators (their state is checkpointed, as a
-    ``tf.random.Generator`` on a ``tf.Module`` is) and (nested) containers holding them;
-    tracked containers always."""
-    if isinstance(value, (em.Variable, TrackedList, TrackedDict, em.random.Generator)) or \
+    ``tf.random.Generator`` on a ``tf.Module`` is; Keras's ``SeedGenerator`` too) and
+    (nested) containers holding them; tracked containers always."""
+    if isinstance(value, (em.Variable, TrackedList, TrackedDict, em.random.Generator,
+                          SeedGenerator)) or \
             is_layer(value):
         return True
     if isinstance(value, (list, tuple)):

@@ -1,9 +1,10 @@
 """Random affine image layers: RandomRotation, RandomZoom and RandomTranslation (Keras 3's
 names, arguments, defaults and transforms).
 
-Each draws one transform per image from ember's random state (``seed=`` for a stream of the
-layer's own) and resamples with ember ops on the images' device (``_image_ops``), only when
-called in training (``training=True``, or not given: see ``preprocessing_image``).
+Each draws one transform per image from its own stream, ``seed_generator`` (seeded by
+``seed=``, or by ``em.random.new_seed()``), and resamples with ember ops on the images'
+device (``_image_ops``), only when called in training (``training=True``, or not given:
+see ``preprocessing_image``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class RandomRotation(AffineLayer):
         fill_mode: how points outside the image read: ``"reflect"`` (default),
             ``"wrap"``, ``"constant"`` (``fill_value``) or ``"nearest"``.
         interpolation: ``"bilinear"`` (default) or ``"nearest"``.
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         fill_value: the value outside the image with ``fill_mode="constant"``.
         data_format: ``"channels_last"`` (default) or ``"channels_first"``.
         **kwargs: the base ``Layer`` arguments.

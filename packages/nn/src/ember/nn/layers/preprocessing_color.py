@@ -4,8 +4,8 @@ RandomGrayscale, RandomInvert and RandomErasing.
 As the other random image layers (``preprocessing_image``): a batch ``(N, H, W, C)`` or
 one image ``(H, W, C)`` (``(..., C, H, W)`` with ``data_format="channels_first"``), drawn
 and computed with ember ops on the images' device, changed in training (Keras 3's default
-for them is True: a direct call augments) and returned as floats. ``seed`` gives a layer
-a stream of its own; ``em.random.set_seed`` makes the global one repeatable.
+for them is True: a direct call augments) and returned as floats. Each draws from its own
+stream, ``seed_generator`` (seeded by ``seed``, or by ``em.random.new_seed()``).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class RandomBrightness(RandomLayer):
     Args:
         factor: a number or a pair in [-1, 1].
         value_range: the images' ``(low, high)`` (sorted, as Keras).
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         **kwargs: the base ``Layer`` arguments, and ``data_format`` (Keras takes it here
             too; brightness does not depend on it).
 
@@ -101,7 +101,7 @@ class RandomGrayscale(RandomLayer):
     Args:
         factor: the probability, in [0, 1].
         data_format: ``"channels_last"`` (default) or ``"channels_first"``.
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         **kwargs: the base ``Layer`` arguments.
     """
 
@@ -140,7 +140,7 @@ class RandomInvert(RandomLayer):
     Args:
         factor: a number or a pair in [0, 1].
         value_range: the images' ``(low, high)``.
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         data_format: ``"channels_last"`` (default) or ``"channels_first"``.
         **kwargs: the base ``Layer`` arguments.
     """
@@ -180,7 +180,7 @@ class RandomErasing(RandomLayer):
         scale: a number or a pair in [0, 1]: the fraction of each side's square drawn.
         fill_value: None (noise), a number, or a list of 3 numbers.
         value_range: the images' ``(low, high)``.
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         data_format: ``"channels_last"`` (default) or ``"channels_first"``.
         **kwargs: the base ``Layer`` arguments.
     """
@@ -215,8 +215,7 @@ class RandomErasing(RandomLayer):
         probability = self._uniform((n,), *self.factor)
         apply = em.less(self._uniform((n,), 0.0, 1.0), probability)
         if self.fill_value is None:
-            fill = em.multiply(em.random.normal(tuple(x.shape), dtype=em.float32,
-                                                seed=self.seed), high)
+            fill = em.multiply(self._normal(tuple(x.shape)), high)
         else:
             values = np.broadcast_to(np.asarray(self.fill_value, np.float32), (c,))
             fill = em.broadcast_to(em.constant(np.array(values)), tuple(x.shape))

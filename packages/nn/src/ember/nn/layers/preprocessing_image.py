@@ -8,9 +8,11 @@ The random layers change their inputs in training: with ``training=True`` (``fit
 it), or called directly without ``training`` (Keras 3's default for them is True, so
 ``dataset.map(lambda x, y: (augment(x), y))`` augments, as in Keras); with
 ``training=False`` (``evaluate``, ``predict``, a model called with ``training=False``) they
-return the images (as floats). Their draws come from ember's random state:
-``em.random.set_seed`` makes them repeatable, and ``seed=`` gives a layer a stream of its
-own, as Keras's ``seed`` does.
+return the images (as floats). Each random layer draws from a stream of its own, its
+``seed_generator`` (as Keras 3's layers do): ``seed=`` seeds it, and without one it is
+seeded by ``em.random.new_seed()``, which ``em.random.set_seed`` makes repeatable. So a
+layer's draws do not depend on the thread that calls it (a dataset's ``map`` behind
+``prefetch``) or on what else draws from the global generator meanwhile.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 import ember.core as em
 
+from ..random import SeedGenerator
 from . import _image_ops
 from .base import Layer
 
@@ -188,9 +191,13 @@ class RandomLayer(ImageLayer):
             raise ValueError(f"{type(self).__name__}: seed must be an int or None, got "
                              f"seed={seed!r}")
         self.seed = None if seed is None else int(seed)
+        self.seed_generator = SeedGenerator(self.seed)
 
     def _uniform(self, shape: Any, lo: float, hi: float) -> Any:
-        return em.random.uniform(shape, lo, hi, dtype=em.float32, seed=self.seed)
+        return self.seed_generator.generator.uniform(shape, lo, hi, em.float32)
+
+    def _normal(self, shape: Any) -> Any:
+        return self.seed_generator.generator.normal(shape, 0.0, 1.0, em.float32)
 
     def _augment(self, x: Any) -> Any:
         raise NotImplementedError
@@ -235,7 +242,7 @@ class RandomFlip(RandomLayer):
     Args:
         mode: ``"horizontal"`` (left-right), ``"vertical"`` (top-bottom) or
             ``"horizontal_and_vertical"``.
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         data_format: ``"channels_last"`` (default) or ``"channels_first"``.
         **kwargs: the base ``Layer`` arguments.
     """
@@ -270,7 +277,7 @@ class RandomContrast(RandomLayer):
     Args:
         factor: a number or a pair, each in [0, 1].
         value_range: the images' ``(low, high)``, which outputs are clipped to.
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         data_format: ``"channels_last"`` (default) or ``"channels_first"``.
         **kwargs: the base ``Layer`` arguments.
     """
@@ -307,7 +314,7 @@ class RandomCrop(RandomLayer):
 
     Args:
         height, width: the window's size.
-        seed: an int: a random stream of the layer's own (None: the global one).
+        seed: an int seeding the layer's random stream (None: ``em.random.new_seed()``).
         data_format: ``"channels_last"`` (default) or ``"channels_first"``.
         name: the layer's name.
         **kwargs: the base ``Layer`` arguments.

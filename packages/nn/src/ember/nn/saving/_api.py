@@ -4,7 +4,9 @@ A ``.keras`` file holds the model's config (its architecture, ``build_config`` a
 compiled, ``compile_config`` with the optimizer's hyperparameters), its weights and the
 optimizer's variables (``iterations``, the learning rate, every slot) in Keras's
 ``model.weights.h5``, and, in ``metadata.json``, ember's random state: the global
-generator's and that of every ``seed=`` a layer of the model draws with. ``load_model``
+generator's, that of every ``seed=`` a layer of the model draws with, and that of every
+random stream a layer keeps (a ``SeedGenerator`` or ``em.random.Generator`` attribute,
+such as the random image layers' ``seed_generator``). ``load_model``
 puts all of it back, so training resumes exactly where the saved model stood: the next
 steps give the same numbers, bit for bit, as the saved model's would have.
 
@@ -177,10 +179,25 @@ def _layer_seeds(model: Any) -> list[int]:
     return seeds
 
 
+def _layer_generators(model: Any) -> dict[str, Any]:
+    """The random streams the model's layers keep, keyed ``"<i>/<layer name>/<attribute>"``
+    by the layer's place in ``[model, *model.submodules]`` (the same in a model loaded
+    from the same config)."""
+    from ..random import SeedGenerator
+
+    out = {}
+    for i, layer in enumerate([model, *model.submodules]):
+        for attr, value in vars(layer).items():
+            if isinstance(value, (SeedGenerator, em.random.Generator)):
+                out[f"{i}/{layer.name}/{attr}"] = value
+    return out
+
+
 def _random_state(model: Any) -> dict[str, Any]:
     # the op-level stream of a seed= (em.random's own per-seed generator), as layers draw
     return {"global": em.random.get_global_generator().state,
-            "seeds": {str(s): em.random._gen(s).state for s in _layer_seeds(model)}}
+            "seeds": {str(s): em.random._gen(s).state for s in _layer_seeds(model)},
+            "generators": {k: g.state for k, g in _layer_generators(model).items()}}
 
 
 def _check_state(state: Any, where: str) -> dict[str, Any]:
@@ -194,13 +211,22 @@ def _check_state(state: Any, where: str) -> dict[str, Any]:
             "counter": counter}
 
 
-def _restore_random(meta: dict[str, Any], where: str) -> None:
+def _restore_random(meta: dict[str, Any], where: str, model: Any) -> None:
+    """Sets the saved random state, all of it or (on any fault) none of it."""
     saved = (meta.get("ember") or {}).get("random") if isinstance(meta.get("ember"),
                                                                   dict) else None
     if saved is None:
         return
-    if not isinstance(saved, dict) or not isinstance(saved.get("seeds", {}), dict):
+    if not isinstance(saved, dict) or not isinstance(saved.get("seeds", {}), dict) or \
+            not isinstance(saved.get("generators", {}), dict):
         raise ValueError(f"{where}: metadata.json's random state is malformed")
+    held = _layer_generators(model)
+    streams = []
+    for key, state in saved.get("generators", {}).items():
+        if key not in held:
+            raise ValueError(f"{where}: metadata.json's random state names a random stream "
+                             f"{key!r:.80} that the loaded model has no layer for")
+        streams.append((held[key], _check_state(state, where)))
     glob = _check_state(saved.get("global"), where)
     seeds = {}
     for key, state in saved.get("seeds", {}).items():
@@ -210,6 +236,8 @@ def _restore_random(meta: dict[str, Any], where: str) -> None:
     em.random.get_global_generator().state = glob
     for seed, state in seeds.items():
         em.random._gen(seed).state = state
+    for gen, state in streams:
+        gen.state = state
 
 
 # --- the public functions ----------------------------------------------------------------
@@ -301,6 +329,16 @@ def load_model(filepath: Any, custom_objects: dict[str, Any] | None = None,
                          f"Keras 3 `.keras` files")
     data = _archive.read_file(path, path)
     meta, config, weights = _archive.read(data, path)
+    before = em.random.get_global_generator().state  # building the model draws from it
+    try:
+        return _load(path, meta, config, weights, custom_objects, compile, safe_mode)
+    except BaseException:
+        em.random.get_global_generator().state = before  # a failed load changes nothing
+        raise
+
+
+def _load(path: str, meta: dict[str, Any], config: dict[str, Any], weights: bytes,
+          custom_objects: dict[str, Any] | None, compile: bool, safe_mode: bool) -> Any:
     store = _h5.WeightsH5(weights, f"{path} (model.weights.h5)")
     try:
         if not compile:
@@ -325,7 +363,7 @@ def load_model(filepath: Any, custom_objects: dict[str, Any] | None = None,
         _load_into(model, store, f"{path} (model.weights.h5)", skip_mismatch=False)
     finally:
         store.close()
-    _restore_random(meta, f"{path} (metadata.json)")
+    _restore_random(meta, f"{path} (metadata.json)", model)
     return model
 
 
