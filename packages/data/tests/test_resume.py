@@ -36,6 +36,8 @@ PIPELINES = {
         cycle_length=3, block_length=2),
     "zip_concat_enumerate": lambda: Dataset.zip(Dataset.range(50), Dataset.range(50).shuffle(
         10, seed=9)).concatenate(Dataset.zip(Dataset.range(5), Dataset.range(5))).enumerate(),
+    "zip_same_shuffle": lambda: (lambda d: Dataset.zip((d, d.map(lambda x: x * 10))).concatenate(
+        Dataset.zip((d, d))))(Dataset.range(40).shuffle(40, seed=7)),
     "generator": lambda: Dataset.from_generator(lambda: iter(range(70))).shuffle(16, seed=1),
     "cache_repeat": lambda: Dataset.range(30).map(lambda x: x * x).cache().shuffle(
         8, seed=2).repeat(3),

@@ -104,3 +104,21 @@ def test_unseeded_shuffles_differ_but_are_permutations():
     a = as_list(Dataset.from_tensor_slices(x).shuffle(500))
     b = as_list(Dataset.from_tensor_slices(x).shuffle(500))
     assert a != b and sorted(a) == sorted(b) == list(range(500))
+
+
+def test_the_same_shuffled_dataset_on_both_sides_of_a_zip_is_shuffled_independently():
+    # TensorFlow makes an iterator per input: zip((d, d)) pairs two different orders
+    # (keras-io's MixUp zips two shuffled copies of the training set)
+    d = Dataset.range(64).shuffle(64, seed=1)
+    pairs = as_list(Dataset.zip((d, d)))
+    assert sorted(a for a, _ in pairs) == sorted(b for _, b in pairs) == list(range(64))
+    assert sum(a == b for a, b in pairs) < 8
+    assert [a for a, _ in pairs] == as_list(d)  # the first input keeps the dataset's order
+    both = as_list(d.concatenate(d))
+    assert sorted(both[:64]) == sorted(both[64:]) and both[:64] != both[64:]
+    mixed = Dataset.sample_from_datasets([d, d], seed=3)
+    firsts = as_list(mixed)
+    assert sorted(firsts) == sorted(list(range(64)) * 2)
+    fixed = Dataset.range(8).shuffle(8, seed=1, reshuffle_each_iteration=False)
+    assert all(a == b for a, b in as_list(Dataset.zip((fixed, fixed))))  # one order, as TF
+

@@ -79,6 +79,24 @@ def test_from_generator_declared_types_and_shapes():
     assert len(list(ds)) == 3
 
 
+def test_from_generator_splits_a_yielded_value_only_as_deep_as_its_signature():
+    # the tf.data performance guide yields (sample_idx,) for one TensorSpec of shape (1,)
+    ds = Dataset.from_generator(lambda: iter([(0,), (1,)]),
+                                output_signature=TensorSpec((1,), np.dtype(np.int64)))
+    assert [e.tolist() for e in ds] == [[0], [1]]
+    pair = (TensorSpec((), np.dtype(np.int64)), TensorSpec((2,), np.dtype(np.int64)))
+    (a, b), = list(Dataset.from_generator(lambda: iter([[3, (4, 5)]]), output_signature=pair))
+    assert a.tolist() == 3 and b.tolist() == [4, 5]
+    with pytest.raises(ValueError, match="element 0 has 3 components, the declared output "
+                                         "has 2"):
+        list(Dataset.from_generator(lambda: iter([(1, 2, 3)]), output_signature=pair))
+    with pytest.raises(ValueError, match="element 0 has one int value, the declared output has 2"):
+        list(Dataset.from_generator(lambda: iter([7]), output_signature=pair))
+    named = {"x": TensorSpec((), np.dtype(np.int64))}
+    with pytest.raises(ValueError, match=r"element 0 is \['y'\].*keys \['x'\]"):
+        list(Dataset.from_generator(lambda: iter([{"y": 1}]), output_signature=named))
+
+
 def test_from_generator_shape_mismatch_names_element():
     def gen():
         yield np.zeros(2)

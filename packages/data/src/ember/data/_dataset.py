@@ -35,6 +35,17 @@ class _Passes:
             self._n = max(self._n, epoch + 1)
 
 
+_INPUT_TAG = 1 << 40  # above any repeat or interleave index in a pass path
+
+
+def input_pass(epoch: tuple, i: int) -> tuple:
+    """The pass path of input ``i`` of a dataset made of several (zip, concatenate, the
+    selection datasets): the first input's is the dataset's own, each other's its own
+    extension. As in TensorFlow, where each input is its own iterator, the same shuffled
+    dataset given twice (``zip((d, d))``) is shuffled independently on each side."""
+    return epoch if i == 0 else (*epoch, _INPUT_TAG + i)
+
+
 class Dataset:
     """A sequence of elements (numpy arrays, or tuples/dicts of them), built lazily.
 

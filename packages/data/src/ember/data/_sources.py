@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, input_pass
 from ._index_stream import IndexedElementIterator, IndexedSource, RangeStream
 from ._iterator import _It, skip_n
 from ._state import INT64_MAX, StateError
@@ -181,12 +181,7 @@ class FromGenerator(Dataset):
     def _convert(self, value, index):
         if self._flat_spec is None:
             return _as_arrays(value)
-        leaves = flatten(value)
-        if len(leaves) != len(self._flat_spec):
-            raise ValueError(
-                f"from_generator: element {index} has {len(leaves)} components, "
-                f"the declared output has {len(self._flat_spec)}"
-            )
+        leaves = _flatten_up_to(self._spec, value, index)
         out = []
         for k, (leaf, spec) in enumerate(zip(leaves, self._flat_spec)):
             arr = np.asarray(leaf, dtype=spec.dtype)
@@ -207,6 +202,25 @@ class FromGenerator(Dataset):
         return map_structure(
             lambda s: s if s.shape is not None else TensorSpec(None, s.dtype), self._spec
         )
+
+
+def _flatten_up_to(spec, value, index):
+    """``value``'s components, split only as deep as the declared ``spec`` (TensorFlow's
+    ``flatten_up_to``): with one spec, a yielded tuple or list is one component."""
+    if isinstance(spec, tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(spec):
+            got = (f"{len(value)} components" if isinstance(value, (tuple, list))
+                   else f"one {type(value).__name__} value")
+            raise ValueError(f"from_generator: element {index} has {got}, the declared "
+                             f"output has {len(spec)}")
+        return [leaf for s, v in zip(spec, value) for leaf in _flatten_up_to(s, v, index)]
+    if isinstance(spec, dict):
+        if not isinstance(value, dict) or set(value) != set(spec):
+            got = sorted(value) if isinstance(value, dict) else type(value).__name__
+            raise ValueError(f"from_generator: element {index} is {got}, the declared "
+                             f"output has keys {sorted(spec)}")
+        return [leaf for k, s in spec.items() for leaf in _flatten_up_to(s, value[k], index)]
+    return [value]
 
 
 def _flatten_shapes(shapes, n):
@@ -251,7 +265,8 @@ class ZipDataset(Dataset):
             raise TypeError("zip takes datasets (or a tuple/dict of datasets)")
 
     def _make_iterator(self, epoch):
-        return _ZipIterator(self._structure, [d._make_iterator(epoch) for d in self._datasets])
+        return _ZipIterator(self._structure, [d._make_iterator(input_pass(epoch, i))
+                                              for i, d in enumerate(self._datasets)])
 
     def _compute_spec(self):
         return pack_as(self._structure, [d.element_spec for d in self._datasets])
@@ -279,14 +294,16 @@ class _ConcatIterator(_It):
                 if self._which + 1 >= len(self._datasets):
                     raise
                 self._which += 1
-                self._it = self._datasets[self._which]._make_iterator(self._epoch)
+                self._it = self._datasets[self._which]._make_iterator(
+                    input_pass(self._epoch, self._which))
 
     def get_state(self):
         return {"which": self._which, "child": self._it.get_state()}
 
     def set_state(self, state):
         self._which = state.integer("which", high=len(self._datasets) - 1)
-        self._it = self._datasets[self._which]._make_iterator(self._epoch)
+        self._it = self._datasets[self._which]._make_iterator(
+            input_pass(self._epoch, self._which))
         self._it.set_state(state.node("child"))
 
 
