@@ -237,6 +237,9 @@ PIPELINES = {
         Dataset.zip(Dataset.range(3), Dataset.range(3))).enumerate(),
     "interleave": lambda: Dataset.range(4).interleave(
         lambda i: Dataset.range(i * 10, i * 10 + 3), cycle_length=2, block_length=2),
+    "parallel_interleave": lambda: Dataset.range(4).interleave(
+        lambda i: Dataset.range(i * 10, i * 10 + 3), cycle_length=2, block_length=2,
+        num_parallel_calls=2),
     "unbatch_window": lambda: Dataset.range(20).batch(3).unbatch().window(4, shift=2)
     .flat_map(lambda w: w.batch(4)),
 }

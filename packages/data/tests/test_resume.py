@@ -36,6 +36,9 @@ PIPELINES = {
         cycle_length=3, block_length=2),
     "zip_concat_enumerate": lambda: Dataset.zip(Dataset.range(50), Dataset.range(50).shuffle(
         10, seed=9)).concatenate(Dataset.zip(Dataset.range(5), Dataset.range(5))).enumerate(),
+    "parallel_interleave": lambda: Dataset.range(9).interleave(
+        lambda i: Dataset.range(i * 100, i * 100 + (i % 4) + (i % 3 == 1) * 2).shuffle(
+            3, seed=int(i)), cycle_length=3, block_length=2, num_parallel_calls=2),
     "zip_same_shuffle": lambda: (lambda d: Dataset.zip((d, d.map(lambda x: x * 10))).concatenate(
         Dataset.zip((d, d))))(Dataset.range(40).shuffle(40, seed=7)),
     "generator": lambda: Dataset.from_generator(lambda: iter(range(70))).shuffle(16, seed=1),

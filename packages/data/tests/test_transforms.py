@@ -4,6 +4,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ember_data_testutil import as_list
 
 from ember.data import AUTOTUNE, Dataset
@@ -150,6 +152,48 @@ def test_interleave():
     ds = Dataset.range(3).interleave(lambda x: Dataset.range(x * 10, x * 10 + 3), cycle_length=2,
                                      block_length=2)
     assert as_list(ds) == [0, 1, 10, 11, 2, 12, 20, 21, 22]
+
+
+@settings(max_examples=60, deadline=None)
+@given(lengths=st.lists(st.integers(0, 4), min_size=0, max_size=10),
+       cycle=st.integers(1, 4), block=st.integers(1, 3), workers=st.sampled_from([1, 2, AUTOTUNE]))
+def test_parallel_interleave_gives_the_sequential_order(lengths, cycle, block, workers):
+    def child(i):
+        i = int(i)
+        return Dataset.range(i * 100, i * 100 + lengths[i])
+
+    src = Dataset.range(len(lengths))
+    want = as_list(src.interleave(child, cycle_length=cycle, block_length=block))
+    got = as_list(src.interleave(child, cycle_length=cycle, block_length=block,
+                                 num_parallel_calls=workers))
+    assert got == want
+
+
+def test_parallel_interleave_reads_its_inputs_at_the_same_time():
+    # each input waits at a barrier for the other: read one at a time, this times out
+    barrier = threading.Barrier(2, timeout=20)
+
+    def child(i):
+        def gen():
+            barrier.wait()
+            yield int(i)
+        return Dataset.from_generator(gen, output_types=np.int64, output_shapes=())
+
+    ds = Dataset.range(2).interleave(child, cycle_length=2, num_parallel_calls=2)
+    assert as_list(ds) == [0, 1]
+    with pytest.raises(ValueError, match="num_parallel_calls must be a positive int"):
+        Dataset.range(2).interleave(child, num_parallel_calls=0)
+
+
+def test_parallel_interleave_raises_the_functions_error():
+    def child(i):
+        if int(i) == 2:
+            raise KeyError("no file for 2")
+        return Dataset.range(3)
+
+    it = iter(Dataset.range(4).interleave(child, cycle_length=2, num_parallel_calls=2))
+    with pytest.raises(KeyError, match="no file for 2"):
+        list(it)
 
 
 def test_cache_memory_reads_input_once():

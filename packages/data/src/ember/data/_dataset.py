@@ -339,10 +339,20 @@ class Dataset:
 
     def interleave(self, map_func, cycle_length=None, block_length=1,
                    num_parallel_calls=None, deterministic=True) -> Dataset:
-        """Map each element to a dataset and interleave ``cycle_length`` of them."""
+        """Map each element to a dataset and interleave ``cycle_length`` of them
+        (default: the cores this process may use), ``block_length`` elements at a time.
+
+        With ``num_parallel_calls`` (an int, or ``AUTOTUNE``) the open datasets are made
+        and read ahead on a thread pool, at most that many at once; the order of the
+        elements is the sequential one either way (``deterministic`` is accepted for
+        TensorFlow and changes nothing: ember's order is always deterministic)."""
         from ._transforms.interleave import InterleaveDataset
 
-        return InterleaveDataset(self, map_func, cycle_length, block_length)
+        if not isinstance(deterministic, bool) and deterministic is not None:
+            raise TypeError(f"interleave: deterministic must be a bool or None, got "
+                            f"{deterministic!r}")
+        return InterleaveDataset(self, map_func, cycle_length, block_length,
+                                 num_parallel_calls)
 
     def flat_map(self, map_func) -> Dataset:
         from ._transforms.interleave import InterleaveDataset

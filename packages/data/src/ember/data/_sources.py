@@ -216,8 +216,8 @@ def _flatten_up_to(spec, value, index):
         return [leaf for s, v in zip(spec, value) for leaf in _flatten_up_to(s, v, index)]
     if isinstance(spec, dict):
         if not isinstance(value, dict) or set(value) != set(spec):
-            got = sorted(value) if isinstance(value, dict) else type(value).__name__
-            raise ValueError(f"from_generator: element {index} is {got}, the declared "
+            what = sorted(value) if isinstance(value, dict) else type(value).__name__
+            raise ValueError(f"from_generator: element {index} is {what}, the declared "
                              f"output has keys {sorted(spec)}")
         return [leaf for k, s in spec.items() for leaf in _flatten_up_to(s, value[k], index)]
     return [value]
