@@ -98,3 +98,33 @@ def test_capture_needs_its_own_stream_and_a_private_pool_is_reported(be):
     assert not graph.private_pool
     with pytest.raises(RuntimeError, match="not capturing"):
         stream.end_capture()
+
+
+def test_another_threads_work_during_a_capture_runs_as_usual_outside_the_graph(be):
+    # cupy captures in relaxed mode and its current stream is per thread: a dataset's map
+    # worker may upload and compute while the training thread captures its step
+    import threading
+
+    xp = be.xp
+    x = xp.asarray(np.arange(4, dtype=np.float32))
+    seen = {}
+
+    def worker():
+        y = xp.asarray(np.full(4, 3.0, np.float32))  # an upload, on the worker's stream
+        seen["sum"] = float((y * 2.0).sum())         # a kernel and a read back
+        seen["stream"] = be.current_stream is be.null_stream
+
+    def step(x):
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        return x + 1.0
+
+    graph, out = _capture(be, step, x)
+    assert seen == {"sum": 24.0, "stream": True}
+    kernels_before = be.counters.launches
+    graph.launch()
+    assert_array_equal(out._a, np.arange(4, dtype=np.float32) + 1.0)
+    assert be.counters.launches - kernels_before == graph.kernels == 1  # the worker's are not in it
+    with pytest.raises(RuntimeError, match="capturing, so H2D transfers are disallowed"):
+        _capture(be, lambda: xp.asarray(np.ones(2, np.float32)))  # the capturing thread's

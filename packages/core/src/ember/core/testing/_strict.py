@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import threading
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -114,10 +115,11 @@ class StrictBackend:
         self.index = index
         self.counters = TransferCounters()
         self.capture: Capture | None = None  # a stream capture under way (_strict_cuda)
-        self.allocator: Any = None  # using_allocator's; None: the shared pool
         self.memory = DeviceMemory(index)  # its pools and buffers (_strict_memory)
         self.linalg_raise = False  # inside linalg_errors() (cupyx.errstate(linalg="raise"))
-        self.current_stream = StrictStream(self, null=True)
+        # cupy's current stream and using_allocator's allocator are each thread's own
+        self._local = threading.local()
+        self.null_stream = StrictStream(self, null=True)
         self.cuda = StrictCuda(self)
         self.xp = StrictNamespace(self, np, "")
         # ember's products through nvmath-python (a fake one, _strict_nvmath), as on a GPU
@@ -183,11 +185,45 @@ class StrictBackend:
         finally:
             self.linalg_raise = outer
 
+    @property
+    def current_stream(self) -> Any:
+        """This thread's current stream (cupy's is per thread): the legacy default one
+        unless a ``with stream:`` or ``stream.use()`` in this thread chose another."""
+        return getattr(self._local, "stream", self.null_stream)
+
+    @current_stream.setter
+    def current_stream(self, stream: Any) -> None:
+        self._local.stream = stream
+
+    @property
+    def allocator(self) -> Any:
+        """This thread's ``using_allocator`` allocator; None: the shared pool."""
+        return getattr(self._local, "allocator", None)
+
+    @allocator.setter
+    def allocator(self, allocator: Any) -> None:
+        self._local.allocator = allocator
+
+    def capturing_here(self) -> Capture | None:
+        """The capture this thread's work joins: the capture under way when this thread
+        issues on its stream or began it (cupy captures in relaxed mode: another thread's
+        work on its own stream runs as usual, outside the graph)."""
+        cap = self.capture
+        if cap is None or (self.current_stream is not cap.stream
+                           and cap.thread != threading.get_ident()):
+            return None
+        return cap
+
     def run(self, compute: Callable[[], Any], args: Any = ()) -> Any:
         """``compute()``'s result, numpy scalars as 0-d arrays; while a stream captures,
         the work is recorded for the graph's launches (``args``: the arrays it reads)."""
-        out = normalized(compute())
         cap = self.capture
+        if cap is not None and self.capturing_here() is None and \
+                self.current_stream is self.null_stream and not cap.stream.non_blocking:
+            raise RuntimeError("cudaErrorStreamCaptureImplicit: work on the legacy default "
+                               "stream while a blocking stream captures")
+        out = normalized(compute())
+        cap = self.capturing_here()
         if cap is not None:
             if self.current_stream is not cap.stream:
                 raise RuntimeError("cudaErrorStreamCaptureImplicit: work on the legacy default "
@@ -197,13 +233,14 @@ class StrictBackend:
 
     def launched(self, n: int) -> None:
         """``n`` kernels launched; while a stream captures they join its graph instead."""
-        if self.capture is not None:
-            self.capture.kernels += n
+        cap = self.capturing_here()
+        if cap is not None:
+            cap.kernels += n
         else:
             self.counters.launches += n
 
     def check_not_capturing(self, what: str) -> None:
-        if self.capture is not None:
+        if self.capturing_here() is not None:
             raise RuntimeError(CAPTURING.format(what))
 
     def upload(self) -> None:

@@ -8,8 +8,14 @@ It mirrors what code that captures a CUDA Graph through cupy meets:
   ``launch(stream=None)`` runs the captured work again on the buffers it was captured
   with, reading their contents at launch.
 - While a capture is under way, host transfers (uploads, copies to the host, scalar
-  reads) and synchronizations raise ``RuntimeError``, as cupy and CUDA do, and so does
-  work issued on the legacy default stream (it would invalidate the capture).
+  reads) and synchronizations by the capturing thread raise ``RuntimeError``, as cupy
+  and CUDA do, and so does that thread's work on the legacy default stream (it would
+  invalidate the capture).
+- The current stream and ``using_allocator`` are each thread's own, as cupy's are, and
+  cupy captures in relaxed mode (``begin_capture``'s default): another thread (a dataset's
+  ``map`` worker) goes on uploading and computing on its own stream during a capture,
+  and its work stays out of the graph. Legacy-stream work from another thread raises
+  only while a blocking stream captures.
 - CUDA does not run captured work. The double runs it once (results need their shapes
   and dtypes), then fills every buffer the capture allocated with garbage (NaN, or the
   dtype's largest value), so code that reads a capture's results before launching its
@@ -25,6 +31,7 @@ It mirrors what code that captures a CUDA Graph through cupy meets:
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -62,6 +69,7 @@ class Capture:
 
     def __init__(self, stream: StrictStream) -> None:
         self.stream = stream
+        self.thread = threading.get_ident()  # the thread that began it
         self.ops: list[tuple[Callable[[], Any], list[np.ndarray]]] = []
         self.fresh: list[np.ndarray] = []  # buffers the capture allocated
         self.shared_pool_used = False
@@ -110,15 +118,16 @@ class StrictStream:
         self._backend = backend
         self.ptr = 0 if null else id(self)
         self.non_blocking = non_blocking
-        self._outer: list[Any] = []
+        self._outer = threading.local()  # each thread's streams before its ``with self:``
 
     def __enter__(self) -> StrictStream:
-        self._outer.append(self._backend.current_stream)
+        stack = self._outer.__dict__.setdefault("stack", [])
+        stack.append(self._backend.current_stream)
         self._backend.current_stream = self
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._backend.current_stream = self._outer.pop()
+        self._backend.current_stream = self._outer.stack.pop()
 
     def use(self) -> StrictStream:
         self._backend.current_stream = self
@@ -177,7 +186,7 @@ class StrictCuda:
         self.MemoryPool = MemoryPool
 
         class Stream(StrictStream):
-            null = backend.current_stream
+            null = backend.null_stream
 
             def __init__(self, null: bool = False, non_blocking: bool = False,
                          ptr: int | None = None) -> None:

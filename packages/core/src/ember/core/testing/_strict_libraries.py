@@ -127,7 +127,7 @@ _READS_FIRST = frozenset({  # parameter checks read the device before drawing
 def check(backend: Any, qual: str, args: Any, kwargs: Any, owner: Any = None) -> None:
     """Raise as cupy 14 does when ``cupy.<qual>`` would call a library it refuses during
     stream capture (``owner``: the array a method is called on)."""
-    if backend.capture is None:
+    if backend.capturing_here() is None:
         return
     if isinstance(owner, np.ndarray):
         args = (owner, *args)

@@ -572,7 +572,8 @@ class Matmul:
         for rec in _strict_launches._recorders:  # (the launch counter's recording())
             rec.append((source, names))
         be.launched(len(names))
-        cap = be.capture if be.capture is not None and be.capture.stream is s else None
+        cap = be.capturing_here()
+        cap = cap if cap is not None and cap.stream is s else None
         self.last_compute_event = _Event(s, cap)
         return out
 
