@@ -4,9 +4,9 @@ import time
 
 import numpy as np
 import pytest
+from ember_data_testutil import as_list
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ember_data_testutil import as_list
 
 from ember.data import AUTOTUNE, Dataset
 

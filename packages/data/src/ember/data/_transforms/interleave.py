@@ -121,7 +121,7 @@ def _fetch(it):
     nondeterministic input) is kept as its exception, raised if a state is asked for."""
     try:
         before = it.get_state()
-    except Exception as e:  # noqa: BLE001 - raised again by get_state
+    except Exception as e:  # raised again by get_state
         before = e
     try:
         return before, next(it)
