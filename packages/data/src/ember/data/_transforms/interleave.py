@@ -13,6 +13,7 @@ import concurrent.futures as cf
 import contextvars
 import os
 import weakref
+from typing import Any
 
 from .._dataset import Dataset
 from .._iterator import _It
@@ -31,7 +32,7 @@ class _InterleaveIterator(_It):
     def __init__(self, ds, epoch) -> None:
         self._ds, self._epoch = ds, epoch
         self._it = ds._input._make_iterator(epoch)
-        self._slots: list[_Slot | None] = [None] * ds._cycle
+        self._slots: list[Any] = [None] * ds._cycle  # a _Slot (_ParallelSlot) or None
         self._cur, self._in_block, self._opened = 0, 0, 0
         self._input_done = False
 
@@ -200,7 +201,7 @@ class _ParallelInterleaveIterator(_InterleaveIterator):
             return x
 
     def get_state(self):
-        slots = []
+        slots: list[Any] = []
         for s in self._slots:
             if s is None:
                 slots.append(None)
