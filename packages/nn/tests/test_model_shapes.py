@@ -79,8 +79,17 @@ def test_a_functional_model_takes_a_dict_of_inputs_by_key(tmp_path):
     m.save(tmp_path / "m.keras")
     back = nn.models.load_model(tmp_path / "m.keras")
     np.testing.assert_allclose(back({"a": xa, "b": xb}).numpy(), m({"a": xa, "b": xb}).numpy())
-    with pytest.raises(ValueError, match="needs exactly the inputs' names"):
+    with pytest.raises(ValueError, match=r"needs the inputs' names \['a', 'b'\]; missing "
+                                         r"\['b'\]"):
         m({"a": xa, "bee": xb})
+    with pytest.warns(UserWarning, match=r"keys \['target'\] that match no input") as seen:
+        got = m({"a": xa, "b": xb, "target": xb})  # as Keras: left out, with a warning
+    np.testing.assert_array_equal(got.numpy(), m({"a": xa, "b": xb}).numpy())
+    assert len(seen) == 1
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per model and set of keys
+        m({"a": xa, "b": xb, "target": xb})
     with pytest.raises(TypeError, match="a dict of them by name"):
         nn.Model({"a": a, 1: b}, out)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any
 
@@ -584,16 +585,26 @@ class Functional(Model):
         names = [t.node.layer.name for t in self.outputs]
         return _unique([n if names.count(n) == 1 else None for n in names], names)
 
+    def _warn_unused_inputs(self, unknown: list[str]) -> None:
+        """Once per model and set of keys: a dict of inputs holds keys no input has."""
+        seen = self._ember.extra.setdefault("unused_input_keys", set())
+        if tuple(unknown) not in seen:
+            seen.add(tuple(unknown))
+            warnings.warn(f"{self.name}: the dict of inputs holds keys {unknown} that match "
+                          f"no input of the model (its inputs are {self.input_names}); they "
+                          f"are left out", stacklevel=4)
+
     def call(self, inputs: Any, training: Any = None) -> Any:
         spec, outputs, nodes = self._ember.extra["functional"]
         flat_spec = _symbolic.leaves(spec)
         if isinstance(inputs, dict):  # by input name, as Keras takes them
             names = self.input_names
-            unknown = sorted(set(inputs) - set(names))
             missing = [n for n in names if n not in inputs]
-            if unknown or missing:
-                raise ValueError(f"{self.name}: a dict of inputs needs exactly the inputs' "
-                                 f"names {names}; got unknown {unknown}, missing {missing}")
+            if missing:
+                raise ValueError(f"{self.name}: a dict of inputs needs the inputs' names "
+                                 f"{names}; missing {missing} (got {sorted(map(str, inputs))})")
+            if len(inputs) > len(names):  # as Keras: the others are left out, with a warning
+                self._warn_unused_inputs(sorted(set(map(str, inputs)) - set(names)))
             inputs = [inputs[n] for n in names]
         given = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(given) != len(flat_spec):
