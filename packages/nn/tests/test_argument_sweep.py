@@ -743,7 +743,8 @@ LOSS_INPUTS = {
 LOSS_ALTS = {"weights": np.array([[1.0], [0.0], [2.0], [0.5]], np.float32),
              "sample_weight": np.array([1.0, 0.0, 2.0, 0.5], np.float32),
              "reduction": "__reduction__", "label_smoothing": 0.3, "delta": 0.2,
-             "from_logits": True, "axis": 0, "name": "sweep_loss"}
+             "from_logits": True, "axis": 0, "name": "sweep_loss",
+             "dtype": "float64"}  # the loss computes in float64: its value is float64
 
 
 def _loss_names() -> list[str]:

@@ -144,3 +144,147 @@ def test_kl_divergence_function_class_and_compile_string():
         L.KLDivergence()(p, LOGITS)  # logits are not a distribution
     with pytest.raises(ValueError, match="kl_divergence"):
         L.kl_divergence(p, q[:, :3])
+
+
+# --- Keras 3's loss dtype and reductions ---------------------------------------------------
+LOSS_OBJECTS = [nn.losses.MeanSquaredError, nn.losses.MeanAbsoluteError, nn.losses.Huber,
+                nn.losses.BinaryCrossentropy, nn.losses.CategoricalCrossentropy,
+                nn.losses.KLDivergence]
+
+
+@pytest.mark.parametrize("cls", LOSS_OBJECTS, ids=lambda c: c.__name__)
+def test_a_loss_object_computes_in_float32_unless_given_a_dtype(cls):
+    # Keras 3 converts y_true and y_pred to the loss's dtype (floatx): float64 arrays give
+    # a float32 loss, not a float64 one nobody asked for
+    rng = np.random.default_rng(0)
+    y = rng.uniform(0.1, 0.9, (4, 3))
+    p = rng.uniform(0.1, 0.9, (4, 3))
+    loss = cls()
+    assert loss.dtype == "float32"
+    got = loss(y, p)
+    assert got.dtype == em.float32
+    wide = cls(dtype="float64")(y, p)
+    assert wide.dtype == em.float64
+    np.testing.assert_allclose(got.numpy(), wide.numpy(), rtol=1e-5)
+    half = loss(em.constant(y, em.float16), em.constant(p, em.float16))
+    assert half.dtype == em.float32  # mixed precision: the loss is float32
+    assert cls.from_config(cls(dtype="float64").get_config()).dtype == "float64"
+    with pytest.raises(ValueError, match="dtype must be a floating dtype"):
+        cls(dtype="int32")
+
+
+def test_sparse_labels_stay_integers_under_the_loss_dtype():
+    loss = nn.losses.SparseCategoricalCrossentropy(from_logits=True)
+    logits = np.array([[2.0, 0.0, -1.0], [0.0, 3.0, 0.0]])
+    got = loss(np.array([0, 1]), logits)
+    assert got.dtype == em.float32
+    z = logits - logits.max(1, keepdims=True)
+    want = -np.mean((z - np.log(np.exp(z).sum(1, keepdims=True)))[[0, 1], [0, 1]])
+    np.testing.assert_allclose(float(got), want, rtol=1e-6)
+
+
+def test_keras_3s_reductions():
+    y, p = np.zeros((4, 2), np.float32), np.array([[1, 1], [2, 2], [3, 3], [4, 4]], np.float32)
+    per = np.array([1.0, 4.0, 9.0, 16.0])
+    w = np.array([1.0, 0.0, 2.0, 0.0], np.float32)
+    mse = nn.losses.MeanSquaredError
+    np.testing.assert_allclose(mse(reduction=None)(y, p).numpy(), per)
+    np.testing.assert_allclose(float(mse(reduction="mean")(y, p)), per.mean())
+    np.testing.assert_allclose(float(mse(reduction="mean")(y, p, w)), (per * w).sum() / 4)
+    np.testing.assert_allclose(float(mse(reduction="mean_with_sample_weight")(y, p, w)),
+                               (per * w).sum() / w.sum())
+    np.testing.assert_allclose(float(mse(reduction="mean_with_sample_weight")(y, p)),
+                               per.mean())
+    assert float(mse(reduction="mean_with_sample_weight")(y, p, np.zeros(4))) == 0.0
+    with pytest.raises(ValueError, match="unknown reduction 'average'"):
+        mse(reduction="average")
+
+
+def test_huber_function_is_keras_losses_huber():
+    y, p = np.array([[0.0, 0.0, 1.0]]), np.array([[0.5, 3.0, -1.5]])
+    err = np.abs(p - y)
+    want = np.where(err <= 1.0, 0.5 * err ** 2, err - 0.5).mean(-1)
+    np.testing.assert_allclose(nn.losses.huber(y, p).numpy(), want)
+    np.testing.assert_allclose(nn.losses.huber(y, p, delta=2.0).numpy(),
+                               np.where(err <= 2.0, 0.5 * err ** 2, 2.0 * (err - 1.0)).mean(-1))
+    np.testing.assert_allclose(float(nn.losses.Huber()(y, p)), want.mean(), rtol=1e-6)
+
+
+# --- cross-entropies from the logits a softmax or sigmoid was given (tf.keras's rule) ------
+def _log_softmax(z):
+    z = z - z.max(-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+
+def test_a_softmax_outputs_cross_entropy_comes_from_its_logits():
+    # a confidently wrong example: clipped probabilities would give 16.1 and no gradient
+    from ember import tape
+
+    z = np.array([[10.0, -10.0, 0.0], [0.5, 0.2, -0.1]], np.float32)
+    y = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32)
+    x = em.constant(z)
+    for loss, labels in ((nn.losses.CategoricalCrossentropy(), y),
+                         (nn.losses.SparseCategoricalCrossentropy(), y.argmax(-1))):
+        with tape.GradientTape() as t:
+            t.watch(x)
+            value = loss(labels, nn.activations.softmax(x))
+        want = -(y * _log_softmax(z.astype(np.float64))).sum(-1).mean()
+        np.testing.assert_allclose(float(value), want, rtol=1e-6)
+        p = np.exp(_log_softmax(z.astype(np.float64)))
+        np.testing.assert_allclose(t.gradient(value, x).numpy(), (p - y) / 2, atol=1e-6)
+
+
+def test_a_sigmoid_outputs_binary_cross_entropy_comes_from_its_logits():
+    from ember import tape
+
+    z = np.array([[30.0, -30.0, 0.3]], np.float32)
+    y = np.array([[0.0, 1.0, 1.0]], np.float32)
+    x = em.constant(z)
+    with tape.GradientTape() as t:
+        t.watch(x)
+        value = nn.losses.BinaryCrossentropy()(y, nn.layers.Activation("sigmoid")(x))
+    zz = z.astype(np.float64)
+    want = (np.maximum(zz, 0) - zz * y + np.log1p(np.exp(-np.abs(zz)))).mean()
+    np.testing.assert_allclose(float(value), want, rtol=1e-6)
+    np.testing.assert_allclose(t.gradient(value, x).numpy(),
+                               (1 / (1 + np.exp(-zz)) - y) / 3, atol=1e-6)
+
+
+def test_the_cached_logits_follow_the_loss_cast_and_only_the_last_axis():
+    z = np.array([[3.0, -2.0, 0.5]], np.float32)
+    y = np.array([[0.0, 0.0, 1.0]], np.float32)
+    half = nn.activations.softmax(em.constant(z, em.float16))
+    got = nn.losses.CategoricalCrossentropy()(y, half)  # float16 output, float32 loss
+    want = -(y * _log_softmax(z.astype(np.float16).astype(np.float64))).sum()
+    np.testing.assert_allclose(float(got), want, rtol=1e-3)
+    with pytest.warns(UserWarning, match="from_logits=True, but y_pred was produced by a "
+                                         "softmax"):
+        both = nn.losses.categorical_crossentropy(y, nn.activations.softmax(em.constant(z)),
+                                                  from_logits=True)
+    np.testing.assert_allclose(float(both[0]), -_log_softmax(z.astype(np.float64))[0, 2],
+                               rtol=1e-6)
+    over_rows = nn.activations.softmax(em.constant(z.T), axis=0)  # not the classes' axis
+    from ember.nn import _logits
+    assert _logits.logits_of(over_rows.numpy(), "softmax") is None
+    assert _logits.logits_of(over_rows, "softmax") is None
+    assert _logits.logits_of(nn.activations.softmax(em.constant(z)), "sigmoid") is None
+
+
+def test_a_softmax_models_loss_reads_nothing_back_on_a_gpu():
+    # the [0, 1] check of probabilities reads the device; a softmax's output needs none,
+    # so a training step with it stays capturable as a CUDA graph
+    from ember.core.testing import simulated_gpus
+
+    with simulated_gpus(1, strict=True) as (gpu,):
+        with em.device(gpu.name):
+            x = em.constant(np.array([[2.0, -1.0, 0.0]], np.float32))
+            y = em.constant(np.array([[0.0, 1.0, 0.0]], np.float32))
+            p = nn.activations.softmax(x)
+            before = gpu.backend.counters.snapshot()
+            nn.losses.CategoricalCrossentropy()(y, p)
+            after = gpu.backend.counters.snapshot()
+            assert after["to_host"] == before["to_host"]
+            assert after["scalar_reads"] == before["scalar_reads"]
+            plain = em.constant(np.array([[0.7, 0.2, 0.1]], np.float32))
+            nn.losses.CategoricalCrossentropy()(y, plain)  # probabilities: checked, read
+            assert gpu.backend.counters.snapshot() != after

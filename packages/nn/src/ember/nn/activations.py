@@ -143,9 +143,13 @@ def mish(x: Any) -> Any:
     return em.multiply(x, em.tanh(em.softplus(x)))
 
 
-# core's own ops, so that the recurrent layers' fused cells recognise them
-sigmoid = em.sigmoid
-tanh = em.tanh
+def sigmoid(x: Any) -> Any:
+    """The logistic function (its output remembers ``x``: see ``ember.nn._logits``); the
+    recurrent layers' fused cells recognise this function."""
+    return ops.sigmoid(x)
+
+
+tanh = em.tanh  # core's own op, so that the recurrent layers' fused cells recognise it
 swish = silu
 hard_swish = hard_silu
 

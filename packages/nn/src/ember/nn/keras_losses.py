@@ -15,21 +15,24 @@ Examples:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 import ember.core as em
 
+from . import _logits
 from .layers._masks import get_mask
 
 __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
            "MeanAbsoluteError", "MeanSquaredError", "SparseCategoricalCrossentropy",
-           "binary_crossentropy", "categorical_crossentropy", "kl_divergence",
+           "binary_crossentropy", "categorical_crossentropy", "huber", "kl_divergence",
            "sparse_categorical_crossentropy"]
 
 _EPS = 1e-7
-REDUCTIONS = ("sum_over_batch_size", "auto", "sum", "none")
+REDUCTIONS = ("sum_over_batch_size", "auto", "mean", "mean_with_sample_weight", "sum",
+              "none", None)
 
 
 def _float(x: Any, like: Any = None) -> Any:
@@ -64,6 +67,20 @@ def _probabilities(fn: str, p: Any) -> Any:
     return em.clip_by_value(_in_range(fn, p), _EPS, 1.0 - _EPS)
 
 
+def _cached_logits(fn: str, y_pred: Any, from_logits: bool, kind: str) -> tuple[Any, bool]:
+    """``(logits, True)`` when ``y_pred`` is the output of a ``kind`` activation, as
+    TensorFlow's Keras computes the cross-entropy (see ``ember.nn._logits``); else
+    ``(y_pred, from_logits)``."""
+    cached = _logits.logits_of(y_pred, kind)
+    if cached is None:
+        return y_pred, from_logits
+    if from_logits:
+        warnings.warn(f"{fn} received from_logits=True, but y_pred was produced by a {kind} "
+                      f"activation and so does not hold logits; the logits that activation "
+                      f"was given are used", stacklevel=4)
+    return cached, True
+
+
 def _check_axis(fn: str, axis: int, p: Any) -> None:
     if axis not in (-1, p.ndim - 1):
         raise ValueError(f"{fn}: only axis=-1 (the last axis) is supported, got axis={axis}")
@@ -71,7 +88,10 @@ def _check_axis(fn: str, axis: int, p: Any) -> None:
 
 def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
                              label_smoothing: float = 0.0, axis: int = -1) -> Any:
-    """Per-example cross entropy of one-hot (or soft) labels, as Keras."""
+    """Per-example cross entropy of one-hot (or soft) labels, as Keras; from the logits
+    when ``y_pred`` is a softmax's output (as tf.keras)."""
+    y_pred, from_logits = _cached_logits("categorical_crossentropy", y_pred, from_logits,
+                                         "softmax")
     p = _float(y_pred)
     _check_axis("categorical_crossentropy", axis, p)
     y = match_ranks("categorical_crossentropy", _float(y_true, p), p)
@@ -87,7 +107,10 @@ def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False
 
 def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
                                     axis: int = -1) -> Any:
-    """Per-example cross entropy of integer labels, as Keras."""
+    """Per-example cross entropy of integer labels, as Keras; from the logits when
+    ``y_pred`` is a softmax's output (as tf.keras)."""
+    y_pred, from_logits = _cached_logits("sparse_categorical_crossentropy", y_pred,
+                                         from_logits, "softmax")
     p = _float(y_pred)
     _check_axis("sparse_categorical_crossentropy", axis, p)
     y = em.convert_to_tensor(y_true)
@@ -107,7 +130,10 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
 
 def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
                         label_smoothing: float = 0.0, axis: int = -1) -> Any:
-    """Binary cross entropy averaged over the last axis, per example, as Keras."""
+    """Binary cross entropy averaged over the last axis, per example, as Keras; from the
+    logits when ``y_pred`` is a sigmoid's output (as tf.keras)."""
+    y_pred, from_logits = _cached_logits("binary_crossentropy", y_pred, from_logits,
+                                         "sigmoid")
     p = _float(y_pred)
     _check_axis("binary_crossentropy", axis, p)
     y = match_ranks("binary_crossentropy", _float(y_true, p), p)
@@ -171,9 +197,24 @@ def _huber(y_true: Any, y_pred: Any, delta: float) -> Any:
                                  em.multiply(em.subtract(err, quad), delta)), axis=-1)
 
 
-def reduce_weighted(per: Any, sample_weight: Any, reduction: str) -> Any:
-    """Keras's reductions: ``sum_over_batch_size`` (= ``auto``) divides the weighted sum by
-    the number of values, ``sum`` adds them, ``none`` keeps them."""
+def huber(y_true: Any, y_pred: Any, delta: float = 1.0) -> Any:
+    """Keras's ``keras.losses.huber``: per example, the mean over the last axis of
+    ``0.5 * e**2`` where ``|e| <= delta`` and ``delta * (|e| - 0.5 * delta)`` beyond.
+
+    Examples:
+        >>> from ember import nn
+        >>> [round(float(v), 4) for v in nn.losses.huber([[0.0, 0.0]], [[0.5, 3.0]])]
+        [1.3125]
+    """
+    return _huber(y_true, y_pred, float(delta))
+
+
+def reduce_weighted(per: Any, sample_weight: Any, reduction: str | None) -> Any:
+    """Keras 3's reductions: ``sum_over_batch_size`` (= ``auto`` = ``mean``) divides the
+    weighted sum by the number of values, ``mean_with_sample_weight`` by the sum of the
+    weights (by the number of values without weights), ``sum`` adds them, ``none`` (or
+    None) keeps them."""
+    w = None
     if sample_weight is not None:
         w = _float(sample_weight, per)
         while w.ndim > per.ndim and w.shape[-1] == 1:
@@ -186,15 +227,19 @@ def reduce_weighted(per: Any, sample_weight: Any, reduction: str) -> Any:
             raise ValueError(f"sample_weight of shape {tuple(w.shape)} does not broadcast to "
                              f"the per-example losses' shape {tuple(per.shape)}")
         per = em.multiply(per, w)
-    if reduction == "none":
+    if reduction in ("none", None):
         return per
     total = em.reduce_sum(per)
     if reduction == "sum":
         return total
+    if reduction == "mean_with_sample_weight" and w is not None:
+        weights = em.reduce_sum(w)  # Keras's divide_no_nan: no weight at all gives 0
+        return em.where(em.equal(weights, 0.0), em.zeros_like(total),
+                        em.divide(total, em.where(em.equal(weights, 0.0), 1.0, weights)))
     return em.divide(total, float(max(int(np.prod(per.shape)), 1)))
 
 
-def apply_mask(sample_weight: Any, mask: Any, reduction: str, like: Any) -> Any:
+def apply_mask(sample_weight: Any, mask: Any, reduction: str | None, like: Any) -> Any:
     """The weights a loss or metric reduces with when its predictions carry a Keras mask
     (``Embedding(mask_zero=True)``, ``Masking``, an RNN's sequences), as Keras 3's
     ``apply_mask``: for the mean reductions (``sum_over_batch_size``, ``auto``) a valid
@@ -215,7 +260,7 @@ def apply_mask(sample_weight: Any, mask: Any, reduction: str, like: Any) -> Any:
                          f"leading axes of what it masks)")
     while m.ndim < like.ndim:  # a step's mask covers its values on further axes
         m = em.expand_dims(m, -1)
-    if reduction in ("sum_over_batch_size", "auto"):
+    if reduction in ("sum_over_batch_size", "auto", "mean"):
         valid = em.reduce_sum(em.broadcast_to(m, like.shape))
         scale = em.where(em.greater(valid, 0.0),
                          em.divide(float(max(like.size, 1)), em.maximum(valid, 1.0)), 0.0)
@@ -237,18 +282,44 @@ def _mask_of(y_pred: Any) -> Any:
 class Loss:
     """Base class of Keras-style loss objects.
 
+    As Keras 3's, a loss object computes in its ``dtype`` (float32 unless given): its
+    floating inputs are cast to it, so a float16 prediction (mixed precision) or a float64
+    numpy array gives a float32 loss. The functions (``nn.losses.huber(y_true, y_pred)``
+    ...) keep their inputs' dtype.
+
     Args:
-        reduction: ``"sum_over_batch_size"`` (default; ``"auto"`` is the same), ``"sum"``
-            or ``"none"``.
+        reduction: ``"sum_over_batch_size"`` (default; ``"auto"`` and ``"mean"`` are the
+            same), ``"mean_with_sample_weight"`` (the weighted sum over the sum of the
+            weights), ``"sum"``, or ``"none"`` / None.
         name: the loss's name.
+        dtype: the dtype the loss computes in (default float32).
     """
 
-    def __init__(self, reduction: str = "sum_over_batch_size", name: str | None = None) -> None:
+    def __init__(self, reduction: str | None = "sum_over_batch_size", name: str | None = None,
+                 dtype: Any = None) -> None:
         if reduction not in REDUCTIONS:
             raise ValueError(f"{type(self).__name__}: unknown reduction {reduction!r}; use one "
                              f"of {REDUCTIONS}")
         self.reduction = reduction
         self.name = name or _snake(type(self).__name__)
+        if dtype is not None:
+            dt = em.as_dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, str)
+                             else dtype)
+            if dt.kind != "f":
+                raise ValueError(f"{type(self).__name__}: dtype must be a floating dtype, "
+                                 f"got dtype={dtype!r}")
+        self._dtype = em.float32 if dtype is None else dt
+
+    @property
+    def dtype(self) -> str:
+        """The dtype the loss computes in (Keras's: a name, ``"float32"``)."""
+        return self._dtype.name
+
+    def _cast(self, x: Any) -> Any:
+        t = em.convert_to_tensor(x) if not isinstance(x, em.Tensor) else x
+        if t.dtype.kind != "f" or t.dtype == self._dtype:
+            return t
+        return _logits.carry(t, em.cast(t, self._dtype))  # a softmax's output stays one
 
     def call(self, y_true: Any, y_pred: Any) -> Any:
         raise NotImplementedError
@@ -257,7 +328,7 @@ class Loss:
         """The reduced loss; predictions that carry a mask weigh only their real steps
         (see ``apply_mask``), as Keras 3's ``Loss.__call__``."""
         mask = _mask_of(y_pred)
-        per = self.call(y_true, y_pred)
+        per = self.call(self._cast(y_true), self._cast(y_pred))
         if mask is not None:
             sample_weight = apply_mask(sample_weight, mask, self.reduction, per)
         return reduce_weighted(per, sample_weight, self.reduction)
@@ -268,7 +339,8 @@ class Loss:
         import inspect
 
         params = inspect.signature(type(self).__init__).parameters
-        return {"reduction": self.reduction, "name": self.name,
+        dtype = {} if self._dtype == em.float32 else {"dtype": self.dtype}
+        return {"reduction": self.reduction, "name": self.name, **dtype,
                 **{p: self.__dict__[p] for p in params if p in self.__dict__}}
 
     @classmethod
@@ -298,9 +370,9 @@ class MeanAbsoluteError(Loss):
 class Huber(Loss):
     """Quadratic below ``delta``, linear above, averaged over the last axis."""
 
-    def __init__(self, delta: float = 1.0, reduction: str = "sum_over_batch_size",
-                 name: str | None = None) -> None:
-        super().__init__(reduction, name)
+    def __init__(self, delta: float = 1.0, reduction: str | None = "sum_over_batch_size",
+                 name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(reduction, name, dtype)
         self.delta = float(delta)
 
     def call(self, y_true: Any, y_pred: Any) -> Any:
@@ -311,9 +383,9 @@ class KLDivergence(Loss):
     """Kullback-Leibler divergence of two distributions (see ``kl_divergence``), reduced
     over examples."""
 
-    def __init__(self, reduction: str = "sum_over_batch_size",
-                 name: str | None = "kl_divergence") -> None:
-        super().__init__(reduction, name)
+    def __init__(self, reduction: str | None = "sum_over_batch_size",
+                 name: str | None = "kl_divergence", dtype: Any = None) -> None:
+        super().__init__(reduction, name, dtype)
 
     def call(self, y_true: Any, y_pred: Any) -> Any:
         return kl_divergence(y_true, y_pred)
@@ -321,8 +393,9 @@ class KLDivergence(Loss):
 
 class _FromLogits(Loss):
     def __init__(self, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
-                 reduction: str = "sum_over_batch_size", name: str | None = None) -> None:
-        super().__init__(reduction, name)
+                 reduction: str | None = "sum_over_batch_size", name: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__(reduction, name, dtype)
         self.from_logits, self.label_smoothing = bool(from_logits), float(label_smoothing)
         self.axis = int(axis)
 
@@ -347,8 +420,9 @@ class SparseCategoricalCrossentropy(Loss):
     """Cross entropy of integer labels (``from_logits=False``: probabilities)."""
 
     def __init__(self, from_logits: bool = False, axis: int = -1,
-                 reduction: str = "sum_over_batch_size", name: str | None = None) -> None:
-        super().__init__(reduction, name)
+                 reduction: str | None = "sum_over_batch_size", name: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__(reduction, name, dtype)
         self.from_logits, self.axis = bool(from_logits), int(axis)
 
     def call(self, y_true: Any, y_pred: Any) -> Any:

@@ -30,6 +30,7 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
     SparseCategoricalCrossentropy,
     binary_crossentropy,
     categorical_crossentropy,
+    huber,
     kl_divergence,
     match_ranks,
     sparse_categorical_crossentropy,
@@ -38,7 +39,7 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
 __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
            "MeanAbsoluteError", "MeanSquaredError", "Reduction",
            "SparseCategoricalCrossentropy", "absolute_difference", "binary_crossentropy",
-           "categorical_crossentropy", "compute_weighted_loss", "get", "huber_loss",
+           "categorical_crossentropy", "compute_weighted_loss", "get", "huber", "huber_loss",
            "mean_absolute_error", "mean_squared_error", "sigmoid_cross_entropy",
            "softmax_cross_entropy", "sparse_categorical_crossentropy",
            "sparse_softmax_cross_entropy", "kl_divergence"]

@@ -306,7 +306,7 @@ class Softmax(Layer):
         self.axis = int(axis)
 
     def call(self, inputs: Any) -> Any:
-        return em.nn_ops.softmax(inputs, axis=self.axis)
+        return activations.softmax(inputs, axis=self.axis)  # (remembers its logits)
 
 
 class Dropout(Layer):

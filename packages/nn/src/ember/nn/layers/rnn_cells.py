@@ -440,7 +440,7 @@ class GRUCell(_GatedCell):
 
 def _default_activations(cell: Any) -> bool:
     """tanh and sigmoid, the activations the fused cell ops compute."""
-    return cell.activation is em.tanh and cell.recurrent_activation is em.sigmoid
+    return cell.activation is em.tanh and cell.recurrent_activation is activations.sigmoid
 
 
 class StackedRNNCells(Layer):

@@ -15,6 +15,7 @@ import numpy as np
 
 import ember.core as em
 
+from .. import _logits
 from ._core import as_float, axes_of, host_ints, on_device_of, reject, tensor
 
 nn_ops = em.nn_ops
@@ -31,7 +32,10 @@ def relu6(x: Any) -> em.Tensor:
 
 
 def sigmoid(x: Any) -> em.Tensor:
-    return em.sigmoid(as_float(x))
+    """The logistic function; its output remembers ``x`` for the cross-entropies (see
+    ``ember.nn._logits``)."""
+    z = as_float(x)
+    return _logits.remember(em.sigmoid(z), z, "sigmoid")
 
 
 def softplus(x: Any) -> em.Tensor:
@@ -149,7 +153,11 @@ def threshold(x: Any, threshold: float, default_value: float) -> em.Tensor:
 
 
 def softmax(x: Any, axis: Any = -1) -> em.Tensor:
-    return nn_ops.softmax(as_float(x), axis)
+    """Softmax over ``axis``; its output remembers ``x`` for the cross-entropies (see
+    ``ember.nn._logits``)."""
+    z = as_float(x)
+    out = nn_ops.softmax(z, axis)
+    return _logits.remember(out, z, "softmax", axis) if isinstance(axis, int) else out
 
 
 def log_softmax(x: Any, axis: Any = -1) -> em.Tensor:
