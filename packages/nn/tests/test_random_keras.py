@@ -59,5 +59,20 @@ def test_what_is_refused_is_named():
         R.randint((2,), 0, 3, dtype="float32")
     with pytest.raises(ValueError, match="rate must be in"):
         R.dropout(em.ones((2,)), 1.0)
-    with pytest.raises(AttributeError, match=r"no gamma \(keras.random.gamma\)"):
-        R.gamma
+    with pytest.raises(AttributeError, match=r"no binomial \(keras.random.binomial\)"):
+        R.binomial
+
+
+def test_gamma_and_beta_are_keras_random_s():
+    # Keras draws beta as X / (X + Y) of two gamma draws; keras-io's MixUp mixes with it
+    gen = R.SeedGenerator(2)
+    g = R.gamma((30000,), 2.5, seed=gen).numpy()
+    assert g.dtype == np.float32
+    np.testing.assert_allclose([g.mean(), g.var()], [2.5, 2.5], rtol=0.05)
+    assert not np.array_equal(R.gamma((4,), 2.5, seed=gen).numpy(), g[:4])  # it advanced
+    assert np.array_equal(R.gamma((4,), 1.0, seed=7).numpy(), R.gamma((4,), 1.0, seed=7).numpy())
+    b = R.beta((30000,), 0.2, 0.5, seed=3).numpy()
+    a_, b_ = 0.2, 0.5
+    np.testing.assert_allclose(b.mean(), a_ / (a_ + b_), rtol=0.03)
+    np.testing.assert_allclose(b.var(), a_ * b_ / ((a_ + b_) ** 2 * (a_ + b_ + 1)), rtol=0.06)
+    assert ((b >= 0) & (b <= 1)).all()

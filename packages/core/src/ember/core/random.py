@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _philox, _philox_cuda, _registry, recording
+from . import _dtypes, _philox, _philox_cuda, _random_gamma, _registry, recording
 from ._device import current_device, device
 from ._errors import InvalidArgumentError
 from ._ops import _args
@@ -42,9 +42,9 @@ from ._ops.random import (
     _UNIFORM_INT,
 )
 
-__all__ = ["STATE_FORMAT", "Generator", "categorical", "checked_state", "get_global_generator",
-           "get_global_seed", "new_seed", "normal", "set_seed", "shuffle", "truncated_normal",
-           "uniform"]
+__all__ = ["STATE_FORMAT", "Generator", "categorical", "checked_state", "gamma",
+           "get_global_generator", "get_global_seed", "new_seed", "normal", "set_seed",
+           "shuffle", "truncated_normal", "uniform"]
 
 
 STATE_FORMAT = "Philox4x32-10"
@@ -253,6 +253,11 @@ class Generator:
             "generator": self, "num_samples": int(num_samples),
             "dtype": _dtypes.as_dtype(dtype), "index": lg._device.index})
 
+    def gamma(self, shape: Any, alpha: Any, beta: Any = None, dtype: Any = np.float32) -> Any:
+        """Gamma(``alpha``, rate ``beta``) samples of shape ``shape + broadcast(alpha,
+        beta).shape`` (see ``em.random.gamma``)."""
+        return _random_gamma.gamma(self, shape, alpha, beta, dtype)
+
     def shuffle(self, value: Any) -> Any:
         """``value`` with its first axis randomly permuted."""
         t = _args.tensor(value)
@@ -456,6 +461,25 @@ def categorical(logits: Any, num_samples: int, dtype: Any = np.int64, seed: Any 
                 name: str | None = None) -> Any:
     """Class indices sampled from ``logits`` of shape (batch, classes)."""
     return _stream(seed).categorical(logits, num_samples, dtype)
+
+
+def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = np.float32, seed: Any = None,
+          name: str | None = None) -> Any:
+    """Samples of Gamma(``alpha``, rate ``beta``) (TensorFlow's ``tf.random.gamma``): the
+    shape is ``shape`` followed by the broadcast shape of ``alpha`` and ``beta`` (beta
+    None: 1). Marsaglia and Tsang's method on the generator's normal and uniform draws.
+    No gradient flows to ``alpha``.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.random.set_seed(0)
+        >>> g = em.random.gamma([20000], alpha=[0.5, 3.0])
+        >>> g.shape
+        (20000, 2)
+        >>> [round(float(m), 1) for m in em.reduce_mean(g, axis=0)]
+        [0.5, 3.0]
+    """
+    return _stream(seed).gamma(shape, alpha, beta, dtype)
 
 
 def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Any:

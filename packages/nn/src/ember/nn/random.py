@@ -26,8 +26,8 @@ from typing import Any
 
 import ember.core as em
 
-__all__ = ["SeedGenerator", "categorical", "dropout", "normal", "randint", "shuffle",
-           "truncated_normal", "uniform"]
+__all__ = ["SeedGenerator", "beta", "categorical", "dropout", "gamma", "normal", "randint",
+           "shuffle", "truncated_normal", "uniform"]
 
 
 class SeedGenerator:
@@ -125,6 +125,21 @@ def randint(shape: Any, minval: int, maxval: int, dtype: Any = "int32", seed: An
     return _generator(seed, "randint").uniform(shape, minval, maxval, dt)
 
 
+def gamma(shape: Any, alpha: float, dtype: Any = None, seed: Any = None) -> Any:
+    """Draws from the gamma distribution of concentration ``alpha`` (rate 1)."""
+    return _generator(seed, "gamma").gamma(shape, alpha, None, _float(dtype))
+
+
+def beta(shape: Any, alpha: Any, beta: Any, dtype: Any = None, seed: Any = None) -> Any:
+    """Draws from the beta distribution: ``X / (X + Y)`` of gamma draws ``X`` (of
+    ``alpha``) and ``Y`` (of ``beta``), as Keras draws it."""
+    gen = _generator(seed, "beta")
+    dt = _float(dtype)
+    x = gen.gamma(shape, alpha, None, dt)
+    y = gen.gamma(shape, beta, None, dt)
+    return em.divide(x, em.add(x, y))
+
+
 def categorical(logits: Any, num_samples: int, dtype: Any = "int32", seed: Any = None
                 ) -> Any:
     """``num_samples`` class indices per row of ``logits`` (unnormalized log-probabilities)."""
@@ -161,7 +176,7 @@ def dropout(inputs: Any, rate: float, noise_shape: Any = None, seed: Any = None)
     return em.where(keep, em.divide(x, 1.0 - rate), 0.0)
 
 
-_KERAS_ONLY = ("beta", "binomial", "gamma")
+_KERAS_ONLY = ("binomial",)
 
 
 def __getattr__(name: str) -> Any:
