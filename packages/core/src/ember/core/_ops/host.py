@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._device import current_device
 from .._device import device as device_scope
 from .._dtypes import as_dtype
 from .._errors import DTypeError, InvalidArgumentError
@@ -193,7 +194,7 @@ def py_function(func: Callable[..., Any] | None = None, inp: Sequence[Any] | Non
     single = not isinstance(Tout, (list, tuple))
     tout = (as_dtype(Tout),) if single else tuple(as_dtype(d) for d in Tout)
     inputs = tuple(x if isinstance(x, Tensor) else convert_to_tensor(x) for x in (inp or ()))
-    device = inputs[0]._device if inputs else convert_to_tensor(0.0)._device
+    device = inputs[0]._device if inputs else current_device()
     recs = _active.get()
     tracers = tuple(r for r in recs if getattr(r, "traces_all", False))
     if tracers and len(tracers) == len(recs):
