@@ -138,3 +138,17 @@ def test_python_numbers_take_tensorflows_dtypes_numpy_arrays_keep_theirs():
     assert spec(Dataset.from_tensor_slices([True, False])) == np.bool_
     assert spec(Dataset.from_tensor_slices(np.array([1.0, 2.0]))) == np.float64  # asked for
     assert spec(Dataset.from_tensor_slices([np.float64(1.0)])) == np.float64
+
+
+def test_from_generator_hands_its_args_over_as_tensorflow_does():
+    # TF converts args to tensors and passes their numpy values: bytes for a string
+    seen = []
+
+    def gen(n, name, xs):
+        seen.append((n, name, xs))
+        for i in range(n):
+            yield name.decode() == "abc" and i
+
+    assert as_list(Dataset.from_generator(gen, args=(3, "abc", [1.5, 2.0]))) == [0, 1, 2]
+    n, name, xs = seen[0]
+    assert type(n) is np.int32 and name == b"abc" and xs.dtype == np.float32

@@ -162,7 +162,8 @@ class FromGenerator(Dataset):
     def __init__(self, generator, output_types, output_shapes, args, output_signature):
         if not callable(generator):
             raise TypeError("from_generator needs a callable that returns an iterable")
-        self._generator, self._args = generator, tuple(args or ())
+        self._generator = generator
+        self._args = tuple(_generator_arg(a) for a in (args or ()))
         if output_signature is not None:
             self._spec = output_signature
         elif output_types is not None:
@@ -202,6 +203,18 @@ class FromGenerator(Dataset):
         return map_structure(
             lambda s: s if s.shape is not None else TensorSpec(None, s.dtype), self._spec
         )
+
+
+def _generator_arg(a):
+    """An ``args`` value as TensorFlow hands it to the generator: a tensor's numpy value
+    (a string as bytes, a Python int as int32, a float as float32, a scalar as a numpy
+    scalar)."""
+    if isinstance(a, str):
+        return a.encode()
+    if isinstance(a, bytes):
+        return a
+    arr = to_array(a)
+    return arr[()] if arr.ndim == 0 else arr
 
 
 def _flatten_up_to(spec, value, index):
