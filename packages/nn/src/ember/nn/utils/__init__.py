@@ -4,7 +4,8 @@ Arrays: ``to_categorical``, ``normalize``, ``pad_sequences``; reproducibility:
 ``set_random_seed``; data: ``split_dataset``, ``PyDataset`` (batches made in Python);
 images: ``img_to_array`` (numpy alone), ``array_to_img``, ``save_img`` and ``load_img``
 (these three make or read PIL images, so they need Pillow, which ember does not install:
-``pip install Pillow``).
+``pip install Pillow``); datasets from files in class folders:
+``image_dataset_from_directory`` (Pillow too) and ``text_dataset_from_directory``.
 
 Examples:
     >>> from ember import nn
@@ -14,6 +15,7 @@ Examples:
     [[0, 1], [2, 3]]
 """
 
+from ._from_directory import image_dataset_from_directory, text_dataset_from_directory
 from ._get_file import get_file
 from ._images import array_to_img, img_to_array, load_img, save_img
 from ._numerical import normalize, to_categorical
@@ -24,6 +26,7 @@ from ._sequences import pad_sequences
 from ._session import clear_session
 from ._split import split_dataset
 
-__all__ = ["PyDataset", "Sequence", "array_to_img", "clear_session", "get_file", "img_to_array",
-           "load_img", "normalize", "pad_sequences", "save_img", "set_random_seed",
-           "split_dataset", "to_categorical"]
+__all__ = ["PyDataset", "Sequence", "array_to_img", "clear_session", "get_file",
+           "image_dataset_from_directory", "img_to_array", "load_img", "normalize",
+           "pad_sequences", "save_img", "set_random_seed", "split_dataset",
+           "text_dataset_from_directory", "to_categorical"]
