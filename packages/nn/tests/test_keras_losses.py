@@ -288,3 +288,17 @@ def test_a_softmax_models_loss_reads_nothing_back_on_a_gpu():
             plain = em.constant(np.array([[0.7, 0.2, 0.1]], np.float32))
             nn.losses.CategoricalCrossentropy()(y, plain)  # probabilities: checked, read
             assert gpu.backend.counters.snapshot() != after
+
+
+def test_tf_keras_reduction_names_reach_a_loss_object():
+    # tf.keras.losses.Reduction.SUM (TF's actor-critic tutorial) is nn.losses.Reduction.SUM,
+    # whose value is tf.losses' "weighted_sum": a loss object takes it as Keras's "sum"
+    y, p = np.zeros((2, 1), np.float32), np.array([[1.0], [3.0]], np.float32)
+    summed = nn.losses.Huber(reduction=nn.losses.Reduction.SUM)
+    assert summed.reduction == "sum" and float(summed(y, p)) == 0.5 + 2.5
+    assert nn.losses.Huber(reduction=nn.losses.Reduction.AUTO).reduction == "auto"
+    w = np.array([1.0, 3.0], np.float32)
+    mean = nn.losses.MeanSquaredError(reduction=nn.losses.Reduction.MEAN)
+    np.testing.assert_allclose(float(mean(y, p, w)), (1.0 + 27.0) / 4.0)
+    with pytest.raises(ValueError, match="unknown reduction 'weighted_sum_by_nonzero"):
+        nn.losses.Huber(reduction=nn.losses.Reduction.SUM_BY_NONZERO_WEIGHTS)

@@ -83,7 +83,7 @@ from ._ops.creation import (
     zeros_like,
 )
 from ._ops.define_nn import relu
-from ._ops.host import py_function
+from ._ops.host import numpy_function, py_function
 from ._ops.linalg import (
     clip_by_global_norm,
     clip_by_norm,
@@ -235,7 +235,7 @@ class name_scope:
 __all__ = [
     "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
     "InvalidArgumentError", "OpDef", "Tensor", "TensorArray", "Variable", "print",
-    "promote_types", "py_function", "result_type", "check_numerics", "debugging",
+    "promote_types", "numpy_function", "py_function", "result_type", "check_numerics", "debugging",
     "abs", "add", "argmax", "argmin", "argsort", "as_dtype", "atan2", "bfloat16", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex64", "complex128", "concat",

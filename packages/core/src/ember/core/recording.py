@@ -21,6 +21,7 @@ tells it of the things a replay must reproduce::
     tracer.untraced_tensor(tensor)           # made from an array outside the op table
     tracer.host_input(what)                  # a Python data source gave the function a
                                              # value (``notify_host_input``)
+    tracer.cannot_replay(why)                # a replay could not do what this call does
     tracer.lifted()                          # the recorder that stands in for it inside
                                              # ``init_scope`` (``lifted``)
 

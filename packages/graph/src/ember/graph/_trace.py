@@ -227,6 +227,9 @@ class Tracer:
         self._untraceable(f"it took {what} on the host, which a replay would freeze at "
                           "its traced value")
 
+    def cannot_replay(self, why: str) -> None:
+        self._untraceable(why)
+
     def untraced_tensor(self, tensor: Any) -> None:
         self._untraceable("a tensor was made from a backend array outside the op table "
                           f"(extend.tensor_from_array, at {_caller()})")
@@ -275,6 +278,9 @@ class _Lifted:
         return None
 
     def host_input(self, what: str) -> None:
+        return None
+
+    def cannot_replay(self, why: str) -> None:
         return None
 
     def untraced_tensor(self, tensor: Any) -> None:

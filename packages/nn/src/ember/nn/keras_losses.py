@@ -33,6 +33,10 @@ __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergen
 _EPS = 1e-7
 REDUCTIONS = ("sum_over_batch_size", "auto", "mean", "mean_with_sample_weight", "sum",
               "none", None)
+# nn.losses.Reduction's values are tf.losses' (TF 1): Reduction.SUM is "weighted_sum", which
+# tf.keras code passes to a loss object (tf.keras.losses.Reduction.SUM is "sum")
+_FROM_TF1 = {"weighted_sum": "sum", "weighted_sum_over_batch_size": "sum_over_batch_size",
+             "weighted_mean": "mean_with_sample_weight"}
 
 
 def _float(x: Any, like: Any = None) -> Any:
@@ -297,6 +301,7 @@ class Loss:
 
     def __init__(self, reduction: str | None = "sum_over_batch_size", name: str | None = None,
                  dtype: Any = None) -> None:
+        reduction = _FROM_TF1.get(reduction, reduction)  # type: ignore[arg-type]
         if reduction not in REDUCTIONS:
             raise ValueError(f"{type(self).__name__}: unknown reduction {reduction!r}; use one "
                              f"of {REDUCTIONS}")

@@ -46,8 +46,13 @@ __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergen
 
 
 class Reduction:
-    """How per-element losses become the returned value."""
+    """How per-element losses become the returned value: ``tf.losses.Reduction`` (TF 1),
+    whose values the ``tf.losses``-style functions here take. A Keras loss object takes
+    them too, as the Keras reduction each means (``SUM`` is ``"sum"``,
+    ``SUM_OVER_BATCH_SIZE`` ``"sum_over_batch_size"``, ``MEAN`` ``"mean_with_sample_weight"``;
+    ``AUTO`` is Keras's ``"auto"``), so ``tf.keras.losses.Reduction.SUM`` code runs."""
 
+    AUTO = "auto"
     NONE = "none"
     SUM = "weighted_sum"
     MEAN = "weighted_mean"

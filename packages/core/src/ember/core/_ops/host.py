@@ -1,4 +1,5 @@
-"""The host family: ``em.py_function``, a Python function called as an op, on every call of a traced function.
+"""The host family: ``em.py_function`` and ``em.numpy_function``, a Python function called as
+an op, on every call of a traced function.
 
 Eagerly it is a plain call: the function's own ops run, and a tape differentiates through
 them. Inside ``graph.function`` it is one op of the trace, ``py_function``, whose forward
@@ -189,15 +190,66 @@ def py_function(func: Callable[..., Any] | None = None, inp: Sequence[Any] | Non
             call.__doc__ = getattr(f, "__doc__", None)
             return call
         return decorator
+    return _host_call("py_function", func, inp, Tout, differentiable=True)
+
+
+def numpy_function(func: Callable[..., Any] | None = None, inp: Sequence[Any] | None = None,
+                   Tout: Any = None, stateful: bool = True, name: str | None = None) -> Any:
+    """Call the Python function ``func`` on the numpy values of ``inp``, as an op
+    (TensorFlow's ``tf.numpy_function``).
+
+    As ``py_function``, but ``func`` receives numpy arrays (copies on the host) and the
+    op has no gradient: under a tape its results are constants, so a traced function
+    that calls it under a tape still replays (a ``py_function`` there makes it run
+    eagerly). ``func`` returns numpy arrays or values, converted to ``Tout``.
+
+    Args:
+        func: The function; it takes numpy arrays and returns what ``Tout`` describes.
+        inp: Its arguments (tensors, arrays or values).
+        Tout: One dtype, a list or tuple of dtypes, or an empty list.
+        stateful: Accepted for TensorFlow; ember calls ``func`` on every call either way
+            (as TensorFlow does for a stateful function, its default).
+        name: Accepted for TensorFlow compatibility.
+
+    Examples:
+        >>> import numpy as np
+        >>> import ember.core as em
+        >>> em.numpy_function(lambda a: np.sort(a)[::-1], [em.constant([1, 3, 2])], em.int32)
+        ember.Tensor([3 2 1], shape=(3,), dtype=int32)
+    """
+    if not isinstance(stateful, bool):
+        raise TypeError(f"numpy_function: stateful must be a bool, got {stateful!r}")
+    if Tout is None:
+        raise InvalidArgumentError("numpy_function: give Tout, the dtype (or list of dtypes) "
+                                   "of what the function returns")
+    if func is None:
+        def decorator(f: Callable[..., Any]) -> Callable[..., Any]:
+            def call(*args: Any) -> Any:
+                return numpy_function(f, list(args), Tout, stateful, name)
+            call.__name__ = getattr(f, "__name__", "numpy_function")
+            call.__doc__ = getattr(f, "__doc__", None)
+            return call
+        return decorator
     if not callable(func):
-        raise TypeError(f"py_function: func must be callable, got {type(func).__name__}")
+        raise TypeError(f"numpy_function: func must be callable, got {type(func).__name__}")
+
+    def on_arrays(*tensors: Tensor) -> Any:
+        return func(*[np.asarray(t._device.backend.to_host(t._data)) for t in tensors])
+
+    return _host_call("numpy_function", on_arrays, inp, Tout, differentiable=False)
+
+
+def _host_call(op: str, func: Any, inp: Any, Tout: Any, differentiable: bool) -> Any:
+    if not callable(func):
+        raise TypeError(f"{op}: func must be callable, got {type(func).__name__}")
     single = not isinstance(Tout, (list, tuple))
     tout = (as_dtype(Tout),) if single else tuple(as_dtype(d) for d in Tout)
     inputs = tuple(x if isinstance(x, Tensor) else convert_to_tensor(x) for x in (inp or ()))
     device = inputs[0]._device if inputs else current_device()
     recs = _active.get()
     tracers = tuple(r for r in recs if getattr(r, "traces_all", False))
-    if tracers and len(tracers) == len(recs):
+    if tracers and (len(tracers) == len(recs) or not differentiable):
+        # (no gradient: a tape sees nothing, and the trace replays the call)
         be = device.backend
         data = _forward(be, *[t._data for t in inputs], func=func, tout=tout, device=device)
         outs = tuple(wrap(a, device) for a in (data if len(tout) != 1 else (data,)))
@@ -205,11 +257,19 @@ def py_function(func: Callable[..., Any] | None = None, inp: Sequence[Any] | Non
     else:
         if tracers:
             for r in tracers:
-                f = getattr(r, "host_input", None)
+                f = getattr(r, "cannot_replay", None)
                 if f is not None:
-                    f("a py_function under a gradient tape (a replay could not be "
-                      "differentiated through it)")
-        outs = _called(func, inputs, tout, device)
+                    f("it calls a py_function under a gradient tape, and a replay could "
+                      "not be differentiated through the Python function (its eager run "
+                      "is; em.numpy_function has no gradient and replays)")
+        if differentiable:
+            outs = _called(func, inputs, tout, device)
+        else:  # no gradient: nothing the function does is recorded
+            token = _active.set(())
+            try:
+                outs = _called(func, inputs, tout, device)
+            finally:
+                _active.reset(token)
     if single:
         return outs[0]
     return list(outs)
