@@ -29,6 +29,13 @@ def tree(tmp_path):
                    .replace(os.sep + os.sep, os.sep)] = a
             (tmp_path / "txt" / c / f"{i}.txt").write_text(f"{c} says {i} " * 3)
         (tmp_path / "img" / c / "notes.md").write_text("not an image")
+    for kind, name in (("img", "x.png"), ("txt", "x.txt")):  # a hidden folder is no class
+        os.makedirs(tmp_path / kind / ".ipynb_checkpoints")
+        if kind == "img":
+            Image.fromarray(np.zeros((6, 5, 3), np.uint8)).save(
+                tmp_path / kind / ".ipynb_checkpoints" / name)
+        else:
+            (tmp_path / kind / ".ipynb_checkpoints" / name).write_text("hidden")
     return tmp_path, pixels
 
 
@@ -36,7 +43,7 @@ def _keras_order(root, seed):
     """Keras's index_directory, written out: sorted classes, each class's tree walked in
     sorted order, then both lists shuffled by np.random.RandomState(seed)."""
     paths, labels = [], []
-    for k, c in enumerate(sorted(os.listdir(root))):
+    for k, c in enumerate(sorted(d for d in os.listdir(root) if not d.startswith("."))):
         for dirpath, _, files in sorted(os.walk(os.path.join(root, c)), key=lambda w: w[0]):
             for f in sorted(files):
                 if f.endswith((".png", ".txt")):
@@ -107,7 +114,7 @@ def test_what_keras_refuses_is_refused_by_name(tree):
         f(root / "nowhere")
     with pytest.raises(ValueError, match="class_names=.*must name subdirectories"):
         f(root / "img", class_names=["ant", "eel"], verbose=False)
-    with pytest.raises(ValueError, match="2 labels for the 12 files"):
+    with pytest.raises(ValueError, match="2 labels for the 13 files"):
         f(root / "img", labels=[0, 1], verbose=False)
     with pytest.raises(ValueError, match="only one of crop_to_aspect_ratio"):
         f(root / "img", crop_to_aspect_ratio=True, pad_to_aspect_ratio=True)
@@ -126,6 +133,6 @@ def test_texts_are_the_files_bytes(tree):
     vectorize = nn.layers.TextVectorization(max_tokens=20, output_sequence_length=3)
     vectorize.adapt(ds.map(lambda x, y: x))
     assert "says" in vectorize.get_vocabulary()
-    listed = nn.utils.text_dataset_from_directory(root / "txt", labels=list(range(12)),
+    listed = nn.utils.text_dataset_from_directory(root / "txt", labels=list(range(13)),
                                                   shuffle=False, verbose=False)
-    assert listed.class_names == [str(i) for i in range(12)]
+    assert listed.class_names == [str(i) for i in range(13)]  # (a hidden folder's file too, as Keras)

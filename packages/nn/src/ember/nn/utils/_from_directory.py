@@ -64,8 +64,8 @@ def index_directory(fn: str, directory: Any, labels: Any, formats: tuple[str, ..
     if not os.path.isdir(directory):
         raise ValueError(f"{fn}: directory {directory!r} does not exist or is not a directory")
     if labels == "inferred":
-        subdirs = sorted(d for d in os.listdir(directory)
-                         if os.path.isdir(os.path.join(directory, d)))
+        subdirs = sorted(d for d in os.listdir(directory)  # hidden folders are no class
+                         if os.path.isdir(os.path.join(directory, d)) and not d.startswith("."))
         if class_names is not None:
             if not set(class_names) <= set(subdirs):
                 raise ValueError(f"{fn}: class_names={list(class_names)} must name "
@@ -106,18 +106,16 @@ def index_directory(fn: str, directory: Any, labels: Any, formats: tuple[str, ..
     return paths, label_list, names
 
 
-def _split(paths: list[str], labels: Any, validation_split: Any, subset: str,
-           verbose: bool) -> tuple[list[str], Any]:
+def _split(paths: list[str], labels: Any, validation_split: Any,
+           subset: str) -> tuple[list[str], Any]:
     if not validation_split:
         return paths, labels
     n = int(validation_split * len(paths))
-    if subset == "training":
-        if verbose:
-            print(f"Using {len(paths) - n} files for training.")
+    if subset == "training":  # (printed whatever verbose says, as Keras prints it)
+        print(f"Using {len(paths) - n} files for training.")
         part = slice(None, -n) if n else slice(None)
     else:
-        if verbose:
-            print(f"Using {n} files for validation.")
+        print(f"Using {n} files for validation.")
         part = slice(-n, None) if n else slice(0, 0)
     return paths[part], None if labels is None else labels[part]
 
@@ -180,7 +178,7 @@ def _common(fn: str, directory: Any, labels: Any, label_mode: Any, class_names: 
     num_classes = len(names) if names else 0
 
     def make(subset_name: Any, shuffled: bool) -> Any:
-        p, y = _split(paths, found, validation_split, subset_name, verbose)
+        p, y = _split(paths, found, validation_split, subset_name)
         ds = _dataset(fn, p, y, label_mode, num_classes, load, shuffled, batch_size, seed)
         ds.class_names, ds.file_paths = names, list(p)
         return ds
