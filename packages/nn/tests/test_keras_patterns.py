@@ -133,3 +133,27 @@ def test_the_models_metrics_follow_attributes_set_and_lists_grown_later():
     assert [m.name for m in model.metrics] == ["loss", "appended", "tracker"]
     del model.layers[0].tracker
     assert [m.name for m in model.metrics] == ["loss", "appended"]
+
+
+def test_a_pandas_series_is_one_column_as_keras_3_takes_it():
+    # Keras 3 (array_slicing's PandasSeriesSliceable) makes a Series an (n, 1) column; TF's
+    # "Load a pandas DataFrame" tutorial predicts on dict(df.iloc[:3]), a dict of Series
+    Series = type("Series", (np.ndarray,), {"__module__": "pandas.core.series"})
+
+    class Concat(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.concat = nn.layers.Concatenate(axis=1)
+            self.dense = nn.layers.Dense(1, kernel_initializer="ones")
+
+        def call(self, inputs):
+            return self.dense(self.concat([inputs["a"], inputs["b"]]))
+
+    a = np.array([1.0, 2.0, 3.0]).view(Series)
+    b = np.array([10.0, 20.0, 30.0]).view(Series)
+    got = Concat().predict({"a": a, "b": b}, verbose=0)
+    np.testing.assert_allclose(got, [[11.0], [22.0], [33.0]])
+    seq = nn.Sequential([nn.layers.Dense(1, kernel_initializer="ones")])
+    np.testing.assert_allclose(seq.predict(a, verbose=0), [[1.0], [2.0], [3.0]])
+    seq.compile("sgd", "mse")
+    seq.fit(a, b, epochs=1, verbose=0)  # a Series target is a column too: no broadcast

@@ -227,7 +227,14 @@ def _rows(a: Any) -> Any:
         return {k: _rows(v) for k, v in a.items()}
     if isinstance(a, (list, tuple)) and _is_arrays(a, none=True):
         return [_rows(v) for v in a]
+    if _is_pandas_series(a):  # Keras 3: a Series is one column, (n, 1)
+        return np.expand_dims(np.asarray(a), -1)
     return a if isinstance(a, em.Tensor) else np.asarray(a)
+
+
+def _is_pandas_series(a: Any) -> bool:
+    t = type(a)
+    return t.__name__ == "Series" and t.__module__.split(".")[0] == "pandas"
 
 
 def _is_arrays(x: Any, none: bool = False) -> bool:
