@@ -37,7 +37,8 @@ LAYERS: list[tuple[str, list[str]]] = [
              "_ops.nn_fused", "_ops.nn_dense", "_ops.creation", "_ops.random", "_ops.recurrent",
              "_ops.recurrent_fused", "_ops.recurrent_sequence", "_ops.recurrent_gru_sequence",
              "_ops.host"]),
-    ("variables and public modules", ["_variable", "_print", "_tensor_array", "random", "nn_ops", "linalg",
+    ("variables and public modules", ["_variable", "_print", "_tensor_array", "_random_gamma",
+                                      "random", "_initializers", "nn_ops", "linalg",
                                       "debugging", "extend"]),
 ]
 ORDER = [m for _, mods in LAYERS for m in mods]

@@ -52,9 +52,14 @@ EXEMPT = {
     "TensorArray",  # a list of tensors over stack/concat/unstack: tests/test_tensor_array.py
     "init_scope",  # a recording scope: graph's tests/test_py_function_init_scope.py
     "py_function",  # calls Python: graph's tests/test_py_function_init_scope.py
+    "numpy_function",  # calls Python: integration_tests/test_graph_py_function_taped.py
+    # TF's initializer objects (draws and fills): tests/test_initializers.py
+    "constant_initializer", "ones_initializer", "random_normal_initializer",
+    "random_uniform_initializer", "zeros_initializer",
     # random: state, not samplers
     "Generator", "get_global_generator", "get_global_seed", "set_seed", "STATE_FORMAT",
-    "checked_state",
+    "checked_state", "new_seed",
+    "gamma",  # random.gamma: a rejection sampler over normal and uniform draws: tests/test_random.py
 }
 # Registered ops that the table reaches only through other paths.
 REGISTRY_EXEMPT = {

@@ -679,3 +679,21 @@ def test_a_saved_random_stream_the_model_lacks_is_refused(tmp_path):
     with pytest.raises(ValueError, match="9/nowhere/seed_generator.*no layer"):
         nn.models.load_model(tmp_path / "bad.keras")
     assert em.random.get_global_generator().state == state  # nothing was set
+
+
+def test_tf_top_level_initializers_become_keras_ones_in_a_layer_and_its_file(tmp_path):
+    # keras-io's DDPG: Dense(1, kernel_initializer=tf.random_uniform_initializer(-3e-3, 3e-3))
+    d = L.Dense(2, kernel_initializer=em.random_uniform_initializer(-0.003, 0.003),
+                bias_initializer=em.constant_initializer(0.5))
+    model = nn.Sequential([nn.Input((3,)), d])
+    assert np.abs(d.kernel.numpy()).max() <= 0.003 and (d.bias.numpy() == 0.5).all()
+    assert type(d.kernel_initializer) is nn.initializers.RandomUniform
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as zf:
+        config = json.loads(zf.read("config.json"))
+    saved = config["config"]["layers"][1]["config"]  # (0 is the InputLayer)
+    assert saved["kernel_initializer"]["class_name"] == "RandomUniform"
+    assert saved["kernel_initializer"]["config"]["maxval"] == 0.003
+    assert saved["bias_initializer"]["class_name"] == "Constant"
+    back = nn.models.load_model(tmp_path / "m.keras").layers[0]
+    assert_array_equal(back.kernel.numpy(), d.kernel.numpy())

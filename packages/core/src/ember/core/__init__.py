@@ -35,6 +35,13 @@ from ._dtypes import (
     uint64,
 )
 from ._errors import DeviceError, DTypeError, InvalidArgumentError
+from ._initializers import (
+    constant_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    zeros_initializer,
+)
 from ._ops.array import (
     argsort,
     boolean_mask,
@@ -235,7 +242,9 @@ class name_scope:
 __all__ = [
     "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
     "InvalidArgumentError", "OpDef", "Tensor", "TensorArray", "Variable", "print",
-    "promote_types", "numpy_function", "py_function", "result_type", "check_numerics", "debugging",
+    "promote_types", "numpy_function", "py_function", "constant_initializer",
+    "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+    "zeros_initializer", "result_type", "check_numerics", "debugging",
     "abs", "add", "argmax", "argmin", "argsort", "as_dtype", "atan2", "bfloat16", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex64", "complex128", "concat",

@@ -256,6 +256,9 @@ def get(identifier: Any) -> Any:
         return _NAMES[key]()
     if isinstance(identifier, (int, float)):
         return Constant(identifier)
+    keras_config = getattr(identifier, "keras_config", None)
+    if callable(keras_config):  # TF's em.random_uniform_initializer(...): Keras's own class
+        return deserialize(keras_config())
     if callable(identifier):
         return identifier
     raise ValueError(f"cannot interpret {identifier!r} as an initializer")

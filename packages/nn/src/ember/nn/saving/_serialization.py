@@ -84,6 +84,11 @@ def _serialize(obj: Any, depth: int) -> Any:
     if isinstance(obj, type):
         raise ValueError(f"serialize_keras_object: cannot save the class {obj.__name__} "
                          f"itself, only instances with get_config()")
+    keras_config = getattr(obj, "keras_config", None)
+    if callable(keras_config):  # em.random_uniform_initializer(...): saved as Keras's class
+        from .. import initializers
+
+        obj = initializers.deserialize(keras_config())
     get_config = getattr(obj, "get_config", None)
     if get_config is None:
         raise ValueError(f"serialize_keras_object: {type(obj).__name__} has no get_config(), "
