@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+import ember.core as em
 from ember import data, nn
 
 pytestmark = pytest.mark.usefixtures("backend")
@@ -55,3 +56,22 @@ def test_class_weight_weighs_the_batches_of_a_dataset():
     ds = data.Dataset.from_tensor_slices((x, y)).batch(8)
     hist = model.fit(ds, epochs=2, verbose=0, class_weight=cw)
     assert_allclose(hist.history["loss"], [want, want], rtol=1e-5)
+
+
+def test_a_random_layer_in_a_prefetched_map_repeats_under_set_seed():
+    # a random layer keeps a stream of its own (Keras 3's seed_generator): behind prefetch
+    # its draws do not interleave with the training thread's
+    x = np.random.default_rng(0).uniform(0, 255, (32, 6, 6, 1)).astype(np.float32)
+
+    def epoch_losses():
+        em.random.set_seed(21)
+        augment = nn.Sequential([nn.layers.RandomFlip(), nn.layers.RandomRotation(0.2)])
+        ds = data.Dataset.from_tensor_slices(x).batch(4).map(
+            lambda b: augment(b)).prefetch(2)
+        out = []
+        for b in ds:
+            out.append(b.numpy())
+            em.random.normal([3])  # the main thread draws from the global generator
+        return np.stack(out)
+
+    np.testing.assert_array_equal(epoch_losses(), epoch_losses())

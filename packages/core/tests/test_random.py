@@ -418,21 +418,13 @@ def test_gamma_draws_follow_the_gamma_distribution(alpha):
     np.testing.assert_allclose(g.var(), alpha, rtol=0.06)
 
 
-def test_gamma_shape_rate_seed_and_gradients(device):
-    from ember import tape
-
+def test_gamma_shape_rate_and_seed(device):
     random.set_seed(3)
     with em.device(device):
         a = em.constant([[0.5], [2.0]])
         b = em.constant([1.0, 4.0, 0.5])
-        with tape.GradientTape(persistent=True) as t:
-            t.watch([a, b])
-            g = random.gamma([6], a, b)
+        g = random.gamma([6], a, b)
         assert g.shape == (6, 2, 3) and g.dtype == em.float32
-        assert t.gradient(g, a) is None  # no gradient to alpha (TF has an implicit one)
-        # g = G / b for a Gamma(a, 1) draw G: dg/db = -G / b**2 = -g / b, summed
-        want = -(g.numpy() / b.numpy()).sum(axis=(0, 1))
-        np.testing.assert_allclose(t.gradient(g, b).numpy(), want, rtol=1e-5)
         random.set_seed(3)
         again = random.gamma([6], a, b)
         assert_array_equal(again.numpy(), g.numpy())

@@ -320,25 +320,6 @@ def test_two_unseeded_random_layers_draw_differently():
     assert not np.array_equal(a(x).numpy(), b(x).numpy())
 
 
-def test_a_random_layer_in_a_prefetched_map_repeats_under_set_seed():
-    from ember import data
-
-    x = _imgs(32, 6, 6, 1)
-
-    def epoch_losses():
-        em.random.set_seed(21)
-        augment = nn.Sequential([L.RandomFlip(), L.RandomRotation(0.2)])
-        ds = data.Dataset.from_tensor_slices(x).batch(4).map(
-            lambda b: augment(b)).prefetch(2)
-        out = []
-        for b in ds:
-            out.append(b.numpy())
-            em.random.normal([3])  # the main thread draws from the global generator
-        return np.stack(out)
-
-    np.testing.assert_array_equal(epoch_losses(), epoch_losses())
-
-
 def test_a_random_layers_stream_is_checkpointed(tmp_path):
     from ember import checkpoint
 
