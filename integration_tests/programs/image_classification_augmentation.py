@@ -7,26 +7,39 @@ Upstream: https://github.com/keras-team/keras-io/blob/0e918412690b44285f82f699ce
 Changed: names only (keras.layers -> nn.layers, keras.Model/Input/Sequential ->
 nn.Model/Input/Sequential, tf.data -> ember.data), except where the example cannot run
 here: the Kaggle Cats vs Dogs JPEGs cannot be downloaded, so it classifies the real MNIST
-digits (28x28x1, ten classes: the model's softmax head, which make_model already has for
-num_classes != 2, and sparse categorical cross-entropy instead of binary), split 80/20
-with seed 1337 as image_dataset_from_directory did (the corrupted-JPEG filter, the plots
-and load_img/img_to_array have nothing to do: the inference image is a held-out digit);
-ember has no XLA, so compile drops jit_compile=True. Reduced (EMBER_PROGRAMS_FULL=1
-restores the block widths 128-728 and 1024, 25 epochs and all 60,000 digits): entry widths
-8 and 16, block widths 32 and 64 and a top of 128, 3,000 digits, 4 epochs;
-EMBER_PROGRAMS_SHORT=1: 600 digits, 1 epoch, no accuracy threshold. Added: the augmented
-batches differ from the originals and between calls, inference does not augment, a
-checkpoint per epoch, and training accuracy passes 45% with the loss falling (CPU run;
-after so few steps BatchNormalization's moving statistics still lag, so validation
-accuracy says little and is only printed).
+digits (28x28, ten classes: the model's softmax head, which make_model already has for
+num_classes != 2, and sparse categorical cross-entropy instead of binary), written as
+grayscale PNGs into one folder per class (digits/0 ... digits/9, in a temporary
+directory) that upstream's image_dataset_from_directory call reads in place of
+"PetImages" (80/20 split with seed 1337, subset="both"; color_mode "rgb" as upstream, so
+the model's input is image_size + (3,), three equal channels); the corrupted-JPEG filter,
+the plots and load_img/img_to_array have nothing to do: the inference image is a
+held-out digit; ember has no XLA, so compile drops jit_compile=True. Reduced
+(EMBER_PROGRAMS_FULL=1 restores the block widths 128-728 and 1024, 25 epochs and all
+60,000 digits): entry widths 8 and 16, block widths 32 and 64 and a top of 128, 3,000
+digits, 4 epochs; EMBER_PROGRAMS_SHORT=1: 600 digits, 1 epoch, no accuracy threshold.
+Added: the dataset's class names, Keras's file order (each class folder sorted, the
+classes in sorted order, all shuffled by np.random.RandomState(1337)) and split (the last
+int(0.2 * n) validate), float32 RGB images equal to the digits written and int32 labels
+equal to their folders; the augmented batches differ from the originals and between
+calls, inference does not augment, a checkpoint per epoch, and training accuracy passes
+45% with the loss falling (CPU run; after so few steps BatchNormalization's moving
+statistics still lag, so validation accuracy says little and is only printed).
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist).
+Fixed in ember since the port was written: ember had no image_dataset_from_directory, so
+a stand-in split the digits in memory (shuffled by numpy's default_rng(1337), the
+training set not reshuffled between epochs, one channel); nn.preprocessing.
+image_dataset_from_directory (tf.keras's name, used upstream) now reads image files as
+Keras does, and upstream's call is restored on the digits written as files.
 """
 
 import os
 import pathlib
+import tempfile
 import unittest
 
 import numpy as np
+from PIL import Image as PILImage
 
 import ember.core as em
 from ember import data as tf_data
@@ -50,21 +63,46 @@ batch_size = 128
 n_images = 60000 if FULL else 600 if SHORT else 3000
 
 
-def image_dataset_from_digits(validation_split, seed, batch_size):
-    """image_dataset_from_directory(..., subset="both"): float32 images in [0, 255]."""
-    x, y = next(iter(tf_data.datasets.mnist("train", data_dir=DATA_DIR).take(n_images)
-                     .batch(n_images)))
-    x = (np.asarray(x).reshape(-1, *image_size, 1) * 255).round().astype("float32")
-    order = np.random.default_rng(seed).permutation(len(x))
-    x, y = x[order], np.asarray(y)[order]
-    n_val = int(len(x) * validation_split)
-    train = tf_data.Dataset.from_tensor_slices((x[n_val:], y[n_val:])).batch(batch_size)
-    val = tf_data.Dataset.from_tensor_slices((x[:n_val], y[:n_val])).batch(batch_size)
-    return train, val
+# Added: the digits as image files, one folder per class (upstream unzips PetImages/)
+workdir = tempfile.TemporaryDirectory()
+digits_dir = os.path.join(workdir.name, "digits")
+mnist_x, mnist_y = next(iter(tf_data.datasets.mnist("train", data_dir=DATA_DIR)
+                             .take(n_images).batch(n_images)))
+mnist_x = (np.asarray(mnist_x).reshape(-1, *image_size) * 255).round().astype("uint8")
+mnist_y = np.asarray(mnist_y)
+written = {}
+for digit in range(10):
+    os.makedirs(os.path.join(digits_dir, str(digit)))
+for i, (pixels, digit) in enumerate(zip(mnist_x, mnist_y)):
+    path = os.path.join(digits_dir, str(digit), f"{i:05d}.png")
+    PILImage.fromarray(pixels, "L").save(path)
+    written[path] = (pixels, int(digit))
 
-
-train_ds, val_ds = image_dataset_from_digits(validation_split=0.2, seed=1337,
-                                             batch_size=batch_size)
+train_ds, val_ds = keras.preprocessing.image_dataset_from_directory(
+    digits_dir,  # upstream: "PetImages"
+    validation_split=0.2,
+    subset="both",
+    seed=1337,
+    image_size=image_size,
+    batch_size=batch_size,
+)
+# Added: Keras's order (the files of each class folder sorted, the classes in sorted
+# order, all shuffled by np.random.RandomState(1337); the last 20% validate), the images
+# (float32, the gray level in each of the three channels) and labels (int32, the folder)
+class_names = [str(d) for d in range(10)]
+assert train_ds.class_names == val_ds.class_names == class_names
+listed = [os.path.join(digits_dir, d, f) for d in class_names
+          for f in sorted(os.listdir(os.path.join(digits_dir, d)))]
+order = np.random.RandomState(1337).permutation(len(listed))
+assert train_ds.file_paths + val_ds.file_paths == [listed[i] for i in order]
+assert len(val_ds.file_paths) == int(0.2 * n_images)
+for images, labels in val_ds.take(1):
+    n_first = min(batch_size, len(val_ds.file_paths))
+    assert images.shape == (n_first,) + image_size + (3,) and images.dtype == np.float32
+    assert labels.shape == (n_first,) and labels.dtype == np.int32
+    for path, img, label in zip(val_ds.file_paths, images, labels):
+        np.testing.assert_array_equal(img, np.repeat(written[path][0][..., None], 3, -1))
+        assert label == written[path][1]
 
 """
 ## Using image data augmentation
@@ -148,7 +186,7 @@ def make_model(input_shape, num_classes):
     return keras.Model(inputs, outputs)
 
 
-model = make_model(input_shape=image_size + (1,), num_classes=10)
+model = make_model(input_shape=image_size + (3,), num_classes=10)
 
 """
 And let's apply data augmentation to our training dataset:

@@ -71,13 +71,6 @@ val_accuracy 0.4957 for its first 3 epochs, 441 steps).
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
 "silent" = a different value and no error):
 1. no em.compat (tf.compat.as_bytes: AttributeError): b"JFIF" stands in.
-2. no image_dataset_from_directory, neither nn.preprocessing's (tf.keras's name used
-upstream) nor nn.utils's (Keras 3's): AttributeError. A function of Keras's steps stands
-in: the files indexed and shuffled as Keras does, each read with nn.utils.load_img and
-resized with nn.ops.image.resize in a Dataset.map, the training set shuffled with
-buffer batch_size * 8 and the seed, batched, prefetched, class_names and file_paths set.
-It decodes with PIL, where TF decodes with its own libjpeg build; the pixels of the two
-decoders may differ by a level or so.
 3. (by design, docs: elements of ember.data are numpy arrays) images[i].numpy() on a
 dataset element: AttributeError; upstream's .numpy() is dropped.
 4. silent: BatchNormalization's moving_variance follows the biased batch variance (Keras
@@ -97,15 +90,21 @@ traced map function with their own seeds and state, so a sequential map behind p
 repeats with tf.random.set_seed, and enable_op_determinism makes a parallel map with
 random ops deterministic too (TensorFlow's documentation of enable_op_determinism).
 Upstream's line is kept.
-7. silent: "binary_crossentropy" on the sigmoid output is computed from the
-probabilities clipped to [1e-7, 1 - 1e-7], where tf.keras (backend.binary_crossentropy
-reads the logits the sigmoid activation caches on its output, _keras_logits; Keras 3 on
-TensorFlow likewise) uses the logits: a sigmoid Dense giving logit 20 for label 0 costs
--log(2 ** -23) = 15.94 in ember (asserted), softplus(20) = 20.0 in tf.keras, and ember's
-gradient there is 0. Here the validation logits stay within a few units, so the two
-losses agree (both printed).
 8. compile(jit_compile=True) raises ValueError (ember has no XLA; "auto" or False only):
 the argument is dropped (asserted).
+Fixed in ember since the port was written: no image_dataset_from_directory, neither
+nn.preprocessing's (tf.keras's name used upstream) nor nn.utils's (Keras 3's):
+AttributeError (GAP 2; a function of Keras's steps stood in). nn.preprocessing.
+image_dataset_from_directory now lists, shuffles and splits the files as Keras does (the
+order and split are asserted); upstream's line is restored. It decodes with Pillow where
+TF decodes with its own libjpeg build: the pixels of the two decoders may differ by a
+level or so. Also (GAP 7, silent): "binary_crossentropy" on the sigmoid output was
+computed from the probabilities clipped to [1e-7, 1 - 1e-7], where tf.keras
+(backend.binary_crossentropy reads the logits the sigmoid activation caches on its
+output, _keras_logits; Keras 3 on TensorFlow likewise) uses the logits: a sigmoid Dense
+giving logit 20 for label 0 cost -log(2 ** -23) = 15.94 in ember, with gradient 0, where
+tf.keras gives softplus(20) = 20.0. Ember now takes the logits too: both asserted (the
+validation loss against the logits' cross-entropy, and the 20.0).
 """
 
 import os
@@ -222,51 +221,7 @@ assert sorted(os.path.join("PetImages", d, f) for d in ("Cat", "Dog")
 image_size = SIDE
 batch_size = 128 if FULL else 16
 
-
-# GAP 2: train_ds, val_ds = tf.keras.preprocessing.image_dataset_from_directory(
-def image_dataset_from_directory(directory, validation_split, subset, seed, image_size,
-                                 batch_size):
-    """The stand-in (ember has neither keras.preprocessing's nor keras.utils's
-    image_dataset_from_directory): Keras's steps (keras/utils/image_dataset.py and
-    dataset_utils.py) for labels="inferred", label_mode="int", color_mode="rgb",
-    shuffle=True, interpolation="bilinear" and subset="both"."""
-    assert subset == "both"
-    class_names = sorted(d for d in os.listdir(directory)
-                         if os.path.isdir(os.path.join(directory, d)))
-    file_paths, labels = [], []
-    for label, name in enumerate(class_names):
-        for root, _, files in sorted(os.walk(os.path.join(directory, name))):
-            for fname in sorted(files):
-                if fname.lower().endswith((".bmp", ".gif", ".jpeg", ".jpg", ".png")):
-                    file_paths.append(os.path.join(root, fname))
-                    labels.append(label)
-    print(f"Found {len(file_paths)} files belonging to {len(class_names)} classes.")
-    np.random.RandomState(seed).shuffle(file_paths)
-    np.random.RandomState(seed).shuffle(labels)
-    num_val = int(validation_split * len(file_paths))
-
-    def load_image(path, label):  # tf.io.read_file, tf.image.decode_image, tf.image.resize
-        with em.device("/cpu:0"):  # tf.data computes on the host
-            img = keras.utils.img_to_array(keras.utils.load_img(path))
-            img = keras.ops.image.resize(img, image_size, interpolation="bilinear")
-            return img.numpy(), np.int32(label)
-
-    datasets = []
-    for name, part in (("training", slice(None, -num_val)), ("validation",
-                                                              slice(-num_val, None))):
-        print(f"Using {len(file_paths[part])} files for {name}.")
-        ds = data.Dataset.from_tensor_slices((file_paths[part], labels[part])).map(load_image)
-        if name == "training":
-            ds = ds.shuffle(buffer_size=batch_size * 8, seed=seed)
-        ds = ds.batch(batch_size).prefetch(data.AUTOTUNE)
-        ds.class_names, ds.file_paths = class_names, file_paths[part]
-        datasets.append(ds)
-    return datasets
-
-
-assert not hasattr(keras.preprocessing, "image_dataset_from_directory")  # GAP 2
-assert not hasattr(keras.utils, "image_dataset_from_directory")
-train_ds, val_ds = image_dataset_from_directory(
+train_ds, val_ds = keras.preprocessing.image_dataset_from_directory(
     "PetImages",
     validation_split=0.2,
     subset="both",
@@ -459,7 +414,6 @@ callbacks = [
 ]
 model.compile(
     optimizer=keras.optimizers.Adam(1e-3),
-    # GAP 7 (silent; see after training): loss="binary_crossentropy",
     loss="binary_crossentropy",
     metrics=["accuracy"],
     # GAP 8: jit_compile=True,  # Enable XLA compilation for faster execution
@@ -607,20 +561,20 @@ kernel, bias = model.layers[-1].get_weights()
 logits = (features.astype(np.float64) @ kernel + bias)[:, 0]
 np.testing.assert_allclose(numpy_forward(val_images[:8])[:, 0], logits[:8], rtol=1e-4, atol=1e-5)
 np.testing.assert_allclose(probabilities[:, 0], 1 / (1 + np.exp(-logits)), rtol=1e-4, atol=1e-6)
-# GAP 7 (silent): tf.keras computes this loss from the logits the sigmoid cached on its
-# output (backend.binary_crossentropy reads output._keras_logits), ember from the
-# probabilities clipped to [1e-7, 1 - 1e-7]; they part where |logit| > ~16 (then ember's
-# loss is capped at 16.1 and its gradient is 0). tf.keras's val_loss, from the logits:
+# the loss, as tf.keras computes it, from the logits the sigmoid was given (its output's
+# probabilities clipped to [1e-7, 1 - 1e-7] part from it where |logit| > ~16)
 tf_val_loss = np.mean(np.maximum(logits, 0) - logits * val_labels
                       + np.log1p(np.exp(-np.abs(logits))))
 print(f"val_loss {val_loss:.4f} (tf.keras, from the logits: {tf_val_loss:.4f}); largest "
       f"|logit| {np.abs(logits).max():.1f}")
+np.testing.assert_allclose(val_loss, tf_val_loss, rtol=1e-4)
 one_sigmoid = keras.Sequential([keras.Input((1,)), layers.Dense(1, activation="sigmoid",
                                                                 kernel_initializer="ones")])
 one_sigmoid.compile(loss="binary_crossentropy")
-# sigmoid(20) is 1.0 in float32; clipped to 1 - 1e-7 (float32: 1 - 2 ** -23): -log(2 ** -23)
+# sigmoid(20) is 1.0 in float32; from the logit, softplus(20) = 20.0 (the clipped
+# probability, 1 - 2 ** -23 in float32, would give -log(2 ** -23) = 15.94)
 np.testing.assert_allclose(one_sigmoid.evaluate(np.array([[20.0]]), np.array([0]), verbose=0),
-                           23 * np.log(2), rtol=1e-5)  # tf.keras: 20.0 (softplus(20))
+                           20.0, rtol=1e-5)
 
 # the checkpoint of the last epoch holds the model as fit left it
 restored = keras.models.load_model(f"save_at_{epochs}.keras")

@@ -57,6 +57,11 @@ batch; and (CPU run) the predicted masks' pixel accuracy on the validation image
 but the prior) by 0.1, where the untrained model gets 0.14-0.56 (6 seeds gave 0.83-0.89
 after 8 epochs); display_mask's image is the mask's size with one grey level per predicted
 class.
+Fixed in ember since the port was written: GAP 5, "sparse_categorical_crossentropy" on the
+softmax output was computed from probabilities clipped to [1e-7, 1 - 1e-7] (softmax([0, 20,
+-20]) with label 2 gave 16.118 and no gradient; after one epoch a third of the validation
+pixels were capped, val_loss 8.85 where tf.keras gives 12.03); it now comes from the logits
+the softmax was given, as tf.keras's does, and the val_loss is checked against numpy's.
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it):
 1. no keras.preprocessing (`from tensorflow.keras.preprocessing.image import load_img`,
 keras.preprocessing.image.array_to_img: ModuleNotFoundError / AttributeError; Keras 3
@@ -66,17 +71,8 @@ PyDataset): nn.utils.PyDataset stands in (fit shuffles its batch order each epoc
 tf.keras does a Sequence's). 3. no keras.backend (clear_session, AttributeError; Keras 3
 also has keras.utils.clear_session, missing too): dropped. 4. ModelCheckpoint("....h5")
 raises ValueError (ember writes no HDF5 models; tf.keras saves the whole model in HDF5
-there): a .keras file stands in. 5. silent: "sparse_categorical_crossentropy" on a softmax
-output is computed from the probabilities clipped to [1e-7, 1 - 1e-7], where tf.keras (and
-Keras 3 on TensorFlow) use the logits the softmax cached on its output: for softmax([0,
-20, -20]) and label 2 ember gives 16.118 and a zero gradient, tf.keras 40.0 and the
-gradient softmax - onehot. Untrained, this U-Net on 0-255 inputs puts ~3% of the pixels of
-a batch of uniform random images there (in training mode), so ember's first steps train on
-fewer pixels. After one epoch (the SHORT run) ~32% of the validation pixels are there, in
-inference mode: ember's val_loss is 8.85 where tf.keras's, from the same model's logits,
-is 12.03 (printed; the val_loss that ModelCheckpoint compares); after 8 epochs none are,
-and the two agree. 6. silent: BatchNormalization's moving_variance follows the biased
-batch variance (Keras 3's rule), where tf.keras's fused layer (4-D inputs, as all of this
+there): a .keras file stands in. 6. silent: BatchNormalization's moving_variance follows
+the biased batch variance (Keras 3's rule), where tf.keras's fused layer (4-D inputs, as all of this
 model's) uses Bessel's correction: one training call on arange(8).reshape(2, 2, 2, 1)
 gives 1.0425 in ember, 0.99 + 0.01 * 6.0 = 1.05 in tf.keras; n / (n - 1) is 3% at this
 model's 2x2 bottleneck with batch 8, ~0.1% above it. Also seen: two runs of this program
@@ -452,10 +448,6 @@ np.testing.assert_allclose(check_var.numpy(), ref, rtol=1e-5)
 # Configure the model for training.
 # We use the "sparse" version of categorical_crossentropy
 # because our target data is integers.
-# GAP 5 (silent): model.compile(optimizer="rmsprop", loss="sparse_categorical_crossentropy")
-# (tf.keras computes this loss from the logits its softmax caches on the model's output;
-#  ember from the probabilities clipped to [1e-7, 1 - 1e-7]: a pixel whose true class gets
-#  less than 1e-7 costs at most 16.12 and gives no gradient at all: same line)
 model.compile(optimizer="rmsprop", loss="sparse_categorical_crossentropy")
 
 callbacks = [
@@ -501,11 +493,8 @@ np.testing.assert_allclose(val_preds, np.concatenate(
     [model(val_x[i:i + batch_size]).numpy() for i in range(0, len(val_x), batch_size)]),
     rtol=1e-5, atol=1e-6)
 np.testing.assert_allclose(val_preds.sum(-1), 1.0, rtol=1e-5)
-picked = np.take_along_axis(val_preds.astype(np.float64), val_y[..., None].astype(int), -1)
-np_loss = float(np.mean(-np.log(np.clip(picked, 1e-7, 1 - 1e-7))))
-val_loss_now = model.evaluate(val_gen, verbose=0)
-np.testing.assert_allclose(val_loss_now, np_loss, rtol=1e-4)
-np.testing.assert_allclose(history.history["val_loss"][-1], np_loss, rtol=1e-4)
+val_loss_now = model.evaluate(val_gen, verbose=0)  # (against numpy's logits below)
+np.testing.assert_allclose(history.history["val_loss"][-1], val_loss_now, rtol=1e-4)
 
 
 def same_pads(size, k, stride):
@@ -588,17 +577,12 @@ np_logits = np.concatenate([np_forward(model, val_x[i:i + 32]) for i in range(0,
 top = np_logits.max(-1, keepdims=True)
 np_log_sum = np.log(np.exp(np_logits - top).sum(-1, keepdims=True)) + top
 np.testing.assert_allclose(val_preds, np.exp(np_logits - np_log_sum), rtol=1e-3, atol=1e-5)
-# tf.keras's loss, from the logits (GAP 5), is ember's while no pixel's true class is below
-# 1e-7 (none was after 8 epochs with 6 seeds); else ember's caps those pixels at -log(1e-7)
+# tf.keras's loss, from the logits the softmax was given (ember's too): no pixel capped
 np_true = np.take_along_axis(np_logits - np_log_sum, val_y[..., None].astype(int), -1)
 saturated = float((np_true < math.log(1e-7)).mean())
 print(f"val loss: ember {val_loss_now:.4f}, tf.keras's from the logits {-np_true.mean():.4f} "
       f"({saturated:.2%} of the pixels below 1e-7)")
-if saturated == 0.0:
-    np.testing.assert_allclose(val_loss_now, -np_true.mean(), rtol=1e-3)
-else:
-    np.testing.assert_allclose(val_loss_now, np.minimum(-np_true, -math.log(1e-7)).mean(),
-                               rtol=1e-3)
+np.testing.assert_allclose(val_loss_now, -np_true.mean(), rtol=1e-3)
 
 accuracy = pixel_accuracy(val_preds)
 print(f"validation pixel accuracy: {accuracy:.3f} (untrained {untrained_accuracy:.3f}, "

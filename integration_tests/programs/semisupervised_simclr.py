@@ -36,9 +36,11 @@ encoder object, and its evaluate agrees with predict's logits in numpy. Threshol
 run): the baseline's and the finetuned model's best validation accuracy pass 40% (chance
 10%; they reach ~65-70%); pretraining's last contrastive loss is below log(80) - 0.15 (an
 untrained encoder scores ~log(batch), no pair standing out; it reaches ~4.1 against 4.38);
-the probe's best validation loss is below log(10) - 0.01 and its best accuracy above 15%
-(an untrained probe on the encoder's small MNIST features: ~log(10) and ~10%; it reaches
-~2.27 and ~22%).
+the probe's best validation loss is below log(10) - 0.01 (an untrained probe on the
+encoder's small MNIST features: ~log(10); it reaches ~2.27), and with EMBER_PROGRAMS_FULL=1
+its best accuracy is above 15% (untrained ~10%). In the default 5 epochs the probe's best
+accuracy varies from 11% to 28% with the seed (8 seeds, before and after the random layers
+got streams of their own: 0.13-0.28 and 0.11-0.26), too close to chance for a threshold.
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
 the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout if there).
 Found: nothing in the end. Fixed in ember since the first version of this port: there was
@@ -549,7 +551,7 @@ history = pretraining_history.history  # added, for the checks
 # and the linear probe's, on ~0 features, ~log(10); pretraining brings both down
 assert SHORT or history["c_loss"][-1] < math.log(batch_size) - 0.15, history
 assert SHORT or min(history["val_p_loss"]) < math.log(10) - 0.01, history
-assert SHORT or max(history["val_p_acc"]) > 0.15, history  # untrained: ~10%
+assert not FULL or max(history["val_p_acc"]) > 0.15, history  # untrained: ~10%
 # added: evaluate runs test_step, which logs the probe metrics only, checked in numpy
 test_images = np.concatenate([x for x, _ in test_dataset])
 test_labels = np.concatenate([y for _, y in test_dataset])
