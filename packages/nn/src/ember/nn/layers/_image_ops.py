@@ -75,12 +75,15 @@ def resize(images: Any, height: int, width: int, method: str, antialias: bool = 
                 out = em.gather(out, em.constant(np.minimum(idx, m - 1)), axis=axis)
         return out
     x = images if images.dtype.kind == "f" else em.cast(images, em.float32)
-    if h != height:
-        x = em.einsum("nhwc,hk->nkwc", x, em.constant(
-            resize_weights(h, height, method, antialias).astype(x.dtype)))
-    if w != width:
-        x = em.einsum("nhwc,wk->nhkc", x, em.constant(
-            resize_weights(w, width, method, antialias).astype(x.dtype)))
+    n, _, _, c = x.shape
+    # as matrix products (BLAS), not einsum: numpy's einsum of these layouts runs its own
+    # loop, 30-40x slower (11.6 ms against 0.3 ms for 28x28x3 to 256x256)
+    if h != height:  # (height, h) @ (n, h, w * c)
+        weights = em.constant(resize_weights(h, height, method, antialias).T.astype(x.dtype))
+        x = em.reshape(em.matmul(weights, em.reshape(x, (n, h, w * c))), (n, height, w, c))
+    if w != width:  # (n, height, c, w) @ (w, width)
+        weights = em.constant(resize_weights(w, width, method, antialias).astype(x.dtype))
+        x = em.transpose(em.matmul(em.transpose(x, (0, 1, 3, 2)), weights), (0, 1, 3, 2))
     if images.dtype.kind != "f":
         info = np.iinfo(images.dtype) if images.dtype.kind in "iu" else None
         x = em.round(x)
