@@ -237,3 +237,29 @@ def test_an_attribute_holding_a_traced_array_is_refused_by_name():
         assert float(f(em.constant(1.0), em.constant(3.0))) == 7.0  # eager: not frozen
     finally:
         del extend.REGISTRY[op.name]
+
+
+def test_evicting_traces_past_a_signature_marked_eager_ends():
+    # the oldest signature ran eagerly (its replays kept failing a guard) and held no
+    # trace: evicting for later sizes looped forever on it (TF's pandas tutorial hung)
+    def scale(x):
+        return x * float(x[0])  # a host read: each new value fails the guard
+
+    f = graph.function(scale, max_traces=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for v in range(1, 7):
+            f(em.constant([float(v)]))
+        for n in range(2, 6):
+            np.testing.assert_array_equal(f(em.constant([2.0] * n)).numpy(), [4.0] * n)
+            assert f.cache_size() <= 2
+
+
+def test_its_warnings_point_at_the_users_call():
+    f = graph.function(lambda x: x * float(x[0]))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for v in range(1, 8):
+            f(em.constant([float(v)]))  # the line the warnings must name
+    assert seen and all(w.filename == __file__ for w in seen), [
+        (w.filename, w.lineno) for w in seen]

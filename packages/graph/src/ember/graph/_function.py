@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
 import types
 import warnings
 from collections import OrderedDict
@@ -86,6 +88,20 @@ class _Key:
         self.guard_failures = 0
         self.eager_reason: str | None = None
 
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of a warning raised by this module's caller that points at the
+    first frame outside ember (the user's call), however deep ember's own calls went."""
+    frame: types.FrameType | None = sys._getframe(2)  # the warning function's caller
+    level = 2
+    while frame is not None and _EMBER_DIR in frame.f_code.co_filename:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+_EMBER_DIR = os.sep + "ember" + os.sep
 
 class Function:
     """A Python function that ember traces once per input signature and then replays.
@@ -237,7 +253,7 @@ class Function:
                                   "replays keep failing their guard; this signature now runs "
                                   "eagerly. Compute with ops instead of reading values on "
                                   "the host (float(), bool(), .numpy(), if on a tensor)",
-                                  stacklevel=2)
+                                  stacklevel=_user_stacklevel())
                     return self._eager(sig, d)
         elif self.reduce_retracing and self._signature is None and \
                 self._shape_only_change(sig):
@@ -301,7 +317,7 @@ class Function:
                 key.eager_reason = untraceable
                 warnings.warn(f"graph.function {self._name} cannot be replayed because "
                               f"{untraceable}; it runs eagerly for these arguments",
-                              stacklevel=3)
+                              stacklevel=_user_stacklevel())
             return result if d is not None else snapshot_variables(result, None)
         key.untraceable = 0
         if d is None:
@@ -321,12 +337,19 @@ class Function:
         return result
 
     def _evict(self) -> None:
-        while self.cache_size() > self.max_traces:
-            oldest_key, oldest = next(iter(self._cache.items()))
-            if oldest.entries:
-                oldest.entries.pop()
-            if not oldest.entries and oldest.eager_reason is None:
-                del self._cache[oldest_key]
+        """Drop the oldest traces until at most ``max_traces`` are kept. A signature left
+        with none is dropped too, unless it is marked to run eagerly (that mark stays:
+        it holds no trace)."""
+        excess = self.cache_size() - self.max_traces
+        for key in list(self._cache):
+            if excess <= 0:
+                return
+            kept = self._cache[key]
+            while kept.entries and excess > 0:
+                kept.entries.pop()
+                excess -= 1
+            if not kept.entries and kept.eager_reason is None:
+                del self._cache[key]
 
     def _warn_retrace(self, sig: Signature, guard: str | None) -> None:
         last, self._last_parts = self._last_parts, sig.parts
@@ -346,7 +369,7 @@ class Function:
                    "shape or Python value traces again: pass tensors rather than Python "
                    "numbers, or use reduce_retracing=True")
         warnings.warn(f"graph.function {self._name} has been traced {self._traces} times; "
-                      f"the last retrace was for {why}", stacklevel=4)
+                      f"the last retrace was for {why}", stacklevel=_user_stacklevel())
 
     def _shape_only_change(self, sig: Signature) -> bool:
         """With ``reduce_retracing``: True when calls have already been traced for two
