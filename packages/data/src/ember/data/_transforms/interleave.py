@@ -52,9 +52,13 @@ class _InterleaveIterator(_It):
         except StopIteration:
             self._input_done = True
             return False
-        self._slots[k] = _Slot(pre, self._opened, self._child(element, self._opened))
+        self._slots[k] = self._slot(pre, self._opened, element)
         self._opened += 1
         return True
+
+    def _slot(self, pre, index, element):
+        """The slot of the input opened for ``element``."""
+        return _Slot(pre, index, self._child(element, index))
 
     def __next__(self):
         while True:
@@ -153,19 +157,8 @@ class _ParallelInterleaveIterator(_InterleaveIterator):
         it = self._child(element, index)
         return it, _fetch(it)
 
-    def _open(self, k) -> bool:
-        if self._input_done:
-            return False
-        pre = self._it.get_state()
-        try:
-            element = next(self._it)
-        except StopIteration:
-            self._input_done = True
-            return False
-        self._slots[k] = _ParallelSlot(pre, self._opened,
-                                       self._submit(self._open_job, element, self._opened))
-        self._opened += 1
-        return True
+    def _slot(self, pre, index, element):
+        return _ParallelSlot(pre, index, self._submit(self._open_job, element, index))
 
     def _result(self, slot):
         """The slot's read-ahead element (``_END`` at its end) and the state before it."""
