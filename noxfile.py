@@ -161,7 +161,9 @@ def integration(session: nox.Session) -> None:
     """The tutorials' walkthroughs and the main job end to end, every package installed;
     bench/compare.py's (and its chart's) and tools/'s self-tests."""
     _install_all(session, torch=True)
-    session.install("matplotlib")  # bench/plot_compare.py's test draws a chart
+    # matplotlib: bench/plot_compare.py's test draws a chart; Pillow: the image ports and
+    # nn.utils.image_dataset_from_directory's tests decode images
+    session.install("matplotlib", "Pillow")
     _pytest(session, "integration_tests", "bench/tests", "tools/tests")
 
 

@@ -9,8 +9,9 @@ same files, and the same training/validation split, as Keras). The pipeline is K
 paths and labels, a shuffle buffer of ``8 * batch_size`` (of 1024 without batches),
 reading in a parallel ``map``, ``batch``, ``prefetch``.
 
-Images are decoded with Pillow (``pip install Pillow``; Keras 3's own reader without
-TensorFlow does the same) and resized with ``nn.ops.image.resize`` on the CPU, as
+The datasets are ember-data's (``pip install ember-data``; ember-nn does not depend on it,
+ember-all installs both). Images are decoded with Pillow (``pip install Pillow``; Keras 3's
+own reader without TensorFlow does the same) and resized with ``nn.ops.image.resize`` on the CPU, as
 float32 arrays in ``[0, 255]``. Texts are the files' bytes (ember has no string
 tensors: an element is a numpy object array of ``bytes``, as TensorFlow's ``.numpy()``
 of a string tensor gives), which ``TextVectorization`` takes.
@@ -128,9 +129,20 @@ def _labels(labels: Any, label_mode: Any, num_classes: int) -> Any:
     return labels.astype(np.int32) if labels.dtype.kind in "iu" else labels
 
 
+def _data(fn: str) -> Any:
+    """ember.data, which these functions return datasets of (ember-nn does not depend on
+    it: ember-all installs both)."""
+    try:
+        from ember import data
+    except ImportError:
+        raise ImportError(f"{fn} returns an ember.data Dataset, and ember-data is not "
+                          f"installed: pip install ember-data (ember-all has it)") from None
+    return data
+
+
 def _dataset(fn: str, paths: list[str], labels: Any, label_mode: Any, num_classes: int,
              load: Any, shuffle: bool, batch_size: Any, seed: int) -> Any:
-    from ember import data
+    data = _data(fn)
 
     if not paths:
         raise ValueError(f"{fn}: no files found for this subset")

@@ -1,5 +1,6 @@
 """``nn.utils.image_dataset_from_directory`` / ``text_dataset_from_directory``: Keras's
-file order, split, labels and arguments, and the images and texts themselves."""
+file order, split, labels and arguments, and the images and texts themselves. (Here, not
+in ember-nn's tests: the datasets are ember-data's, which ember-nn does not depend on.)"""
 
 from __future__ import annotations
 
