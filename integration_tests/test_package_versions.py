@@ -68,14 +68,3 @@ def test_every_distribution_ships_the_license_text():
         assert 'license = "Apache-2.0"' in f.read_text(), f
         copy = f.parent / "LICENSE"
         assert copy.is_file() and copy.read_text() == root_text, copy
-
-
-def test_core_and_nn_say_their_version_as_tf_and_keras_do():
-    # tf.__version__ and keras.__version__, printed by TensorFlow's tutorials
-    import ember.core as em
-    from ember import nn
-
-    pinned = bump_version.read_versions()["packages/core/pyproject.toml"][0][1]
-    assert em.__version__ == nn.__version__ == pinned
-    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
-        em.no_such_name

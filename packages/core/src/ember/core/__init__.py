@@ -270,16 +270,3 @@ __all__ = [
     "tensordot", "tile", "top_k", "transpose", "truediv", "uint8", "uint16", "uint32", "uint64",
     "unstack", "variance", "where", "zeros", "zeros_like",
 ]
-
-
-def __getattr__(name: str) -> str:
-    """``__version__``: the installed ember-core's version (TensorFlow's ``tf.__version__``,
-    Keras's ``keras.__version__``), looked up when first read."""
-    if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return version("ember-core")
-        except PackageNotFoundError:  # a source checkout on PYTHONPATH
-            return "0+unknown"
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,16 +39,3 @@ __all__ = [
 __all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]
 __all__ += ["dtype_policies", "mixed_precision"]
 __all__ += ["utils", "ops", "random", "preprocessing"]
-
-
-def __getattr__(name: str) -> str:
-    """``__version__``: the installed ember-nn's version (TensorFlow's ``tf.__version__``,
-    Keras's ``keras.__version__``), looked up when first read."""
-    if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return version("ember-nn")
-        except PackageNotFoundError:  # a source checkout on PYTHONPATH
-            return "0+unknown"
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
