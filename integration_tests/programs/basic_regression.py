@@ -53,6 +53,7 @@ array-like with __array__ other than numpy arrays and tensors (a pandas DataFram
 iterable of batches (GAP 3; Keras takes it as an array). Upstream's lines are restored.
 """
 
+import importlib.metadata
 import os
 import pathlib
 import tempfile
@@ -271,7 +272,7 @@ np.set_printoptions(precision=3, suppress=True)
 
 layers = nn.layers
 
-print(em.__version__)
+print(importlib.metadata.version('ember-nn'))  # print(tf.__version__)
 
 # The Auto MPG dataset
 # Get the data
