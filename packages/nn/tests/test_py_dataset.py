@@ -88,3 +88,15 @@ def test_fit_shuffles_the_batch_order_each_epoch_by_default_as_keras():
     assert data.order == list(range(5)) * 2  # evaluate and predict keep the order
     with pytest.raises(ValueError, match="batch_size=64 applies to arrays"):
         model.fit(data, batch_size=64, verbose=0)  # Keras ignores it; ember says so
+
+
+def test_a_plain_loop_is_no_epoch_as_keras_sequence():
+    # Keras's Sequence.__iter__ yields the batches and calls no hooks: a dataset that
+    # reshuffles in on_epoch_end is not reshuffled by a loop over it (ember did, silently)
+    data = Rows()
+    assert [int(i) for i in range(len(data))] == list(range(5))
+    for _ in range(2):
+        assert len(list(data)) == 5
+    assert data.ends == 0 and data.order == list(range(5)) * 2
+    _model().evaluate(data, verbose=0)  # evaluate's pass is an epoch: hooks called
+    assert data.ends == 1

@@ -28,7 +28,7 @@ from .callbacks import CallbackList, History, ProgbarLogger
 from .keras_losses import Loss as _KerasLoss
 from .keras_losses import apply_mask, reduce_weighted
 from .layers._masks import get_mask
-from .utils._py_dataset import PyDataset, Shuffled
+from .utils._py_dataset import Epochs, PyDataset
 
 
 def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
@@ -334,9 +334,10 @@ def _batches(x: Any, y: Any, batch_size: int | None,
                              True if shuffle is None else bool(shuffle), sample_weight)
     if x is None:
         raise ValueError("no data given")
-    if isinstance(x, PyDataset) and shuffle is not False and batch_size is None and \
-            sample_weight is None:  # (only fit passes None, Keras's default there: True)
-        return Shuffled(x)
+    if isinstance(x, PyDataset) and batch_size is None and sample_weight is None:
+        # each pass an epoch (its hooks called), shuffled unless shuffle is False (only
+        # fit passes None, Keras's default there: True)
+        return Epochs(x, shuffle is not False)
     if sample_weight is not None:
         raise ValueError(f"sample_weight applies to arrays; the data given is an iterable of "
                          f"batches ({type(x).__name__}): put the weights in its batches")

@@ -75,7 +75,11 @@ class PyDataset:
         """Called after each complete pass (to reshuffle, say)."""
 
     def __iter__(self) -> Iterator[Any]:
-        return self._pass(range(self.num_batches))
+        """The batches in order, as Keras's ``Sequence``: a plain loop is no epoch, so it
+        calls neither ``on_epoch_begin`` nor ``on_epoch_end`` (``fit``, ``evaluate`` and
+        ``predict`` do, around each of their passes)."""
+        for i in range(self.num_batches):
+            yield self[i]
 
     def _pass(self, order: Any) -> Iterator[Any]:
         """One epoch: the batches at the indices of ``order``, in that order."""
@@ -100,18 +104,22 @@ class PyDataset:
         self.on_epoch_end()
 
 
-class Shuffled:
-    """``fit``'s view of a ``PyDataset`` when it shuffles (Keras's default): each pass takes
-    the batches in a new random order, drawn from ember's global generator on the host (so
-    ``em.random.set_seed`` repeats it)."""
+class Epochs:
+    """What ``fit``, ``evaluate`` and ``predict`` iterate for a ``PyDataset``: each pass is
+    an epoch, between its ``on_epoch_begin`` and ``on_epoch_end``. With ``shuffle`` (``fit``'s
+    default), each pass takes the batches in a new random order, drawn from ember's global
+    generator on the host (so ``em.random.set_seed`` repeats it)."""
 
-    def __init__(self, dataset: PyDataset) -> None:
+    def __init__(self, dataset: PyDataset, shuffle: bool) -> None:
         self.dataset = dataset
+        self.shuffle = shuffle
 
     def __len__(self) -> int:
         return self.dataset.num_batches
 
     def __iter__(self) -> Iterator[Any]:
+        if not self.shuffle:
+            return self.dataset._pass(range(len(self)))
         import numpy as np
 
         import ember.core as em
