@@ -55,11 +55,7 @@ generator learns to fool it); the interpolation noise and labels against numpy
 against calling the generator, the 96x96 resize against a numpy bilinear resize (TF 2's
 half-pixel centres), and the GIF's frames (9 unless two in a row are equal).
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it):
-1. keras.utils.to_categorical returns float64 (Keras 3's numpy path, ember's default)
-where tf.keras, which this upstream uses, returns float32 (its dtype="float32" default):
-silent, a float64 label array; here harmless (ember promotes the concat to float64 and
-the layers cast their inputs to float32), .astype("float32") stands in (ember takes
-tf.keras's dtype= argument too). 3. em.linspace(0, 1, 9) is float32 where
+3. em.linspace(0, 1, 9) is float32 where
 tf.linspace of Python ints is float64 (TF divides the int32 difference, then recasts to
 the quotient's dtype): silent, harmless here as upstream casts to float32 next.
 4. no em.image (tf.image.resize, AttributeError): nn.ops.image.resize stands in, on a
@@ -68,7 +64,9 @@ float32 copy, as tf.image.resize returns float32 for bilinear where nn.ops.image
 Fixed in ember since the first version of this port: no em.repeat (GAP 2, tf.repeat:
 AttributeError); Model.predict (and predict_on_batch) returned a read-only numpy array
 where Keras returns a writable one, so upstream's `fake_images *= 255.0` raised
-"ValueError: output array is read-only" (GAP 5). Upstream's lines are restored.
+"ValueError: output array is read-only" (GAP 5); keras.utils.to_categorical returned float64
+(GAP 1, silent; Keras 3's numpy path) where tf.keras, which this upstream uses, returns
+float32, as ember's now does. Upstream's lines are restored.
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
 the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout if there).
 """
@@ -136,9 +134,8 @@ raw_labels = all_labels  # added: for the checks
 # the images, and one-hot encode the labels.
 all_digits = all_digits.astype("float32") / 255.0
 all_digits = np.reshape(all_digits, (-1, 28, 28, 1))
-# GAP 1: all_labels = keras.utils.to_categorical(all_labels, 10)
-# (float64 in ember, as Keras 3's numpy path; tf.keras's default dtype is "float32")
-all_labels = keras.utils.to_categorical(all_labels, 10).astype("float32")
+all_labels = keras.utils.to_categorical(all_labels, 10)
+assert all_labels.dtype == np.float32  # added: tf.keras's default dtype
 
 # Create tf.data.Dataset.
 dataset = data.Dataset.from_tensor_slices((all_digits, all_labels))

@@ -4,8 +4,9 @@ compile/fit with validation_split, evaluate).
 
 Upstream: https://github.com/keras-team/keras-io/blob/02cfe8063b505adc073986c91729f22039f77ad0/examples/vision/mnist_convnet.py
 Changed: names only (keras.Sequential -> nn.Sequential, keras.layers -> nn.layers,
-keras.utils.to_categorical -> em.one_hot, keras.Input(shape=s) at the head of the Sequential
--> input_shape=s on its first layer); keras.datasets.mnist.load_data() ->
+keras.utils -> nn.utils, keras.Input -> nn.Input; the first version of this port replaced
+to_categorical by em.one_hot and keras.Input by input_shape=, which ember lacked then:
+upstream's lines are restored); keras.datasets.mnist.load_data() ->
 ember.data.datasets.mnist(data_dir=...). Reduced (EMBER_PROGRAMS_FULL=1 restores it): 3,000
 training and 1,000 test images, 2 epochs (upstream 60,000, 10,000 and 15); EMBER_PROGRAMS_SHORT=1: 600, 200
 and 1 epoch, no accuracy threshold. Added: test
@@ -62,12 +63,13 @@ print(x_test.shape[0], "test samples")
 
 
 # convert class vectors to binary class matrices
-y_train = em.one_hot(y_train, num_classes).numpy()
-y_test = em.one_hot(y_test, num_classes).numpy()
+y_train = keras.utils.to_categorical(y_train, num_classes)
+y_test = keras.utils.to_categorical(y_test, num_classes)
 
 model = keras.Sequential(
     [
-        layers.Conv2D(32, kernel_size=(3, 3), activation="relu", input_shape=input_shape),
+        keras.Input(shape=input_shape),
+        layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
         layers.MaxPooling2D(pool_size=(2, 2)),
         layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
         layers.MaxPooling2D(pool_size=(2, 2)),

@@ -22,10 +22,10 @@ U = nn.utils
 def test_to_categorical_keras_example():
     a = U.to_categorical([0, 1, 2, 3], num_classes=4)
     assert_array_equal(a, np.eye(4))
-    assert a.dtype == np.float64  # Keras's numpy result
+    assert a.dtype == np.float32  # tf.keras's (Keras 3's numpy path gives float64)
     b = np.array([.9, .04, .03, .03, .3, .45, .15, .13, .04, .01, .94, .05,
                   .12, .21, .5, .17]).reshape(4, 4)
-    loss = nn.losses.categorical_crossentropy(a.astype(np.float32), b.astype(np.float32))
+    loss = nn.losses.categorical_crossentropy(a, b.astype(np.float32))
     assert_allclose(np.around(loss.numpy(), 5), [0.10536, 0.82807, 0.1011, 1.77196],
                     atol=1e-5)
 
@@ -329,8 +329,9 @@ def test_the_pil_helpers_name_pillow_when_it_is_missing(monkeypatch, tmp_path):
 
 def test_to_categorical_takes_tf_keras_dtype_argument():
     # tf.keras's to_categorical(y, num_classes, dtype="float32"); Keras 3 dropped the
-    # argument and returns float64 for arrays, which stays the default here
-    assert nn.utils.to_categorical([1, 3], 4).dtype == np.float64
+    # argument and returns float64 for arrays: a promotion nobody asked for
+    assert nn.utils.to_categorical([1, 3], 4).dtype == np.float32  # tf.keras's default
+    assert nn.utils.to_categorical([1, 3], 4, dtype="float64").dtype == np.float64
     out = nn.utils.to_categorical([1, 3], 4, dtype="float32")
     assert out.dtype == np.float32 and out.tolist() == [[0, 1, 0, 0], [0, 0, 0, 1]]
     t = nn.utils.to_categorical(em.constant([2]), 3, dtype="int32")
