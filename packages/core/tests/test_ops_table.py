@@ -37,7 +37,7 @@ def test_forward_matches_numpy(spec, case, dtype, device):
 EXEMPT = {
     # types, registries, errors
     "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
-    "InvalidArgumentError", "OpDef", "Tensor", "Variable",
+    "InvalidArgumentError", "LeakedTensorError", "OpDef", "Tensor", "Variable",
     # dtypes and dtype lookup
     "as_dtype", "bfloat16", "bool", "bool_", "complex64", "complex128", "float16", "float32",
     "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -77,9 +77,12 @@ def _public_ops():
 
 
 def test_table_covers_public_ops():
-    fns = {id(s.fn) for s in OP_SPECS}
+    def raw(f):  # a public function's wrapper (hand-over, _public_calls) is the function
+        return getattr(f, "__wrapped__", f)
+
+    fns = {id(raw(s.fn)) for s in OP_SPECS}
     names = {s.name for s in OP_SPECS}
-    missing = [n for n, f in _public_ops() if id(f) not in fns and n not in names
+    missing = [n for n, f in _public_ops() if id(raw(f)) not in fns and n not in names
                and n.split(".")[-1] not in names]
     assert missing == [], f"public ops without an OpSpec: {missing}"
 

@@ -10,8 +10,9 @@ Examples:
 """
 
 import contextlib
+import sys as _sys
 
-from . import debugging, linalg, nn_ops, random, recording
+from . import _public_calls, debugging, linalg, nn_ops, random, recording
 from . import extend as extend  # the public seam for packages that extend core
 from ._config import config
 from ._device import Device, current_device, device, get_device, list_devices, num_gpus
@@ -34,7 +35,7 @@ from ._dtypes import (
     uint32,
     uint64,
 )
-from ._errors import DeviceError, DTypeError, InvalidArgumentError
+from ._errors import DeviceError, DTypeError, InvalidArgumentError, LeakedTensorError
 from ._initializers import (
     constant_initializer,
     ones_initializer,
@@ -241,7 +242,7 @@ class name_scope:
 
 __all__ = [
     "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
-    "InvalidArgumentError", "OpDef", "Tensor", "TensorArray", "Variable", "print",
+    "InvalidArgumentError", "LeakedTensorError", "OpDef", "Tensor", "TensorArray", "Variable", "print",
     "promote_types", "numpy_function", "py_function", "constant_initializer",
     "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
     "zeros_initializer", "result_type", "check_numerics", "debugging",
@@ -270,3 +271,10 @@ __all__ = [
     "tensordot", "tile", "top_k", "transpose", "truediv", "uint8", "uint16", "uint32", "uint64",
     "unstack", "variance", "where", "zeros", "zeros_like",
 ]
+
+# every public function hands a call on a foreign operand (a functional model's symbolic
+# tensor) to its type: see _public_calls
+_public_calls.wrap_public(_sys.modules[__name__], "", __all__)
+_public_calls.wrap_public(nn_ops, "nn_ops.", [*nn_ops.__all__, "l2_normalize"])
+_public_calls.wrap_public(linalg, "linalg.", linalg.__all__)
+_public_calls.wrap_public(debugging, "debugging.", debugging.__all__)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, LeakedTensorError, LeakedValue
 
 _lock = threading.Lock()
 _CODES: dict[tuple[str, str, int, int], int] = {}
@@ -117,6 +117,8 @@ def to_host(device: Any, a: Any) -> np.ndarray:
     be = device.backend
     if device.kind == "cpu":
         return be.to_host(a)  # type: ignore[no-any-return]
+    if type(a) is LeakedValue:  # (numpy's conversion raises it on the CPU)
+        raise LeakedTensorError(a.why)
     flags = _FLAGS.get(be)
     flag = flags.get(device.index) if flags else None
     if flag is None or a.size == 0:  # an empty read copies nothing: no sync to ride on

@@ -17,7 +17,7 @@ import numpy as np
 from . import _dtypes, _promote
 from ._convert import convert_array, scalar_array
 from ._device import Device, current_device, placement
-from ._errors import DeviceError, DTypeError, InvalidArgumentError
+from ._errors import DeviceError, DTypeError, InvalidArgumentError, LeakedTensorError, LeakedValue, TakenOver
 from ._tensor import Tensor, is_variable, wrap
 from .recording import Recorder, _recorders
 
@@ -99,7 +99,10 @@ def execute(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None = N
         else:
             plain = False
     if not plain:
-        inputs, dev = _convert_inputs(op, inputs, dev)
+        try:
+            inputs, dev = _convert_inputs(op, inputs, dev)
+        except TakenOver as t:  # an input's type computes this call (``__ember_op__``)
+            return t.kind.__ember_op__(op, inputs, attrs)  # type: ignore[attr-defined]
     else:
         if dev is None:  # no inputs: a creation op (bfloat16 stays on the host)
             dev = placement(attrs.get("dtype")) if attrs else current_device()
@@ -163,6 +166,8 @@ def _convert_inputs(op: OpDef, inputs: tuple[Any, ...], dev: Device | None
     for i, a in enumerate(vals):  # arrays and lists are strongly typed: convert them first
         if type(a) is not Tensor and not (promoted and first <= i < stop
                                           and type(a) in _promote.PY_SCALARS):
+            if getattr(type(a), "__ember_op__", None) is not None:
+                raise TakenOver(a)
             vals[i] = wrap(_to_array(op, a, None, dev), dev)
     if promoted:
         target = _target_dtype(op, vals[first:stop])
@@ -240,6 +245,10 @@ def describe(inputs: tuple[Any, ...]) -> str:
 
 def _op_error(op: OpDef, inputs: tuple[Any, ...], attrs: dict[str, Any] | None,
               e: Exception) -> Exception:
+    for x in inputs:  # a leaked tensor (extend.expire): its reason, on every device
+        v = getattr(x, "_data", None)
+        if type(v) is LeakedValue:
+            return LeakedTensorError(f"{op.name}: {v.why}")
     if isinstance(e, InvalidArgumentError):
         return e
     at = ""

@@ -16,7 +16,7 @@ import numpy as np
 from . import _device_errors, _dtypes, _ops
 from ._convert import convert_array
 from ._device import Device, get_device, placement
-from ._errors import DTypeError, InvalidArgumentError
+from ._errors import DTypeError, InvalidArgumentError, LeakedValue, TakenOver
 from ._operators import TensorOperators
 from .recording import _active, notify_host_read, tracers
 
@@ -177,6 +177,8 @@ class Tensor(TensorOperators):
             # replay computes is not this value, and reading it would be a guard that
             # fails on every new value (print is how users watch tracing)
             return f"ember.Tensor(<traced>, shape={self.shape}, dtype={self.dtype})"
+        if type(self._data) is LeakedValue:
+            return f"ember.Tensor(<leaked from a trace>, shape={self.shape}, dtype={self.dtype})"
         return f"ember.Tensor({_format_value(self._host())}, shape={self.shape}, dtype={self.dtype})"
 
     def __str__(self) -> str:
@@ -228,6 +230,8 @@ def as_tensor(value: Any, dtype: np.dtype | None = None, op: str = "convert_to_t
             raise DTypeError(f"{op}: tensor has dtype {value.dtype}, "
                              f"requested {dtype}; use em.cast to convert")
         return value
+    if getattr(type(value), "__ember_function__", None) is not None:
+        raise TakenOver(value)  # a symbolic tensor: the public function makes a node
     if dtype is None:
         dtype = _dtypes.infer_dtype(value)
     dev = placement(dtype if dtype is not None else getattr(value, "dtype", None))

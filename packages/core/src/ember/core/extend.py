@@ -44,8 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _registry, _variable, recording
+from . import _dtypes, _public_calls, _registry, _variable, recording
 from ._device import Device, current_device, get_device
+from ._errors import LeakedValue
 from ._ops import _fused
 from ._ops.host import py_function_log
 from ._ops.host import restart_log as restart_py_function_log
@@ -56,7 +57,8 @@ from .recording import Recorder, _active, active_recorders
 
 __all__ = [
     "REGISTRY", "OpDef", "Recorder", "active_recorders", "array_of", "cuda_form", "device_of",
-    "elementwise_kernel", "is_differentiable", "map_variable_reads", "notify_op", "out_form",
+    "elementwise_kernel", "expire", "hand_over_calls", "is_differentiable",
+    "public_function", "map_variable_reads", "notify_op", "out_form",
     "py_function_log", "restart_py_function_log",
     "read_without_recording", "recording_to", "register_op", "run_op", "tensor_from_array",
 ]
@@ -266,6 +268,42 @@ def tensor_from_array(array: Any, device: Device | str | None = None) -> Tensor:
         for r in recording.tracers():
             r.untraced_tensor(t)  # type: ignore[attr-defined]
     return t
+
+
+def hand_over_calls(module: Any, prefix: str, names: Sequence[str]) -> None:
+    """Make the public functions ``names`` of ``module`` hand a call over to a foreign
+    operand's type, as ``ember.core``'s own functions do.
+
+    A type that defines ``__ember_function__(fn, args, kwargs)`` takes over any call of
+    such a function given one of its instances (ember-nn's symbolic tensors make a node of
+    a functional model of it); the function's ``__ember_public__`` is ``prefix + name``,
+    under which a saved model names it. Types that define ``__ember_op__(op, inputs,
+    attrs)`` take over the ops run on them (``run_op`` and the element-wise functions).
+    Core raises the hand-over where it would convert the operand to a tensor, so each
+    wrapped function costs one more call frame and nothing else.
+    """
+    _public_calls.wrap_public(module, prefix, list(names))
+
+
+def public_function(name: str) -> Callable[..., Any] | None:
+    """The function that hands calls over (``hand_over_calls``, and every public function
+    of ``ember.core``) whose ``__ember_public__`` is ``name``, or None: how a saved model's
+    node finds its function, never by importing what a file names."""
+    return _public_calls.PUBLIC.get(name)
+
+
+def expire(tensor: Tensor, why: str) -> None:
+    """Make ``tensor`` unusable: from now on anything that needs its value (an op that
+    takes it, ``numpy()``, ``float()``, numpy's conversion) raises
+    ``em.LeakedTensorError`` with the message ``why``; its shape and dtype stay readable,
+    and its repr says it leaked.
+
+    A tracer (ember-graph) calls this on the tensors a traced call made and did not
+    return: a replay does not update them, so a reference kept to one (a global, an
+    attribute) would go on giving the traced call's value. The array itself is untouched
+    (a trace may keep it).
+    """
+    tensor._data = LeakedValue(tensor._data, why)
 
 
 # The accessors below are C-level attribute getters, not Python functions: tapes call them

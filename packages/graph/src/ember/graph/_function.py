@@ -20,6 +20,7 @@ from ember.core.extend import (
 )
 
 from ._host_calls import host_structure, run_host_calls
+from ._leaks import hand_out
 from ._outputs import rebuild, snapshot_variables, structure
 from ._plan import Plan
 from ._signature import Signature, changed_argument, signature
@@ -324,8 +325,10 @@ class Function:
             slots: list[int] = []
             result = snapshot_variables(result, tracer)
             nest = structure(result, tracer, slots)
+            n_results = len(slots)
             host = host_structure(tracer, slots)  # host calls' values: outputs after these
             entry = _Entry(Plan(tracer.trace, slots), nest, host)
+            result = hand_out(tracer, nest, slots, n_results, self._name)
             if any(st.name == "py_function" for st in tracer.trace.steps):
                 self._calls_python = True
         if not self.cuda_graphs:
