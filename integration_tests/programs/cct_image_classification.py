@@ -40,17 +40,17 @@ restores equal the weights at the end of the best val_accuracy epoch; (CPU run) 
 loss falls and test accuracy passes 40% (chance 10%: an untrained or broken model stays
 near it; this seed reaches 65.5%, after 25% validation accuracy in the first epoch).
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
-"silent" = a different value and no error): 1. (loud) an ember op cannot take a symbolic
-tensor of the functional API: tf.nn.softmax, tf.matmul(transpose_a=True) and tf.squeeze on
-the model's tensors, which tf.keras wraps as TFOpLambda layers, raise TypeError ("wrap the
-computation in nn.layers.Lambda"); stand-ins: layers.Lambda around each (as ppo_cartpole's
-GAP 1). (`encoded_patches += position_embeddings` works: + makes an operation node.)
-2. (loud) ModelCheckpoint(save_weights_only=True) refuses upstream's "/tmp/checkpoint"
-(ValueError: the filepath must end in `.weights.h5`): that is Keras 3's rule; tf.keras
-writes a TensorFlow checkpoint at any prefix, and load_weights reads it back; stand-in: a
-`checkpoint.weights.h5` path. 3. (silent) keras.utils.to_categorical returns float64
-where tf.keras's default dtype="float32" gives float32 (Keras 3's numpy path also gives
-float64; as conditional_gan's GAP 1); stand-in: dtype="float32" passed explicitly.
+"silent" = a different value and no error): 2. (loud) ModelCheckpoint(save_weights_only=True)
+refuses upstream's "/tmp/checkpoint" (ValueError: the filepath must end in `.weights.h5`):
+that is Keras 3's rule; tf.keras writes a TensorFlow checkpoint at any prefix, and
+load_weights reads it back; stand-in: a `checkpoint.weights.h5` path.
+Fixed in ember since the first version of this port: an ember function could not take a
+symbolic tensor of the functional API (GAP 1, loud: tf.nn.softmax, tf.matmul and
+tf.squeeze on the model's tensors raised TypeError "wrap the computation in
+nn.layers.Lambda"); they now make nodes of the graph, as tf.keras's TFOpLambda layers.
+keras.utils.to_categorical returned float64 (GAP 3, silent; Keras 3's numpy path) where
+tf.keras's default dtype="float32" gives float32, as ember's now does. Upstream's lines
+are restored.
 Checked and the same as tf.keras: the eagerly-run position Embedding is not one of the
 model's weights (keras-io#688); he_normal is Keras's truncated normal; gelu is the exact
 (erf) one, as tf.nn.gelu's default approximate=False; label smoothing; MaxPool2D "same".
@@ -126,10 +126,8 @@ input_shape = (32, 32, 3)
                                                  10000 if FULL else 64 if SHORT else 400)
 labels_test = y_test[:, 0].astype(np.int64)  # added: for the checks below
 
-# GAP 3: y_train = keras.utils.to_categorical(y_train, num_classes)
-y_train = keras.utils.to_categorical(y_train, num_classes, dtype="float32")
-# GAP 3: y_test = keras.utils.to_categorical(y_test, num_classes)
-y_test = keras.utils.to_categorical(y_test, num_classes, dtype="float32")
+y_train = keras.utils.to_categorical(y_train, num_classes)
+y_test = keras.utils.to_categorical(y_test, num_classes)
 assert y_train.dtype == np.float32  # added: tf.keras's default dtype
 
 print(f"x_train shape: {x_train.shape} - y_train shape: {y_train.shape}")
@@ -334,16 +332,11 @@ def create_cct_model(
 
     # Apply sequence pooling.
     representation = layers.LayerNormalization(epsilon=1e-5)(encoded_patches)
-    # GAP 1: attention_weights = tf.nn.softmax(layers.Dense(1)(representation), axis=1)
-    attention_weights = layers.Lambda(lambda t: tf.nn_ops.softmax(t, axis=1))(
-        layers.Dense(1)(representation))
-    # GAP 1: weighted_representation = tf.matmul(
-    #     attention_weights, representation, transpose_a=True
-    # )
-    weighted_representation = layers.Lambda(lambda ts: tf.matmul(ts[0], ts[1], transpose_a=True))(
-        [attention_weights, representation])
-    # GAP 1: weighted_representation = tf.squeeze(weighted_representation, -2)
-    weighted_representation = layers.Lambda(lambda t: tf.squeeze(t, -2))(weighted_representation)
+    attention_weights = tf.nn_ops.softmax(layers.Dense(1)(representation), axis=1)
+    weighted_representation = tf.matmul(
+        attention_weights, representation, transpose_a=True
+    )
+    weighted_representation = tf.squeeze(weighted_representation, -2)
 
     # Classify outputs.
     logits = layers.Dense(num_classes)(weighted_representation)

@@ -57,12 +57,11 @@ policy's mean on CartPole; this run's first epoch: 25.0) and a broken gradient, 
 replay would leave it there. This seed reaches 167, 143, 143 over the last three epochs
 (about 4 s of CPU on one core); numpy/ember/environment seeds 1 to 6 give 125 to 167.
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
-"silent" = a different value and no error): 1. (loud) an ember op cannot take a symbolic
-tensor of the functional API: `value = tf.squeeze(mlp(...), axis=1)`, which tf.keras wraps as
-a TFOpLambda layer (and Keras 3's keras.ops.squeeze as an operation), raises TypeError
-("wrap the computation in nn.layers.Lambda"); nn.ops.squeeze raises the same; stand-in:
-layers.Lambda(lambda t: em.squeeze(t, axis=1)). Every other upstream line runs as written,
-and every value checked agrees with what TensorFlow and Keras give.
+"silent" = a different value and no error): none open. Fixed in ember since the first
+version of this port: `value = tf.squeeze(mlp(...), axis=1)` on the functional API's
+symbolic tensor raised TypeError (GAP 1, loud; tf.keras wraps it as a TFOpLambda layer);
+it now makes a node of the graph, and upstream's line is restored. Every upstream line runs
+as written, and every value checked agrees with what TensorFlow and Keras give.
 """
 
 import hashlib
@@ -446,11 +445,8 @@ buffer = Buffer(observation_dimensions, steps_per_epoch)
 observation_input = keras.Input(shape=(observation_dimensions,), dtype=em.float32)
 logits = mlp(observation_input, list(hidden_sizes) + [num_actions], em.tanh, None)
 actor = keras.Model(inputs=observation_input, outputs=logits)
-# GAP 1: value = tf.squeeze(
-#     mlp(observation_input, list(hidden_sizes) + [1], tf.tanh, None), axis=1
-# )
-value = layers.Lambda(lambda t: em.squeeze(t, axis=1))(
-    mlp(observation_input, list(hidden_sizes) + [1], em.tanh, None)
+value = em.squeeze(
+    mlp(observation_input, list(hidden_sizes) + [1], em.tanh, None), axis=1
 )
 critic = keras.Model(inputs=observation_input, outputs=value)
 

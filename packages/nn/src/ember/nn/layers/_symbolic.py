@@ -25,9 +25,10 @@ class Node:
 def _refuse(self: SymbolicTensor, *args: Any, **kwargs: Any) -> Any:
     raise TypeError(
         f"{self!r} is a symbolic tensor of the functional API (nn.Input, or a layer called "
-        f"on one): it holds no values, so ember ops, indexing, len() and the operators "
-        f"//, % and @ cannot take it (+, -, *, /, **, <, <=, >, >=, unary - and abs() make "
-        f"Keras's operation nodes); wrap the computation in nn.layers.Lambda(...)")
+        f"on one): it holds no values, so numpy, Python's conversions (float, int, bool), "
+        f"len() and iteration cannot take it (ember's functions and ops, indexing and the "
+        f"arithmetic operators make nodes of the model's graph); wrap the computation in "
+        f"nn.layers.Lambda(...)")
 
 
 def _binary(name: str, reflected: bool = False) -> Any:
@@ -79,8 +80,31 @@ class SymbolicTensor:
         return f"<SymbolicTensor shape={self.shape} dtype={self.dtype} ({made})>"
 
     __array__ = __bool__ = __float__ = __int__ = __index__ = __iter__ = __len__ = _refuse
-    __getitem__ = __pos__ = _refuse
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __matmul__ = __rmatmul__ = _refuse
+    __pos__ = _refuse
+
+    # //, % and @ have no operation node of Keras's here: they make nodes of ember's
+    # functions (operations.OpLambda), as em.floordiv(x, y) on a symbolic tensor does
+    def __floordiv__(self, other: Any) -> Any:
+        return em.floordiv(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return em.floordiv(other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return em.mod(self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return em.mod(other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return em.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return em.matmul(other, self)
+
+    def __getitem__(self, key: Any) -> Any:
+        """``x[:, 0]``: a node of the graph (``em.getitem``), as Keras's ``GetItem``."""
+        return em.getitem(self, key)
 
     # Python's operators on symbolic tensors record Keras 3's operation nodes (``x + y``
     # is ``keras.ops.add``, an ``Add`` node of the graph): see ``operations``
@@ -100,6 +124,23 @@ class SymbolicTensor:
     __ge__ = _binary("GreaterEqual")
     __neg__ = _unary("Negative")
     __abs__ = _unary("Absolute")
+
+    @staticmethod
+    def __ember_op__(op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None) -> Any:
+        """An ember op called on this symbolic tensor (``em.squeeze(x)``): a node of the
+        graph (``operations.OpLambda``), as tf.keras's ``TFOpLambda``."""
+        from .operations import op_on_symbolic
+
+        return op_on_symbolic(op, inputs, attrs)
+
+    @staticmethod
+    def __ember_function__(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A public function of ``ember.core`` called on this symbolic tensor
+        (``em.squeeze(x)``): a node of the graph (``operations.OpLambda``), as tf.keras's
+        ``TFOpLambda``."""
+        from .operations import function_on_symbolic
+
+        return function_on_symbolic(fn, args, kwargs)
 
 
 def leaves(structure: Any) -> list[Any]:

@@ -17,6 +17,7 @@ as an unknown class is.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import ember.core as em
@@ -100,3 +101,174 @@ Square = _operation("Square", em.square, 1)
 Tanh = _operation("Tanh", em.tanh, 1)
 Sin = _operation("Sin", em.sin, 1)
 Cos = _operation("Cos", em.cos, 1)
+
+
+
+class OpLambda(_Operation):
+    """An ember function or op called on symbolic tensors of a functional model, as a node
+    of its graph (tf.keras's ``TFOpLambda``): ``em.squeeze(x, -1)``,
+    ``em.nn_ops.l2_normalize(x, axis=-1)`` or ``em.matmul(a, b)`` on symbolic tensors
+    records the call, its other arguments kept as they were given, and the model makes it
+    on each run. Core hands such calls over through ``SymbolicTensor.__ember_function__``
+    (a public function: ``function`` is its public name) and ``__ember_op__`` (an op run
+    directly: ``op`` is its registered name), ``ember.core.extend``'s seam.
+
+    Saved by that name and its arguments: a file names a function or op of ember's own
+    tables, never code. Arguments other than Python numbers, strings, dtypes and lists of
+    them (arrays, variables, slices) cannot be saved: make arrays a layer's weights.
+    """
+
+    def __init__(self, function: str | None = None, op: str | None = None,
+                 arguments: Any = None, name: str | None = None, **kwargs: Any) -> None:
+        from ember.core import extend
+
+        fn: Any
+        if function is not None and op is None:
+            fn = extend.public_function(function)
+            if fn is None:
+                raise ValueError(f"OpLambda: ember has no public function {function!r}")
+            base = function
+        elif op is not None and function is None:
+            try:
+                opdef = extend.REGISTRY[op]
+            except KeyError:
+                raise ValueError(f"OpLambda: no ember op named {op!r}") from None
+            fn, base = functools.partial(_run_op, opdef), op
+        else:
+            raise ValueError(f"OpLambda: give function= or op=, got function={function!r}, "
+                             f"op={op!r}")
+        self._fn = fn
+        self._function, self._opname = function, op
+        self._arguments: tuple[list[Any], dict[str, Any]]
+        super().__init__(name=name or _unique_name(base), **kwargs)
+        # (args, kwargs) with _Input(i) where the call's i-th symbolic tensor goes; a
+        # variable among them is read on each call, not made this layer's weight
+        object.__setattr__(self, "_arguments", ([], {}) if arguments is None else arguments)
+
+    def call(self, *inputs: Any) -> Any:
+        xs = inputs[0] if len(inputs) == 1 and isinstance(inputs[0], list) else list(inputs)
+        args, kwargs = _fill(self._arguments, xs)
+        return self._fn(*args, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        where = f"OpLambda {self.name!r} ({self._function or self._opname!r})"
+        args, kwargs = self._arguments
+        return {"name": self.name, "function": self._function, "op": self._opname,
+                "arguments": {"args": _to_config(where, list(args)),
+                              "kwargs": {k: _to_config(where, v) for k, v in kwargs.items()}}}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> OpLambda:
+        config = dict(config)
+        arguments = config.pop("arguments", None)
+        if arguments is not None:
+            if not (type(arguments) is dict and set(arguments) == {"args", "kwargs"} and
+                    type(arguments["args"]) is list and type(arguments["kwargs"]) is dict):
+                raise ValueError(f"OpLambda: arguments must be {{'args': [...], 'kwargs': "
+                                 f"{{...}}}}, got {arguments!r:.200}")
+            arguments = (_from_config(arguments["args"]),
+                         {str(k): _from_config(v) for k, v in arguments["kwargs"].items()})
+        return cls(arguments=arguments, **config)
+
+
+class _Input:
+    """Where a call's i-th symbolic tensor goes among its arguments."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _run_op(op: Any, *inputs: Any, attrs: Any = None) -> Any:
+    from ember.core import extend
+
+    return extend.run_op(op, inputs, attrs)
+
+
+def _unique_name(base: str) -> str:
+    from .base import _unique_name
+
+    return _unique_name(base.replace(".", "_"))
+
+
+def _template(x: Any, found: list[Any]) -> Any:
+    """``x`` with each symbolic tensor replaced by an ``_Input`` (appended to ``found``)."""
+    if isinstance(x, _symbolic.SymbolicTensor):
+        found.append(x)
+        return _Input(len(found) - 1)
+    if type(x) in (list, tuple):
+        return type(x)(_template(v, found) for v in x)
+    if type(x) is dict:
+        return {k: _template(v, found) for k, v in x.items()}
+    return x
+
+
+def _fill(x: Any, inputs: list[Any]) -> Any:
+    if type(x) is _Input:
+        return inputs[x.index]
+    if type(x) in (list, tuple):
+        return type(x)(_fill(v, inputs) for v in x)
+    if type(x) is dict:
+        return {k: _fill(v, inputs) for k, v in x.items()}
+    return x
+
+
+def _to_config(where: str, x: Any) -> Any:
+    """An argument as JSON: tuples as {"tuple": [...]}, dtypes as {"dtype": name}, inputs
+    as {"input": i}; anything else but numbers, strings and None is refused."""
+    import numpy as np
+
+    if x is None or type(x) in (bool, int, float, str):
+        return x
+    if type(x) is _Input:
+        return {"input": x.index}
+    if isinstance(x, (np.integer, np.floating, np.bool_)):
+        return x.item()
+    if type(x) is list:
+        return [_to_config(where, v) for v in x]
+    if type(x) is tuple:
+        return {"tuple": [_to_config(where, v) for v in x]}
+    if type(x) is dict and all(type(k) is str for k in x):
+        return {"dict": {k: _to_config(where, v) for k, v in x.items()}}
+    if isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, np.generic)):
+        return {"dtype": np.dtype(x).name}
+    shape = getattr(x, "shape", None)
+    what = type(x).__name__ if shape is None else f"{type(x).__name__} of shape {tuple(shape)}"
+    raise ValueError(f"{where}: its argument, a {what}, cannot be saved: only numbers, "
+                     f"strings, dtypes and lists of them can; make an array a layer's weight")
+
+
+def _from_config(x: Any) -> Any:
+    if x is None or type(x) in (bool, int, float, str):
+        return x
+    if type(x) is list:
+        return [_from_config(v) for v in x]
+    if type(x) is dict and len(x) == 1:
+        (kind, v), = x.items()
+        if kind == "input" and type(v) is int and v >= 0:
+            return _Input(v)
+        if kind == "tuple" and type(v) is list:
+            return tuple(_from_config(e) for e in v)
+        if kind == "dict" and type(v) is dict:
+            return {k: _from_config(e) for k, e in v.items()}
+        if kind == "dtype" and type(v) is str:
+            return em.as_dtype(v)
+    raise ValueError(f"OpLambda: an argument must be a number, string, list or one of "
+                     f"{{'input'|'tuple'|'dict'|'dtype': ...}}, got {x!r:.200}")
+
+
+def function_on_symbolic(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A public function called on symbolic tensors: an ``OpLambda`` node
+    (``SymbolicTensor.__ember_function__``)."""
+    found: list[Any] = []
+    arguments = (_template(list(args), found), _template(dict(kwargs), found))
+    return OpLambda(function=fn.__ember_public__, arguments=arguments)(found)
+
+
+def op_on_symbolic(op: Any, inputs: tuple[Any, ...], attrs: dict[str, Any] | None) -> Any:
+    """An op run on symbolic tensors: an ``OpLambda`` node (``SymbolicTensor.__ember_op__``)."""
+    found: list[Any] = []
+    arguments = (_template(list(inputs), found),
+                 {} if attrs is None else {"attrs": dict(attrs)})
+    return OpLambda(op=op.name, arguments=arguments)(found)

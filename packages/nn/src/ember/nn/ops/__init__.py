@@ -21,7 +21,10 @@ Examples:
     [[0, 1], [2, 3, 4], [5]]
 """
 
+import sys as _sys
 from typing import Any
+
+from ember.core import extend as _extend
 
 from . import image
 from ._core import (
@@ -283,6 +286,14 @@ __all__ = [
     "tril", "triu", "true_divide", "trunc", "unstack", "var", "vdot", "vectorized_map",
     "vstack", "where", "while_loop", "zeros", "zeros_like",
 ]
+
+# keras.ops on a functional model's symbolic tensors make nodes of its graph, as Keras 3's
+# (through ember.core's hand-over seam: see nn.layers.operations.OpLambda)
+_extend.hand_over_calls(_sys.modules[__name__], "nn.ops.", [
+    n for n in __all__ if n not in {
+        "image", "convert_to_numpy", "convert_to_tensor", "is_tensor", "dtype", "shape",
+        "ndim", "cond", "while_loop", "fori_loop", "scan", "map", "vectorized_map",
+        "custom_gradient"}])
 
 # Every public name of keras 3.15's ``keras.ops`` (keras/src/ops/{numpy,nn,core,math,
 # image,linalg}.py through keras/ops/__init__.py): those ember lacks are answered by
