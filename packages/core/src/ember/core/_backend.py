@@ -8,12 +8,12 @@ here. ``_cupy_backend`` is the only module that imports cupy, and only on first 
 from __future__ import annotations
 
 import contextlib
-import math
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from . import _erf
 from ._errors import DTypeError
 
 # dtypes a cupy GPU cannot hold: ember raises a clear error naming the op and the dtype
@@ -88,6 +88,6 @@ def _np_erf(x: np.ndarray) -> np.ndarray:
         try:
             from scipy.special import erf  # scipy is optional: faster when present
         except ImportError:
-            erf = np.frompyfunc(math.erf, 1, 1)
+            erf = _erf.erf  # numpy has none: Cephes' rational approximations, vectorised
         _ERF.append(erf)
     return np.asarray(_ERF[0](x), dtype=x.dtype)
