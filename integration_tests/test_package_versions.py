@@ -26,10 +26,29 @@ def test_all_distributions_and_pins_share_one_version():
 @pytest.fixture
 def tree(tmp_path):
     for f in bump_version.pyprojects():
-        dest = tmp_path / f.relative_to(ROOT)
-        dest.parent.mkdir(parents=True)
-        shutil.copy(f, dest)
+        for g in (f, bump_version.version_module(f)):
+            if g is not None:
+                dest = tmp_path / g.relative_to(ROOT)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(g, dest)
     return tmp_path
+
+
+def test_each_package_states_its_version_as_tf_and_keras_do():
+    import importlib
+
+    versions = bump_version.read_versions()
+    expected = versions["packages/core/pyproject.toml"][0][1]
+    for name in ("core", "tape", "nn", "checkpoint", "summary", "data", "graph", "distribute"):
+        assert ("__version__", expected) in versions[f"packages/{name}/pyproject.toml"]
+        assert importlib.import_module(f"ember.{name}").__version__ == expected
+
+
+def test_a_stale_version_literal_is_named(tree):
+    module = tree / "packages" / "nn" / "src" / "ember" / "nn" / "_version.py"
+    module.write_text(module.read_text().replace('__version__ = "', '__version__ = "9.'))
+    bad = bump_version.disagreements(tree)
+    assert len(bad) == 1 and bad[0].startswith("packages/nn/pyproject.toml: __version__ is 9.")
 
 
 def test_a_disagreeing_pin_is_named(tree):
@@ -44,7 +63,9 @@ def test_a_disagreeing_pin_is_named(tree):
 
 def test_bump_sets_every_version_and_pin(tree):
     changed = bump_version.bump("1.2.0rc1", tree)
-    assert len(changed) == len(bump_version.pyprojects(tree))
+    modules = [m for f in bump_version.pyprojects(tree)
+               if (m := bump_version.version_module(f)) is not None]
+    assert len(modules) == 8 and len(changed) == len(bump_version.pyprojects(tree)) + 8
     versions = bump_version.read_versions(tree)
     assert {v for rows in versions.values() for _, v in rows} == {"1.2.0rc1"}
     all_text = (tree / "packages" / "all" / "pyproject.toml").read_text()

@@ -1,7 +1,10 @@
 """One version for every ember distribution: read it, check it, or bump it everywhere.
 
-Each distribution (``packages/*/pyproject.toml``) states its version, and the ones that
-depend on siblings pin them exactly (``ember-core==0.1.0``). All of them move together:
+Each distribution (``packages/*/pyproject.toml``) states its version, its code states it
+again as ``ember.<name>.__version__`` (``src/ember/<name>/_version.py``, a literal: a
+lookup of the installed metadata would need a module ``__getattr__``, which slows every
+attribute of the package), and the ones that depend on siblings pin them exactly
+(``ember-core==0.1.0``). All of them move together:
 
     python tools/bump_version.py            # print the version; fail if any disagree
     python tools/bump_version.py 0.2.0      # set it in every pyproject and every pin
@@ -25,6 +28,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _VERSION_LINE = re.compile(r'^version = "([^"]+)"$', re.M)
+_DUNDER_VERSION = re.compile(r'^__version__ = "([^"]+)"$', re.M)
 _PIN = re.compile(r'"(ember-[a-z]+)(\[[a-z0-9,]+\])?==([^"]+)"')
 # PEP 440 public versions: 1.2.3, 1.2.3rc1, 1.2.3.post1, 1.2.3.dev0, ...
 _PEP440 = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?$")
@@ -35,8 +39,16 @@ def pyprojects(root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     return sorted((root / "packages").glob("*/pyproject.toml"))
 
 
+def version_module(pyproject: pathlib.Path) -> pathlib.Path | None:
+    """The distribution's ``src/ember/<name>/_version.py`` (its ``__version__``), or None
+    (ember-all has no code)."""
+    f = pyproject.parent / "src" / "ember" / pyproject.parent.name / "_version.py"
+    return f if f.exists() else None
+
+
 def read_versions(root: pathlib.Path = ROOT) -> dict[str, list[tuple[str, str]]]:
-    """For each pyproject (relative path): ``[("version", v), ("ember-x", pinned v), ...]``."""
+    """For each pyproject (relative path): ``[("version", v), ("ember-x", pinned v), ...,
+    ("__version__", v of its _version.py)]``."""
     out: dict[str, list[tuple[str, str]]] = {}
     for f in pyprojects(root):
         text = f.read_text()
@@ -44,6 +56,13 @@ def read_versions(root: pathlib.Path = ROOT) -> dict[str, list[tuple[str, str]]]
         if len(found) != 1:
             raise ValueError(f"{f}: expected one 'version = \"...\"' line, found {len(found)}")
         rows = [("version", found[0])] + [(m.group(1), m.group(3)) for m in _PIN.finditer(text)]
+        module = version_module(f)
+        if module is not None:
+            literal = _DUNDER_VERSION.findall(module.read_text())
+            if len(literal) != 1:
+                raise ValueError(f"{module}: expected one '__version__ = \"...\"' line, "
+                                 f"found {len(literal)}")
+            rows.append(("__version__", literal[0]))
         out[f.relative_to(root).as_posix()] = rows
     return out
 
@@ -87,8 +106,14 @@ def bump(new: str, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
         updated = _PIN.sub(lambda m: f'"{m.group(1)}{m.group(2) or ""}=={new}"', updated)
         if updated != text:
             changes.append((f, updated))
+        module = version_module(f)
+        if module is not None:
+            text = module.read_text()
+            updated = _DUNDER_VERSION.sub(f'__version__ = "{new}"', text)
+            if updated != text:
+                changes.append((module, updated))
     for f, updated in changes:
-        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=".pyproject.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=f".{f.stem}.", suffix=".tmp")
         with os.fdopen(fd, "w") as out:
             out.write(updated)
         os.replace(tmp, f)
@@ -111,7 +136,8 @@ def tag(root: pathlib.Path = ROOT) -> str:
     if bad:
         raise ValueError("tag: versions disagree:\n" + "\n".join(bad))
     version = next(iter(read_versions(root).values()))[0][1]
-    for f in pyprojects(root):
+    files = [g for f in pyprojects(root) for g in (f, version_module(f)) if g is not None]
+    for f in files:
         rel = f.relative_to(root).as_posix()
         at_head = _git(root, "show", f"HEAD:{rel}")
         if at_head.returncode or at_head.stdout != f.read_text():

@@ -53,7 +53,6 @@ array-like with __array__ other than numpy arrays and tensors (a pandas DataFram
 iterable of batches (GAP 3; Keras takes it as an array). Upstream's lines are restored.
 """
 
-import importlib.metadata
 import os
 import pathlib
 import tempfile
@@ -272,7 +271,7 @@ np.set_printoptions(precision=3, suppress=True)
 
 layers = nn.layers
 
-print(importlib.metadata.version('ember-nn'))  # print(tf.__version__)
+print(em.__version__)
 
 # The Auto MPG dataset
 # Get the data

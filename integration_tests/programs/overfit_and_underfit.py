@@ -57,7 +57,6 @@ upstream's line is restored.
 """
 
 import gzip
-import importlib.metadata
 import os
 import pathlib
 import shutil
@@ -81,7 +80,7 @@ workdir = tempfile.TemporaryDirectory()
 layers = nn.layers
 regularizers = nn.regularizers
 
-print(importlib.metadata.version("ember-nn"))  # print(tf.__version__)
+print(em.__version__)
 # !pip install git+https://github.com/tensorflow/docs; import tensorflow_docs ...; from IPython
 # import display; from matplotlib import pyplot as plt  (left out: EpochDots is below, no plots)
 

@@ -15,7 +15,7 @@ concatenate, Dense, Dropout), tf.keras.losses.BinaryCrossentropy ->
 nn.losses.BinaryCrossentropy, tf.keras.utils.get_file -> nn.utils.get_file,
 tf.keras.models.load_model -> nn.models.load_model, tf.data.Dataset -> data.Dataset,
 tf.newaxis -> em.newaxis, tf.convert_to_tensor -> em.convert_to_tensor, tf.nn.sigmoid ->
-em.nn_ops.sigmoid, tf.__version__ -> the installed ember-nn's version), except where a GAP
+em.nn_ops.sigmoid, tf.__version__ -> em.__version__), except where a GAP
 says otherwise. The plot (tf.keras.utils.plot_model; ember has none) is left out.
 petfinder-mini.zip cannot be downloaded here: this program writes a GENERATED one where
 get_file(cache_dir='.') finds it (./datasets/petfinder_mini.zip, holding
@@ -80,7 +80,6 @@ on the int64 Age Input works inside the model, as upstream has it.)
 """
 
 import csv
-import importlib.metadata
 import io
 import os
 import pathlib
@@ -258,7 +257,7 @@ pd = types.SimpleNamespace(read_csv=read_csv, DataFrame=DataFrame)
 
 # ---------------------------------------------------------------------------------------
 # Import TensorFlow and other libraries
-print(importlib.metadata.version('ember-nn'))  # tf.__version__
+print(em.__version__)
 
 # Load the dataset and read it into a pandas DataFrame
 dataset_url = 'http://storage.googleapis.com/download.tensorflow.org/data/petfinder-mini.zip'

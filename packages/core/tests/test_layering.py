@@ -23,7 +23,7 @@ CORE = pathlib.Path(em.__file__).parent
 # modules listed before it.
 LAYERS: list[tuple[str, list[str]]] = [
     ("dtypes, devices, backends, array conversion", [
-        "_errors", "_dtypes", "_erf", "_backend", "_cublaslt_direct", "_nvmath_products",
+        "_version", "_errors", "_dtypes", "_erf", "_backend", "_cublaslt_direct", "_nvmath_products",
         "_cupy_backend", "_device", "_convert", "_promote", "_philox", "_philox_cuda",
         "_threads", "recording", "_config", "_device_errors",
         "_ops",  # the package's __init__: a namespace that imports nothing (checked below)

@@ -66,6 +66,7 @@ from ._index import latest_checkpoint
 from ._inspect import list_variables, load_variable
 from ._manager import CheckpointManager
 from ._status import RestoreStatus
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 
 __all__ = [
     "Checkpoint",

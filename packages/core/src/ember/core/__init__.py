@@ -189,6 +189,7 @@ from ._tensor import Tensor
 from ._tensor_array import TensorArray
 from ._threads import set_num_threads
 from ._variable import Variable
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 from .nn_ops import l2_normalize  # tf.math.l2_normalize (also tf.nn's: nn_ops)
 
 bool = bool_

@@ -21,6 +21,7 @@ from ._readers.tfrecord import TFRecordDataset, TFRecordWriter
 from ._seed import adopt_core_seed as _adopt_core_seed
 from ._seed import get_global_seed, set_seed
 from ._structure import TensorSpec
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 
 __all__ = [
     "AUTOTUNE",

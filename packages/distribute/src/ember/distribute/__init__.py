@@ -17,6 +17,7 @@ from ._collectives import allgather, allreduce, broadcast
 from ._data import even_batches
 from ._errors import CommunicationTimeout, DistributeError, RankMismatchError
 from ._optimizer import DistributedGradientTape, DistributedOptimizer
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 from ._world import barrier, init, is_chief, local_rank, local_size, rank, shutdown, size
 
 __all__ = [

@@ -40,6 +40,7 @@ from typing import Any
 
 from ._function import Function, functions_run_eagerly, run_functions_eagerly
 from ._spec import SignatureMismatchError, TensorSpec, flat_specs
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 
 __all__ = ["Function", "SignatureMismatchError", "TensorSpec", "function",
            "functions_run_eagerly", "run_functions_eagerly"]

@@ -27,6 +27,7 @@ from . import (
     saving,
     utils,
 )
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 from .global_step import get_global_step, get_or_create_global_step, reset_global_step
 from .layers import Input, Layer
 from .model import Functional, Model, Sequential

@@ -25,6 +25,7 @@ from ._policy import (
 from ._reader import read_events
 from ._record import RecordError
 from ._step import default_step, get_step, set_default_step_source, set_step
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 from ._weights import weight_histograms
 from ._writer import NoopWriter, SummaryWriter, SummaryWriterError, create_file_writer, flush
 

@@ -22,6 +22,7 @@ from ._functions import (
 )
 from ._rules import RULES, register_gradient
 from ._tape import GradientTape, no_auto_watch
+from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 
 __all__ = [
     "RULES",

@@ -1,0 +1,4 @@
+"""ember-summary's version (``ember.summary.__version__``), kept in step with its pyproject.toml by
+``tools/bump_version.py``."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,4 @@
+"""ember-tape's version (``ember.tape.__version__``), kept in step with its pyproject.toml by
+``tools/bump_version.py``."""
+
+__version__ = "0.1.0"
