@@ -115,10 +115,32 @@ class _Conv(Layer):
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={axis: c})
 
     def call(self, inputs: Any) -> Any:
-        return convolve_then_activate(self, inputs)
+        op = type(self).convolution_op
+        if op is _Conv.convolution_op or op is _NO_CONVOLUTION_OP:
+            return convolve_then_activate(self, inputs)
+        # a subclass's convolution_op replaces the convolution (Keras's Conv.call)
+        y = self.convolution_op(inputs, self.kernel)
+        if self.use_bias:
+            shape = ((1,) * (self.rank + 1) + (self.filters,)
+                     if self.data_format == "channels_last"
+                     else (1, self.filters) + (1,) * self.rank)
+            y = em.add(y, em.reshape(self.bias.value(), shape))
+        return self.activation(y)
 
-    def _convolve(self, x: Any) -> Any:
-        """The convolution of channels-last ``x`` (no bias, no activation)."""
+    def convolution_op(self, inputs: Any, kernel: Any) -> Any:
+        """Keras's seam: the convolution of ``inputs`` (in the layer's ``data_format``)
+        with ``kernel`` (a variable or tensor of the kernel's shape), without the bias and
+        the activation. A subclass that overrides it changes the layer's convolution (the
+        layer adds the bias and applies the activation to what it returns), as keras-io's
+        weight-standardized convolution does; ``super().convolution_op(inputs, k)``
+        convolves with another kernel."""
+        first = self.data_format == "channels_first"
+        y = self._convolve(to_channels_last(inputs) if first else inputs, kernel)
+        return to_channels_first(y) if first else y
+
+    def _convolve(self, x: Any, kernel: Any = None) -> Any:
+        """The convolution of channels-last ``x`` with ``kernel`` (None: the layer's), no
+        bias, no activation."""
         raise NotImplementedError
 
     def get_config(self) -> dict[str, Any]:
@@ -154,9 +176,10 @@ class Conv2D(_Conv):
         (2, 4, 6, 6)
     """
 
-    def _convolve(self, x: Any) -> Any:
-        return em.nn_ops.conv2d(x, self.kernel.value(), strides=self.strides,
-                                padding=self.padding, dilations=self.dilation_rate)
+    def _convolve(self, x: Any, kernel: Any = None) -> Any:
+        return em.nn_ops.conv2d(x, self.kernel.value() if kernel is None else kernel,
+                                strides=self.strides, padding=self.padding,
+                                dilations=self.dilation_rate)
 
 
 class Conv1D(_Conv):
@@ -175,19 +198,29 @@ class Conv1D(_Conv):
 
     rank = 1
 
-    def _convolve(self, x: Any) -> Any:
+    def _convolve(self, x: Any, kernel: Any = None) -> Any:
         padding, d = self.padding, self.dilation_rate[0]
         if padding == "CAUSAL":
             x = em.pad(x, [[0, 0], [(self.kernel_size[0] - 1) * d, 0], [0, 0]])
             padding = "VALID"
-        return em.nn_ops.conv1d(x, self.kernel.value(), stride=self.strides[0],
-                                padding=padding, dilations=d)
+        return em.nn_ops.conv1d(x, self.kernel.value() if kernel is None else kernel,
+                                stride=self.strides[0], padding=padding, dilations=d)
+
+
+def _no_convolution_op(self: Any) -> Any:
+    raise AttributeError(f"{type(self).__name__} has no convolution_op (Keras's transposed "
+                         f"convolutions have none)")
+
+
+_NO_CONVOLUTION_OP = property(_no_convolution_op)
 
 
 class _ConvTranspose(_Conv):
     """What Conv1DTranspose and Conv2DTranspose share: Keras 3's arguments, in its order,
     and its output sizes (see :class:`Conv2DTranspose`). The 1-D layer is the 2-D
     computation on a height of 1."""
+
+    convolution_op = _NO_CONVOLUTION_OP  # type: ignore[assignment]
 
     def __init__(self, filters: int, kernel_size: Any, strides: Any = 1,
                  padding: str = "valid", output_padding: Any = None,
