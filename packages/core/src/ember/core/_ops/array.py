@@ -444,9 +444,22 @@ def index_update(tensor: Any, key: Any, updates: Any) -> Any:
 
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:
     """The block starting at ``begin`` of extent ``size`` (-1: to the end)."""
+    x = _args.tensor(input_)
     b = _args.shape("slice", begin)
     s = _args.shape("slice", size)
-    return getitem(input_, tuple(_slice(i, None if n == -1 else i + n) for i, n in zip(b, s)))
+    dims = x.shape
+    if len(b) != len(dims) or len(s) != len(dims):
+        raise InvalidArgumentError(
+            f"slice: begin and size need one entry per axis of the input, shape {dims}; got "
+            f"begin={list(b)}, size={list(s)}")
+    for axis, (i, n, d) in enumerate(zip(b, s, dims)):
+        if not 0 <= i <= d:  # (TensorFlow's checks: no clipping, no negative begin)
+            raise InvalidArgumentError(f"slice: begin[{axis}] must be in [0, {d}] for the "
+                                       f"input's shape {dims}, got {i}")
+        if n != -1 and not 0 <= n <= d - i:
+            raise InvalidArgumentError(f"slice: size[{axis}] must be -1 or in [0, {d - i}] "
+                                       f"(begin {i} of a size-{d} axis), got {n}")
+    return getitem(x, tuple(_slice(i, None if n == -1 else i + n) for i, n in zip(b, s)))
 
 
 def _index_tensor(x: Tensor, indices: Any, op: str) -> Tensor:
@@ -484,11 +497,33 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
         raise InvalidArgumentError("gather_nd: batch_dims > 0 is not supported yet")
     x = _args.tensor(params)
     idx = _index_tensor(x, indices, "gather_nd")
+    if idx.ndim == 0:
+        raise InvalidArgumentError("gather_nd: indices must have at least one axis (the last "
+                                   "is the depth of each index)")
     if idx.shape[-1] > x.ndim:
         raise InvalidArgumentError(f"gather_nd: index depth {idx.shape[-1]} exceeds the rank "
                                    f"of params {x.shape}")
+    if idx.shape[-1] == 0:  # an empty index picks all of params, once per index row
+        lead = tuple(idx.shape[:-1])
+        return broadcast_to(reshape(x, (1,) * len(lead) + x.shape), lead + x.shape)
     key = (KeyInput(0, "columns", "gather_nd", host=host_indices(indices)),)
     return execute(_getitem_op, (x, idx), {"key": key, "basic": False})
+
+
+def _check_nd_updates(op: str, shape: tuple[int, ...], idx: Tensor, updates: Any) -> None:
+    """``updates`` must have TensorFlow's shape, ``indices.shape[:-1] + shape[depth:]``:
+    no broadcasting (``[5]`` for two indices was spread over both, silently)."""
+    depth = idx.shape[-1] if idx.ndim else 0
+    want = tuple(idx.shape[:-1]) + tuple(shape[depth:])
+    got = tuple(np.shape(updates)) if not hasattr(updates, "shape") else tuple(updates.shape)
+    if idx.ndim == 0 or depth > len(shape):
+        raise InvalidArgumentError(f"{op}: indices of shape {tuple(idx.shape)} cannot index "
+                                   f"a tensor of shape {shape} (the last axis of indices "
+                                   f"is the depth, at most the rank)")
+    if got != want:
+        raise InvalidArgumentError(
+            f"{op}: updates must have shape indices.shape[:-1] + shape[{depth}:] = {want} "
+            f"(indices {tuple(idx.shape)}, shape {shape}), got {got}")
 
 
 def _nd_key(op: str, indices: Any) -> dict[str, Any]:
@@ -505,15 +540,27 @@ def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
     """
     x = _args.tensor(tensor)
     op = "tensor_scatter_nd_update"
-    return execute(_index_update_op, (x, updates, _index_tensor(x, indices, op)),
-                   _nd_key(op, indices))
+    idx = _index_tensor(x, indices, op)
+    _check_nd_updates(op, x.shape, idx, updates)
+    return execute(_index_update_op, (x, updates, idx), _nd_key(op, indices))
 
 
 def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
     """A copy of ``tensor`` with ``updates`` added at ``indices`` (duplicates add)."""
     x = _args.tensor(tensor)
     op = "tensor_scatter_nd_add"
-    return execute(_index_add_op, (x, updates, _index_tensor(x, indices, op)),
+    idx = _index_tensor(x, indices, op)
+    _check_nd_updates(op, x.shape, idx, updates)
+    return execute(_index_add_op, (x, updates, idx), _nd_key(op, indices))
+
+
+def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+    """A copy of ``tensor`` with ``updates`` subtracted at ``indices`` (duplicates add up)."""
+    x = _args.tensor(tensor)
+    op = "tensor_scatter_nd_sub"
+    idx = _index_tensor(x, indices, op)
+    _check_nd_updates(op, x.shape, idx, updates)
+    return execute(_index_add_op, (x, m.negative(_args.tensor(updates)), idx),
                    _nd_key(op, indices))
 
 

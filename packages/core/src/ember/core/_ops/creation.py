@@ -13,7 +13,8 @@ from .._device import Device, get_device
 from .._registry import execute, register
 from .._tensor import Tensor, as_tensor, is_variable, wrap
 from . import _args
-from .array import _index_add_op, _index_tensor, _nd_key, broadcast_to, copy_to_device, reshape
+from .array import (_check_nd_updates, _index_add_op, _index_tensor, _nd_key, broadcast_to,
+                    copy_to_device, reshape)
 
 F = "creation"
 _F32 = _dtypes.float32
@@ -152,5 +153,6 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates add)."""
     u = _args.tensor(updates)
     z = zeros(_args.shape("scatter_nd", shape), dtype=u.dtype)
-    return execute(_index_add_op, (z, u, _index_tensor(z, indices, "scatter_nd")),
-                   _nd_key("scatter_nd", indices))
+    idx = _index_tensor(z, indices, "scatter_nd")
+    _check_nd_updates("scatter_nd", z.shape, idx, u)
+    return execute(_index_add_op, (z, u, idx), _nd_key("scatter_nd", indices))

@@ -226,9 +226,12 @@ def _indexing() -> list[OpSpec]:
             case("batch", args(arr(2, 4, 3), np.array([[3, 0], [1, 1]])), axis=1, batch_dims=1),
             case("empty", args(arr(5, 3), _i())),
         ), _NF + (F64,), True, (0,)),
-        OpSpec("gather_nd", a.gather_nd, lambda p, i: p[_nd(i)], (
+        OpSpec("gather_nd", a.gather_nd, lambda p, i: p[_nd(i)] if i.shape[-1] else
+               np.broadcast_to(p, i.shape[:-1] + p.shape), (
             case("elements", args(arr(3, 4), np.array([[0, 1], [2, 3], [0, 1]]))),
             case("rows", args(arr(3, 4), np.array([[1], [0]]))),
+            case("depth 0: all of params per index row",
+                 args(arr(3, 2), np.zeros((2, 0), np.int64))),
         ), _NF + (F64,), True, (0,)),
         OpSpec("scatter_nd", c.scatter_nd,
                lambda i, u, shp: _add_at(np.zeros(shp, u.dtype), _nd(i), u), (
@@ -243,6 +246,11 @@ def _indexing() -> list[OpSpec]:
         OpSpec("tensor_scatter_nd_add", a.tensor_scatter_nd_add,
                lambda x, i, u: _add_at(x, _nd(i), u), (
                    case("duplicates", args(arr(4, 3), np.array([[1], [3], [1]]), arr(3, 3))),
+               ), NUMERIC, True, (0, 2)),
+        OpSpec("tensor_scatter_nd_sub", a.tensor_scatter_nd_sub,
+               lambda x, i, u: _add_at(x, _nd(i), -u), (
+                   case("duplicates", args(arr(4, 3), np.array([[1], [3], [1]]), arr(3, 3))),
+                   case("elements", args(arr(4, 3), np.array([[0, 2], [3, 1]]), arr(2))),
                ), NUMERIC, True, (0, 2)),
         OpSpec("boolean_mask", a.boolean_mask,
                lambda x, mk, axis=0: x[(s(None),) * axis + (mk,)], (
