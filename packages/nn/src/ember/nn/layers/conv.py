@@ -309,8 +309,9 @@ class Conv2DTranspose(_ConvTranspose):
                          bias_initializer, kernel_regularizer, bias_regularizer,
                          activity_regularizer, kernel_constraint, bias_constraint, **kwargs)
 
-    def _convolve(self, x: Any) -> Any:
-        return self._transpose2d(x, self.kernel.value(), self.strides, self.dilation_rate,
+    def _convolve(self, x: Any, kernel: Any = None) -> Any:
+        return self._transpose2d(x, self.kernel.value() if kernel is None else kernel,
+                                 self.strides, self.dilation_rate,
                                  self.output_padding or (None, None))
 
 
@@ -329,8 +330,8 @@ class Conv1DTranspose(_ConvTranspose):
 
     rank = 1
 
-    def _convolve(self, x: Any) -> Any:
-        kernel = em.expand_dims(self.kernel.value(), 0)  # (1, K, filters, C_in)
+    def _convolve(self, x: Any, kernel: Any = None) -> Any:
+        kernel = em.expand_dims(self.kernel.value() if kernel is None else kernel, 0)
         pad = (self.output_padding or (None,))[0]
         y = self._transpose2d(em.expand_dims(x, 1), kernel, (1, self.strides[0]),
                               (1, self.dilation_rate[0]), (None if pad is None else 0, pad))
