@@ -75,3 +75,58 @@ def test_a_random_layer_in_a_prefetched_map_repeats_under_set_seed():
         return np.stack(out)
 
     np.testing.assert_array_equal(epoch_losses(), epoch_losses())
+
+
+# --- timeseries_dataset_from_array: Keras 3's windows -------------------------------------
+def test_timeseries_windows_and_targets_as_keras_docstring_example():
+    # Keras's example: data [0..99], sequence_length=10, sampling_rate=2, targets
+    # data[10:]: the first window is [0, 2, ..., 18] and its target 10
+    series = np.arange(100)
+    ds = nn.utils.timeseries_dataset_from_array(series[:-10], series[10:], sequence_length=10,
+                                                sampling_rate=2, batch_size=64)
+    batches = list(ds)
+    x0, y0 = batches[0]
+    assert_array_equal(x0[0], np.arange(0, 20, 2))
+    assert int(y0[0]) == 10
+    # windows fit in the 90 rows: start <= 90 - 1 - 18 = 71, one per start, as Keras
+    xs = np.concatenate([b[0] for b in batches])
+    ys = np.concatenate([b[1] for b in batches])
+    assert xs.shape == (72, 10) and [len(b[0]) for b in batches] == [64, 8]
+    assert_array_equal(xs[:, 0], np.arange(72))
+    assert_array_equal(ys, np.arange(10, 82))
+    assert xs.dtype == series.dtype  # the data's dtype, as Keras
+
+
+def test_timeseries_strides_indices_and_no_targets():
+    series = np.arange(30, dtype=np.float32).reshape(15, 2)
+    ds = nn.utils.timeseries_dataset_from_array(series, None, sequence_length=3,
+                                                sequence_stride=4, start_index=2,
+                                                end_index=14, batch_size=None)
+    got = list(ds)
+    assert [w.shape for w in got] == [(3, 2)] * 3
+    assert [int(w[0, 0]) for w in got] == [4, 12, 20]  # rows 2, 6, 10 (the next, 14, ends at 16)
+
+
+def test_timeseries_shuffle_is_keras_s_seeded_order_and_repeats():
+    series = np.arange(50)
+    make = lambda: nn.utils.timeseries_dataset_from_array(  # noqa: E731
+        series, series, sequence_length=5, batch_size=8, shuffle=True, seed=7)
+    a = np.concatenate([b[1] for b in make()])
+    assert sorted(a) == list(range(46)) and not np.array_equal(a, np.arange(46))
+    assert_array_equal(a, np.concatenate([b[1] for b in make()]))  # same seed, same order
+    ds = make()
+    first, second = [np.concatenate([b[1] for b in ds]) for _ in range(2)]
+    assert sorted(first) == sorted(second) and not np.array_equal(first, second)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"sequence_length": 0}, "sequence_length must be a whole number >= 1"),
+    ({"sampling_rate": 20}, "sampling_rate must be below the number of rows"),
+    ({"start_index": 20}, "start_index must be below"),
+    ({"end_index": 1, "start_index": 3}, r"end_index must be in \(3, 20\)"),
+    ({"batch_size": 0}, "batch_size must be a whole number >= 1"),
+])
+def test_timeseries_arguments_out_of_range_are_named(kwargs, match):
+    args = {"sequence_length": 3, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        nn.utils.timeseries_dataset_from_array(np.arange(20), None, **args)

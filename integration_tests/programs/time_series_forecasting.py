@@ -55,9 +55,7 @@ models and the FeedBack model below 0.9 of the Last baseline's (0.51; they reach
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
 "silent" = a different value and no error): 1. (no network here) the CSV is generated
 where get_file would put it (nn.utils.get_file was missing when this port was written; it
-exists now). 2. no nn.utils.timeseries_dataset_from_array (AttributeError): a numpy
-stand-in with Keras's steps (start positions shuffled once with
-np.random.RandomState(seed), then a shuffle buffer of batch_size * 8, then batch). 3. (by
+exists now). 3. (by
 design: ember.data's elements are numpy arrays) a window split inside a dataset's map has
 no set_shape: a shape assertion stands in. 4. no em.signal (tf.signal.rfft:
 AttributeError): np.fft.rfft. 6. no em.initializers (tf.initializers, Keras's initializers
@@ -66,8 +64,9 @@ MeanAbsoluteError] where Keras 3's is [Mean, CompileMetrics], so upstream's
 `lstm_model.metrics[1].metrics` raises AttributeError: model.metrics[1:] stands in.
 Fixed in ember since the first version of this port: (GAP 7, silent) the element_spec of a
 mapped dataset was the spec of its first element, so a batch axis read 32 where TF's reads
-None (the last batch is smaller); em.newaxis was missing (GAP 5). Upstream's lines and
-TF's element_spec are restored.
+None (the last batch is smaller); em.newaxis was missing (GAP 5); no
+nn.utils.timeseries_dataset_from_array (GAP 2, AttributeError; a numpy stand-in with
+Keras's steps stood in). Upstream's lines and TF's element_spec are restored.
 """
 
 import csv
@@ -79,7 +78,6 @@ import types
 import numpy as np
 
 import ember.core as em
-import ember.data as em_data
 from ember import nn
 
 FULL = os.environ.get("EMBER_PROGRAMS_FULL") == "1"
@@ -501,25 +499,9 @@ assert 'labels' not in drawn[0]  # (added) w2 has labels for T (degC) only
 
 
 # ### 4. Create `tf.data.Dataset`s
-def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
-                                  shuffle=False, batch_size=128, seed=None):
-  """GAP 2: tf.keras.utils.timeseries_dataset_from_array (AttributeError), Keras's steps."""
-  start_positions = np.arange(0, len(data) - sequence_length + 1, sequence_stride)
-  if shuffle:
-    if seed is None:
-      seed = np.random.randint(1e6)
-    np.random.RandomState(seed).shuffle(start_positions)
-  windows = np.stack([data[p:p + sequence_length] for p in start_positions])
-  ds = em_data.Dataset.from_tensor_slices(windows)
-  if shuffle:
-    ds = ds.shuffle(buffer_size=batch_size * 8, seed=seed)
-  return ds.batch(batch_size)
-
-
 def make_dataset(self, data):
   data = np.array(data, dtype=np.float32)
-  # GAP 2: ds = tf.keras.utils.timeseries_dataset_from_array(
-  ds = timeseries_dataset_from_array(
+  ds = nn.utils.timeseries_dataset_from_array(
       data=data,
       targets=None,
       sequence_length=self.total_window_size,

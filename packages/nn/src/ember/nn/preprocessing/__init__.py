@@ -9,7 +9,8 @@ Examples:
     [[0, 1], [2, 3]]
 """
 
-from ..utils import image_dataset_from_directory, text_dataset_from_directory
+from ..utils import image_dataset_from_directory, text_dataset_from_directory, timeseries_dataset_from_array
 from . import image, sequence
 
-__all__ = ["image", "image_dataset_from_directory", "sequence", "text_dataset_from_directory"]
+__all__ = ["image", "image_dataset_from_directory", "sequence", "text_dataset_from_directory",
+           "timeseries_dataset_from_array"]

@@ -5,7 +5,8 @@ Arrays: ``to_categorical``, ``normalize``, ``pad_sequences``; reproducibility:
 images: ``img_to_array`` (numpy alone), ``array_to_img``, ``save_img`` and ``load_img``
 (these three make or read PIL images, so they need Pillow, which ember does not install:
 ``pip install Pillow``); datasets from files in class folders:
-``image_dataset_from_directory`` (Pillow too) and ``text_dataset_from_directory``.
+``image_dataset_from_directory`` (Pillow too) and ``text_dataset_from_directory``; windows
+of a series: ``timeseries_dataset_from_array`` (these three return ember-data datasets).
 
 Examples:
     >>> from ember import nn
@@ -25,8 +26,9 @@ from ._seed import set_random_seed
 from ._sequences import pad_sequences
 from ._session import clear_session
 from ._split import split_dataset
+from ._timeseries import timeseries_dataset_from_array
 
 __all__ = ["PyDataset", "Sequence", "array_to_img", "clear_session", "get_file",
            "image_dataset_from_directory", "img_to_array", "load_img", "normalize",
            "pad_sequences", "save_img", "set_random_seed", "split_dataset",
-           "text_dataset_from_directory", "to_categorical"]
+           "text_dataset_from_directory", "timeseries_dataset_from_array", "to_categorical"]
