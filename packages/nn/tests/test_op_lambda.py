@@ -142,3 +142,8 @@ def test_keras_ops_on_symbolic_tensors_make_nodes_too(tmp_path):
     model.save(tmp_path / "m.keras")
     assert_allclose(nn.models.load_model(tmp_path / "m.keras")(X).numpy(), X.mean(axis=1),
                     rtol=1e-6)
+
+
+def test_a_call_that_cannot_make_a_node_says_what_to_do():
+    with pytest.raises(TypeError, match=r"holds no values.*nn.layers.Lambda"):
+        em.constant(nn.Input((3,)))

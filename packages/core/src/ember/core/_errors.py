@@ -24,8 +24,10 @@ class TakenOver(TypeError):
 
     def __init__(self, value: object) -> None:
         self.kind = type(value)
+        hint = getattr(self.kind, "__ember_hint__", None)
         super().__init__(f"{value!r} cannot be used as a tensor here (a call that is not "
-                         f"one of ember.core's public functions or ops)")
+                         f"one of ember.core's public functions or ops)"
+                         + (f": {hint}" if hint else ""))
 
 
 class LeakedTensorError(InvalidArgumentError, TypeError, AttributeError):

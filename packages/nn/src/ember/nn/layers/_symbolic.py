@@ -64,6 +64,10 @@ class SymbolicTensor:
     """
 
     __slots__ = ("dtype", "index", "mask", "name", "node", "shape")
+    # what core's hand-over error adds where a call cannot make a node (em.constant(x))
+    __ember_hint__ = ("a symbolic tensor of the functional API holds no values; ember's "
+                      "functions and ops on it make nodes of the model's graph, and any "
+                      "other computation goes in nn.layers.Lambda(...)")
 
     def __init__(self, shape: tuple[Any, ...], dtype: Any, node: Node | None = None,
                  index: int = 0, name: str | None = None, mask: Any = None) -> None:
