@@ -269,7 +269,8 @@ __all__ = [
     "repeat", "reshape", "reverse", "right_shift", "round", "rsqrt", "scatter_nd", "set_num_threads",
     "shape", "sigmoid", "sign", "sin", "size", "slice", "softplus", "sort", "split", "sqrt",
     "add_n", "square", "squared_difference", "squeeze", "stack", "std", "stop_gradient", "subtract",
-    "take_along_axis", "tan", "tanh", "tensor_scatter_nd_add", "tensor_scatter_nd_sub", "tensor_scatter_nd_update",
+    "take_along_axis", "tan", "tanh", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_update",
     "tensordot", "tile", "top_k", "transpose", "truediv", "uint8", "uint16", "uint32", "uint64",
     "unstack", "variance", "where", "zeros", "zeros_like",
 ]

@@ -13,8 +13,15 @@ from .._device import Device, get_device
 from .._registry import execute, register
 from .._tensor import Tensor, as_tensor, is_variable, wrap
 from . import _args
-from .array import (_check_nd_updates, _index_add_op, _index_tensor, _nd_key, broadcast_to,
-                    copy_to_device, reshape)
+from .array import (
+    _check_nd_updates,
+    _index_add_op,
+    _index_tensor,
+    _nd_key,
+    broadcast_to,
+    copy_to_device,
+    reshape,
+)
 
 F = "creation"
 _F32 = _dtypes.float32
