@@ -176,12 +176,18 @@ class Model(Layer):
 
         Override it Keras's way, ``def train_step(self, data)`` (``fit`` then hands over
         the batch as it comes), with ``self.compiled_loss``, ``self.compiled_metrics`` and
-        ``self.metrics``; or as ``train_step(self, x, y, sample_weight=None)``.
+        ``self.metrics``; or as ``train_step(self, x, y, sample_weight=None)``. Called
+        with one tuple, ``super().train_step(data)``, it unpacks ``(x, y[, weights])`` as
+        Keras's does.
         """
+        if y is None and sample_weight is None and type(x) is tuple:
+            x, y, sample_weight = _training._unpack(x)  # super().train_step(data), Keras's
         return _training.train_step(self, x, y, sample_weight)
 
     def test_step(self, x: Any, y: Any = None, sample_weight: Any = None) -> Any:
         """One evaluation step (used by ``evaluate``); overridable like ``train_step``."""
+        if y is None and sample_weight is None and type(x) is tuple:
+            x, y, sample_weight = _training._unpack(x)  # super().test_step(data), Keras's
         return _training.test_step(self, x, y, sample_weight)
 
     @property

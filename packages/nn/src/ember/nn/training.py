@@ -20,6 +20,7 @@ import ember.core as em
 from ember import graph
 
 from . import class_weights as _class_weights
+from . import dtype_policies as _dtype_policies
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
@@ -228,8 +229,17 @@ def _rows(a: Any) -> Any:
     if isinstance(a, (list, tuple)) and _is_arrays(a, none=True):
         return [_rows(v) for v in a]
     if _is_pandas_series(a):  # Keras 3: a Series is one column, (n, 1)
-        return np.expand_dims(np.asarray(a), -1)
-    return a if isinstance(a, em.Tensor) else np.asarray(a)
+        return _floatx(np.expand_dims(np.asarray(a), -1))
+    return a if isinstance(a, em.Tensor) else _floatx(np.asarray(a))
+
+
+def _floatx(a: np.ndarray) -> np.ndarray:
+    """float64 arrays (numpy's default, and Python floats') as float32, as Keras feeds
+    floating arrays in ``floatx``: a float64 model input, target or weight nobody asked
+    for (kept where the global dtype policy computes in float64)."""
+    if a.dtype == np.float64 and _dtype_policies.dtype_policy().compute_dtype != "float64":
+        return a.astype(np.float32)
+    return a
 
 
 def _is_pandas_series(a: Any) -> bool:
@@ -492,9 +502,20 @@ def _takes_data(method: Any) -> bool:
 def _step(model: Any, name: str, batch: Any) -> dict[str, Any]:
     method = getattr(model, name)
     args = (batch,) if _takes_data(method) else _unpack(batch)
-    if model.run_eagerly:
-        return dict(method(*args))
+    if model.run_eagerly:  # tensors, as a traced step's arguments are (and TF's)
+        return dict(method(*_as_tensors(args)))
     return dict(_traced(model, name, method)(_fingerprint(model), *args))
+
+
+def _as_tensors(x: Any) -> Any:
+    """``x`` with each numpy array (in lists, tuples and dicts) as a Tensor."""
+    if isinstance(x, np.ndarray):
+        return em.convert_to_tensor(x)
+    if type(x) in (list, tuple):
+        return type(x)(_as_tensors(v) for v in x)
+    if type(x) is dict:
+        return {k: _as_tensors(v) for k, v in x.items()}
+    return x
 
 
 def _traced(model: Any, name: str, method: Any) -> Any:
