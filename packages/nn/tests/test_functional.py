@@ -1,6 +1,8 @@
 """Keras's functional API: nn.Input, layers called on symbolic tensors, nn.Model(inputs,
 outputs) replaying those calls; several inputs, shared layers, nested models, subclasses."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -368,3 +370,24 @@ def test_a_call_recorded_in_inference_mode_stays_there_when_the_model_trains():
     x = np.random.default_rng(0).random((32, 3)).astype(np.float32) * 5
     model.fit(x, x[:, :1], epochs=1, verbose=0)
     np.testing.assert_array_equal(bn.moving_mean.numpy(), np.zeros(3))
+
+
+def test_summary_shows_keras_s_connected_to_column_for_a_graph_that_is_not_a_chain():
+    lines = []
+    a, b = nn.Input(shape=(3,), name="a"), nn.Input(shape=(2,), name="b")
+    shared = L.Dense(2, name="shared")
+    merged = L.concatenate([shared(L.Dense(2, name="da")(a)), b], name="merged")
+    model = nn.Model([a, b], [L.Dense(1, name="out")(merged), shared(merged[:, :2])])
+    model.summary(print_fn=lines.append)
+    text = lines[0].splitlines()
+    assert text[2].split() == ["Layer", "(type)", "Output", "Shape", "Param", "#",
+                               "Connected", "to"]
+    rows = {line.split()[0]: line for line in text[4:-5]}
+    assert rows["merged"].endswith("shared[0][0], b[0][0]")
+    assert rows["out"].endswith("merged[0][0]")
+    # two calls: both listed (the indexing node's name takes a number per session)
+    assert re.search(r"da\[0\]\[0\], getitem(_\d+)?\[0\]\[0\]$", rows["shared"])
+    assert rows["a"].endswith("0")  # an input reads nothing
+    chain = nn.Model(a, L.Dense(1)(L.Dense(2)(a)))
+    chain.summary(print_fn=lines.append)
+    assert "Connected to" not in lines[1]  # a chain: Keras's three columns

@@ -957,19 +957,63 @@ def _summary_shape(layer: Layer) -> Any:
 
 
 def summary_text(model: Layer, line_length: int = 72) -> str:
-    cols = (int(line_length * 0.45), int(line_length * 0.33))
+    connected = _connections(model)
+    if connected is None:
+        cols = (int(line_length * 0.45), int(line_length * 0.33))
+        head = f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}Param #"
+    else:  # a graph that is not a chain: Keras's fourth column, on a wider line
+        line_length = max(line_length, 98)
+        cols = (int(line_length * 0.33), int(line_length * 0.22), int(line_length * 0.12))
+        head = (f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}"
+                f"{'Param #':<{cols[2]}}Connected to")
     sep = "=" * line_length
-    lines = [f'Model: "{model.name}"', "_" * line_length,
-             f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}Param #", sep]
+    lines = [f'Model: "{model.name}"', "_" * line_length, head, sep]
     for layer in model.layers:
-        label = f"{layer.name} ({type(layer).__name__})"
-        lines.append(f"{label:<{cols[0]}}{_fmt_shape(_summary_shape(layer)):<{cols[1]}}"
-                     f"{layer.count_params():,}")
+        label = _fit(f"{layer.name} ({type(layer).__name__})", cols[0])
+        row = (f"{label:<{cols[0]}}{_fit(_fmt_shape(_summary_shape(layer)), cols[1]):<{cols[1]}}"
+               f"{layer.count_params():,}")
+        if connected is not None:
+            row = f"{row:<{cols[0] + cols[1] + cols[2]}}{', '.join(connected.get(id(layer), []))}"
+        lines.append(row.rstrip())
     n_train = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
     n_all = model.count_params()
     lines += [sep, f"Total params: {n_all:,}", f"Trainable params: {n_train:,}",
               f"Non-trainable params: {n_all - n_train:,}", "_" * line_length]
     return "\n".join(lines)
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to leave one space before the next column (Keras wraps instead)."""
+    return text if len(text) < width else text[:max(width - 4, 1)] + "..."
+
+
+def _connections(model: Any) -> dict[int, list[str]] | None:
+    """Keras's "Connected to" column of a functional model whose graph is not a chain:
+    for each layer, the tensors its calls read, as ``layer[node][tensor]``; None for a
+    chain (a Sequential, or one input through one call after another)."""
+    functional = model._ember.extra.get("functional")
+    if functional is None:
+        return None
+    spec, outputs, nodes = functional
+    flat_in = _symbolic.leaves(spec)
+    inputs = {id(t): name for t, name in zip(flat_in, model._input_layer_names())}
+    chain, last = len(flat_in) == 1 and len(_symbolic.leaves(outputs)) == 1, flat_in[0]
+    out: dict[int, list[str]] = {}
+    for node in nodes:
+        reads = _symbolic.symbolic_leaves(node)
+        if len(reads) != 1 or reads[0] is not last or len(_symbolic.leaves(node.outputs)) != 1:
+            chain = False
+        last = _symbolic.leaves(node.outputs)[0]
+        names = []
+        for t in reads:
+            if id(t) in inputs:
+                names.append(f"{inputs[id(t)]}[0][0]")
+            elif t.node is not None:
+                producer = t.node.layer
+                index = producer._ember.extra.get("inbound_nodes", [t.node]).index(t.node)
+                names.append(f"{producer.name}[{index}][{t.index}]")
+        out.setdefault(id(node.layer), []).extend(names)
+    return None if chain else out
 
 
 def _symbolic_shapes(tensors: list[Any]) -> Any:
