@@ -47,8 +47,9 @@ had no "Connected to" column (GAP 2, silent; tf.keras and Keras 3 print one for 
 that is not a plain stack; the connections were printed from each layer's `input`); with
 run_eagerly=True, train_step received the numpy arrays given to fit, not tensors (GAP 3,
 silent until a tensor method is used; TF: EagerTensors), and fit handed train_step float64
-inputs for float64 arrays, traced and eager (GAP 4, silent; tf.keras's data adapter converts floating numpy arrays to
-floatx, float32): both modes now hand over float32 Tensors, as asserted below.
+inputs for float64 arrays, traced and eager (GAP 4, silent; tf.keras's data adapter
+converts floating numpy arrays to floatx, float32): both modes now hand over float32
+Tensors, as asserted below.
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
 the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout if there).
 """
