@@ -958,6 +958,7 @@ def _summary_shape(layer: Layer) -> Any:
 
 def summary_text(model: Layer, line_length: int = 72) -> str:
     connected = _connections(model)
+    cols: tuple[int, ...]
     if connected is None:
         cols = (int(line_length * 0.45), int(line_length * 0.33))
         head = f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}Param #"
