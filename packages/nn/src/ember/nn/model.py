@@ -974,7 +974,7 @@ def summary_text(model: Layer, line_length: int = 72) -> str:
         row = (f"{label:<{cols[0]}}{_fit(_fmt_shape(_summary_shape(layer)), cols[1]):<{cols[1]}}"
                f"{layer.count_params():,}")
         if connected is not None:
-            row = f"{row:<{cols[0] + cols[1] + cols[2]}}{', '.join(connected.get(id(layer), []))}"
+            row = f"{row:<{sum(cols)}}{', '.join(connected.get(id(layer), []))}"
         lines.append(row.rstrip())
     n_train = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
     n_all = model.count_params()
