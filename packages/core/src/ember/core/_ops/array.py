@@ -13,7 +13,7 @@ from .._config import DETERMINISTIC
 from .._convert import convert_array
 from .._device import Device, get_device
 from .._errors import InvalidArgumentError
-from .._registry import execute, notify, register
+from .._registry import OpDef, execute, notify, register
 from .._tensor import Tensor, is_variable, wrap
 from ..recording import _active
 from . import _args
@@ -530,6 +530,17 @@ def _nd_key(op: str, indices: Any) -> dict[str, Any]:
     return {"key": (KeyInput(0, "columns", op, host=host_indices(indices)),), "basic": False}
 
 
+def _tensor_scatter_nd(op: str, opdef: OpDef, tensor: Any, indices: Any, updates: Any,
+                       negate: bool = False) -> Any:
+    """The tensor_scatter_nd family: ``opdef`` (index_add or index_update) at the rows of
+    ``indices``, after TensorFlow's checks of their shapes."""
+    x = _args.tensor(tensor)
+    idx = _index_tensor(x, indices, op)
+    _check_nd_updates(op, x.shape, idx, updates)
+    u = m.negative(_args.tensor(updates)) if negate else updates
+    return execute(opdef, (x, u, idx), _nd_key(op, indices))
+
+
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
                              name: str | None = None) -> Any:
     """A copy of ``tensor`` with the elements at ``indices`` replaced by ``updates``.
@@ -538,30 +549,19 @@ def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
         InvalidArgumentError: two rows of ``indices`` pick the same element (TensorFlow
             leaves the result undefined then; ``tensor_scatter_nd_add`` adds them).
     """
-    x = _args.tensor(tensor)
-    op = "tensor_scatter_nd_update"
-    idx = _index_tensor(x, indices, op)
-    _check_nd_updates(op, x.shape, idx, updates)
-    return execute(_index_update_op, (x, updates, idx), _nd_key(op, indices))
+    return _tensor_scatter_nd("tensor_scatter_nd_update", _index_update_op, tensor, indices,
+                              updates)
 
 
 def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
     """A copy of ``tensor`` with ``updates`` added at ``indices`` (duplicates add)."""
-    x = _args.tensor(tensor)
-    op = "tensor_scatter_nd_add"
-    idx = _index_tensor(x, indices, op)
-    _check_nd_updates(op, x.shape, idx, updates)
-    return execute(_index_add_op, (x, updates, idx), _nd_key(op, indices))
+    return _tensor_scatter_nd("tensor_scatter_nd_add", _index_add_op, tensor, indices, updates)
 
 
 def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
     """A copy of ``tensor`` with ``updates`` subtracted at ``indices`` (duplicates add up)."""
-    x = _args.tensor(tensor)
-    op = "tensor_scatter_nd_sub"
-    idx = _index_tensor(x, indices, op)
-    _check_nd_updates(op, x.shape, idx, updates)
-    return execute(_index_add_op, (x, m.negative(_args.tensor(updates)), idx),
-                   _nd_key(op, indices))
+    return _tensor_scatter_nd("tensor_scatter_nd_sub", _index_add_op, tensor, indices, updates,
+                              negate=True)
 
 
 def boolean_mask(tensor: Any, mask: Any, axis: int = 0, name: str | None = None) -> Any:
