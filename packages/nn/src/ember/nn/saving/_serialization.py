@@ -125,6 +125,8 @@ def _serialize(obj: Any, depth: int) -> Any:
 def _saved_module(kind: str, cls: type) -> str:
     if kind == "model" and cls.__name__ == "Functional":
         return "keras.src.models.functional"
+    if kind == "operation" and cls.__name__ == "OpLambda":  # ember's own: no Keras twin
+        return "ember.nn.layers.operations"
     return _registry.SAVED_MODULE[kind]
 
 
