@@ -45,6 +45,18 @@ def test_a_public_function_hands_the_whole_call_over():
         em.squeeze))
 
 
+def test_parameters_named_like_the_wrapper_s_own_names_are_handed_over_as_given():
+    # clip_by_norm's and l2_loss's first parameter is ``t``, linalg.diag_part's last ``k``
+    p = Placeholder()
+    Placeholder.calls.clear()
+    em.clip_by_norm(p, 2.0)
+    em.nn_ops.l2_loss(t=p)
+    em.linalg.diag_part(p, k=0, name="d")
+    assert Placeholder.calls[0][1:] == ("clip_by_norm", (p, 2.0), {})
+    assert Placeholder.calls[1][1:] == ("nn_ops.l2_loss", (p,), {})
+    assert Placeholder.calls[2][1:] == ("linalg.diag_part", (p,), {"name": "d"})  # k: its default
+
+
 def test_an_op_run_directly_hands_its_inputs_and_attributes_over():
     p = Placeholder()
     Placeholder.calls.clear()

@@ -81,15 +81,18 @@ def _exact(fn: Any, params: list[inspect.Parameter]) -> Any:
             required.append(p.name)
         else:
             optional.append(f"({p.name!r}, {p.name}, _ember_default_{i}_)")
+    # (names of the wrapper's own all start _ember_: no parameter's can shadow them)
     source = (
-        f"def call({', '.join(header)}):\n"
+        f"def _ember_call_({', '.join(header)}):\n"
         f"    try:\n"
         f"        return _ember_fn_({', '.join(forward)})\n"
-        f"    except _ember_taken_over_ as t:\n"
-        f"        return _ember_hand_over_(t, call, ({''.join(n + ', ' for n in required)}), "
-        f"{{k: v for k, v, d in ({''.join(o + ', ' for o in optional)}) if v is not d}})\n")
+        f"    except _ember_taken_over_ as _ember_exc_:\n"
+        f"        return _ember_hand_over_(_ember_exc_, _ember_call_, "
+        f"({''.join(n + ', ' for n in required)}), "
+        f"{{_ember_k_: _ember_v_ for _ember_k_, _ember_v_, _ember_d_ in "
+        f"({''.join(o + ', ' for o in optional)}) if _ember_v_ is not _ember_d_}})\n")
     exec(compile(source, f"<ember.core public function {fn.__name__}>", "exec"), env)
-    return env["call"]
+    return env["_ember_call_"]
 
 
 def _hand_over(t: TakenOver, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
