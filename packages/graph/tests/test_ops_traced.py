@@ -62,7 +62,8 @@ _NO_OP = {"constant", "convert_to_tensor", "rank", "shape", "size"}  # nothing t
 _HOST_CHECKS = {  # they check indices, values or a status on the host on every call (an
     # error, never a silently wrong result, for an index out of range, a NaN)
     "gather", "gather_nd", "take_along_axis", "nn_ops.embedding_lookup", "scatter_nd",
-    "tensor_scatter_nd_add", "tensor_scatter_nd_update", "index_add", "index_update",
+    "tensor_scatter_nd_add", "tensor_scatter_nd_sub", "tensor_scatter_nd_update", "index_add",
+    "index_update",
     "debugging.check_indices", "debugging.check_range", "check_numerics",
     "random.shuffle"}  # (a gather of the permutation it draws)
 _VALUE_SHAPES = {"boolean_mask", "where_indices"}
