@@ -984,8 +984,9 @@ def summary_text(model: Layer, line_length: int = 72) -> str:
 
 
 def _fit(text: str, width: int) -> str:
-    """``text`` cut to leave one space before the next column (Keras wraps instead)."""
-    return text if len(text) < width else text[:max(width - 4, 1)] + "..."
+    """``text`` with a space after it where it fills its column: a long name pushes the
+    row's next columns right, never runs into them (nor is it cut: its type stays)."""
+    return text if len(text) < width else text + " "
 
 
 def _connections(model: Any) -> dict[int, list[str]] | None:
