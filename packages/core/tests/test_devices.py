@@ -38,6 +38,25 @@ def test_default_placement_on_gpu0(n):
     assert em.constant(1.0).device == em.current_device().name
 
 
+@pytest.mark.parametrize("n", [0, 2])
+def test_config_lists_devices_as_tensorflow_does(n):
+    with simulated_gpus(n):
+        phys = em.config.list_physical_devices()
+        assert [(d.name, d.device_type) for d in phys] == (
+            [("/physical_device:CPU:0", "CPU")]
+            + [(f"/physical_device:GPU:{i}", "GPU") for i in range(n)])
+        gpus = em.config.list_physical_devices("GPU")
+        assert bool(gpus) == (n > 0) and gpus == em.config.list_physical_devices("gpu")
+        logical = em.config.list_logical_devices("GPU")
+        assert [d.name for d in logical] == [f"/gpu:{i}" for i in range(n)]
+        for d in logical:  # each name places a tensor there
+            with em.device(d.name):
+                assert em.constant(1.0).device == d.name
+        assert em.config.list_logical_devices("TPU") == []
+    with pytest.raises(em.InvalidArgumentError, match="list_physical_devices: device_type"):
+        em.config.list_physical_devices(0)
+
+
 @pytest.mark.parametrize("name", ["/cpu:0", "cpu:0", "CPU:0", "/device:CPU:0",
                                   "/job:localhost/replica:0/task:0/device:CPU:0", "cpu"])
 def test_cpu_scope_spellings(name):

@@ -142,6 +142,17 @@ def test_text_lines_plain(tmp_path):
     assert list(TextLineDataset(str(a))) == ["one", "two", "", "four"]
 
 
+def test_text_lines_end_as_tensorflow_ends_them(tmp_path):
+    # tensorflow/tsl InputBuffer::ReadLine: one "\n" ends a line and one "\r" before it
+    # goes too; other "\r"s are text; a last line without "\n" that is empty after
+    # that is no line
+    a = tmp_path / "a.txt"
+    a.write_bytes(b"a\r\r\nb\n\r")
+    assert list(TextLineDataset(str(a))) == ["a\r", "b"]
+    a.write_bytes(b"x\r\n\r\n \r")
+    assert list(TextLineDataset(str(a))) == ["x", "", " "]
+
+
 def test_csv(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text('x,y,name\n1.5,2,"a,b"\n,3,c\n')

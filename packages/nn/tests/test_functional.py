@@ -169,6 +169,44 @@ def test_predict_of_several_outputs_is_one_array_per_output():
         np.testing.assert_allclose(b, want[1].numpy(), rtol=1e-6, atol=1e-7)
 
 
+def test_a_list_of_one_input_or_output_is_its_tensor_as_in_keras():
+    # keras-io's involution: Model(inputs=[inputs], outputs=[outputs]); predict(x)[0] was
+    # the whole batch (a list of one array), not the first example: no error
+    inp = nn.Input(shape=(3,))
+    model = nn.Model(inputs=[inp], outputs=[L.Dense(2)(inp)])
+    x = RNG.standard_normal((5, 3)).astype(np.float32)
+    assert isinstance(model(x), em.Tensor) and model.input is inp
+    assert model.output is model.outputs[0] and model.output_shape == (None, 2)
+    got = model.predict(x, batch_size=2, verbose=0)
+    assert isinstance(got, np.ndarray) and got.shape == (5, 2)
+    np.testing.assert_allclose(got[0], model(x[:1]).numpy()[0], rtol=1e-6)
+    assert model.predict_on_batch(x).shape == (5, 2)
+    # a loss given as a list of one, or a dict by the output's name (Keras 3 takes both)
+    y = RNG.standard_normal((5, 2)).astype(np.float32)
+    for loss in (["mse"], {model.output_names[0]: "mse"}):
+        model.compile("sgd", loss=loss)
+        want = float(np.mean((model.predict(x, verbose=0) - y) ** 2))
+        np.testing.assert_allclose(model.evaluate(x, [y], verbose=0), want, rtol=1e-5)
+    with pytest.raises(ValueError, match="key 'nothing', which names no output"):
+        model.compile("sgd", loss={"nothing": "mse"})
+
+
+def test_predict_keeps_nested_outputs_nested():
+    # keras-io's involution predicts a list of (output, kernel) tuples; ember's predict
+    # tried to stack each tuple into one array and failed
+    inp = nn.Input(shape=(3,))
+    a, b = L.Dense(2)(inp), L.Dense(1)(inp)
+    model = nn.Model(inp, [(a, b), {"c": a}])
+    x = RNG.standard_normal((5, 3)).astype(np.float32)
+    for got in (model.predict(x, batch_size=2, verbose=0), model.predict_on_batch(x)):
+        (pa, pb), pc = got
+        assert isinstance(got, list) and isinstance(got[0], tuple) and list(pc) == ["c"]
+        want = model(x)
+        np.testing.assert_allclose(pa, want[0][0].numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(pb, want[0][1].numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(pc["c"], pa, rtol=0)
+
+
 def test_fit_and_evaluate_refuse_one_target_for_several_outputs():
     # one target and a loss over the stacked outputs would broadcast: a wrong loss, no error
     inp = nn.Input(shape=(3,))
@@ -391,3 +429,9 @@ def test_summary_shows_keras_s_connected_to_column_for_a_graph_that_is_not_a_cha
     chain = nn.Model(a, L.Dense(1)(L.Dense(2)(a)))
     chain.summary(print_fn=lines.append)
     assert "Connected to" not in lines[1]  # a chain: Keras's three columns
+    # a name longer than its column shifts the row's other cells, which stay apart
+    i = nn.Input((4, 3), name="i")
+    x = L.BatchNormalization(name="a_rather_long_layer_name_indeed")(i)
+    nn.Model(i, L.Add()([x, i])).summary(print_fn=lines.append)
+    row = next(r for r in lines[-1].splitlines() if r.startswith("a_rather"))
+    assert row.split()[-2:] == ["12", "i[0][0]"], row

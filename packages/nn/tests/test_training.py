@@ -189,6 +189,51 @@ def test_keras_style_train_step_override_with_compiled_loss_and_metrics():
     assert runs[0][1] == runs[1][1]
 
 
+@pytest.mark.parametrize("run_eagerly", [False, True])
+def test_predict_runs_an_overridden_predict_step_as_keras(run_eagerly):
+    # keras-io's GAT: predict_step gathers and softmaxes the call's output; predict called
+    # the model itself and skipped the override: other numbers, no error
+    class Scaled(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.layers.Dense(2)
+
+        def call(self, inputs):
+            a, b = inputs
+            return self.dense(a - b)
+
+        def predict_step(self, data):
+            (a, b), = data  # several inputs come packed in a tuple, as Keras packs them
+            return em.nn_ops.softmax(self((a, b)) * 3.0)
+
+    model = Scaled()
+    model.run_eagerly = run_eagerly
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((5, 3)).astype(np.float32) for _ in range(2))
+    logits = model((a, b)).numpy() * 3.0
+    want = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    np.testing.assert_allclose(model.predict((a, b), batch_size=2, verbose=0), want,
+                               rtol=1e-5)
+    np.testing.assert_allclose(model.predict_on_batch((a, b)), want, rtol=1e-5)
+
+    class One(nn.Sequential):
+        def predict_step(self, data):  # one input: the batch itself
+            return em.argmax(self(data), axis=-1)
+
+    one = One([nn.layers.Dense(3)])
+    x = rng.standard_normal((4, 2)).astype(np.float32)
+    np.testing.assert_array_equal(one.predict(x, verbose=0), one(x).numpy().argmax(-1))
+
+
+def test_fit_sets_model_history_as_keras():
+    model = nn.Sequential([nn.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x, y = np.ones((4, 2), np.float32), np.zeros((4, 1), np.float32)
+    history = model.fit(x, y, epochs=2, verbose=0)
+    assert model.history is history and len(model.history.history["loss"]) == 2
+    assert "history" not in [p.split("/")[0] for p in model._ember_variables_by_path()]
+
+
 def test_compile_without_loss_minimises_add_loss_and_weightless_models_fit():
     class Shrink(nn.layers.Layer):
         def build(self, input_shape):

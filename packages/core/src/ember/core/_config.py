@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._errors import InvalidArgumentError
 
@@ -30,6 +30,33 @@ CONV_ALGORITHMS = ("auto", "im2col", "fft", "winograd")
 _conv_algorithm: ContextVar[str] = ContextVar("ember_conv_algorithm", default="auto")
 # process-wide, as TensorFlow's: a data-loading thread started later must see it too
 DETERMINISTIC = [False]
+
+
+class PhysicalDevice(NamedTuple):
+    """A device ember can use, as ``tf.config.list_physical_devices`` describes one."""
+
+    name: str
+    device_type: str
+
+
+class LogicalDevice(NamedTuple):
+    """A device tensors can be placed on, as ``tf.config.list_logical_devices`` describes
+    one (``name`` is what ``em.device`` takes)."""
+
+    name: str
+    device_type: str
+
+
+def _devices(device_type: Any, what: str) -> list[tuple[str, str, int]]:
+    """(type, device name, index) of each device of ``device_type`` (any case; None: all)."""
+    from ._device import gpus
+
+    if device_type is not None and not isinstance(device_type, str):
+        raise InvalidArgumentError(f"em.config.{what}: device_type must be a string such as "
+                                   f"'GPU' or None; got {device_type!r}")
+    found = [("CPU", "/cpu:0", 0)] + [("GPU", d.name, i) for i, d in enumerate(gpus())]
+    want = None if device_type is None else device_type.upper()
+    return [d for d in found if want is None or d[0] == want]
 
 
 class Config:
@@ -129,6 +156,32 @@ class Config:
         finally:
             for k, v in old.items():
                 setattr(self, k, v)
+
+    def list_physical_devices(self, device_type: str | None = None) -> list[PhysicalDevice]:
+        """The devices ember can use (TensorFlow's ``tf.config.list_physical_devices``):
+        the CPU and each usable GPU; ``device_type`` (``"CPU"``, ``"GPU"``, any case)
+        keeps those of one type. An empty list is falsy: ``if
+        em.config.list_physical_devices("GPU"):`` asks whether a GPU is there.
+
+        Examples:
+            >>> import ember.core as em
+            >>> em.config.list_physical_devices("CPU")
+            [PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]
+        """
+        return [PhysicalDevice(f"/physical_device:{t}:{i}", t)
+                for t, _, i in _devices(device_type, "list_physical_devices")]
+
+    def list_logical_devices(self, device_type: str | None = None) -> list[LogicalDevice]:
+        """The devices tensors can be placed on (``tf.config.list_logical_devices``); each
+        ``name`` is one ``em.device`` takes, in ember's spelling (``"/gpu:0"``).
+
+        Examples:
+            >>> import ember.core as em
+            >>> em.config.list_logical_devices("CPU")
+            [LogicalDevice(name='/cpu:0', device_type='CPU')]
+        """
+        return [LogicalDevice(name, t)
+                for t, name, _ in _devices(device_type, "list_logical_devices")]
 
     def conv_choices(self) -> dict[tuple[Any, ...], str]:
         """What the convolution autotuner chose so far (``conv_algorithm="auto"``).

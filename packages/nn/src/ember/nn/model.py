@@ -184,6 +184,16 @@ class Model(Layer):
             x, y, sample_weight = _training._unpack(x)  # super().train_step(data), Keras's
         return _training.train_step(self, x, y, sample_weight)
 
+    def predict_step(self, data: Any) -> Any:
+        """One prediction step on a batch (used by ``predict`` and ``predict_on_batch``):
+        ``self(x, training=False)``. Override it Keras's way: ``data`` is the batch's
+        inputs, one array as it is, several as a tuple holding their list (Keras's
+        ``pack_x_y_sample_weight``); what it returns is what ``predict`` joins."""
+        x, _, _ = _training._unpack(data) if type(data) is tuple else (data, None, None)
+        return self(x, training=False)
+
+    predict_step._ember_default = True  # type: ignore[attr-defined]
+
     def test_step(self, x: Any, y: Any = None, sample_weight: Any = None) -> Any:
         """One evaluation step (used by ``evaluate``); overridable like ``train_step``."""
         if y is None and sample_weight is None and type(x) is tuple:
@@ -543,13 +553,15 @@ class Functional(Model):
     @property
     def input(self) -> Any:
         """The model's inputs as it was given them (one placeholder, or a list), as
-        Keras's ``model.input`` (keras-io's ``lstm_seq2seq`` takes ``model.input[0]``)."""
-        return self._ember.extra["functional"][0]
+        Keras's ``model.input`` (keras-io's ``lstm_seq2seq`` takes ``model.input[0]``); a
+        list of one is its placeholder, as in Keras."""
+        return _singleton(self._ember.extra["functional"][0])
 
     @property
     def output(self) -> Any:
-        """The model's outputs as it was given them (one symbolic tensor, or a list)."""
-        return self._ember.extra["functional"][1]
+        """The model's outputs as it was given them (one symbolic tensor, or a list); a
+        list of one is its tensor, as in Keras."""
+        return _singleton(self._ember.extra["functional"][1])
 
     @property
     def outputs(self) -> list[Any]:
@@ -642,7 +654,7 @@ class Functional(Model):
             out = node.layer(args, *_symbolic.substitute(value, list(node.args)), **kwargs)
             for sym, value in zip(_symbolic.leaves(node.outputs), _symbolic.leaves(out)):
                 values[id(sym)] = value
-        return _symbolic.map_structure(lambda t: values[id(t)], outputs)
+        return _singleton(_symbolic.map_structure(lambda t: values[id(t)], outputs))
 
     _ember_raw_config = True  # from_config reads its layers' configs itself
 
@@ -666,6 +678,15 @@ class Functional(Model):
 
         with _registry.scope(custom_objects):
             return _model_config.functional_from_config(cls, config)
+
+
+def _singleton(structure: Any) -> Any:
+    """A list or tuple of one as its element (Keras's ``unpack_singleton``): a model made
+    with ``outputs=[y]`` returns ``y``'s value, not a list holding it, so that
+    ``predict(x)[0]`` is the first example, as in Keras."""
+    if isinstance(structure, (list, tuple)) and len(structure) == 1:
+        return structure[0]
+    return structure
 
 
 def _unique(given: list[Any], base: Any) -> list[str]:
@@ -971,10 +992,13 @@ def summary_text(model: Layer, line_length: int = 72) -> str:
     lines = [f'Model: "{model.name}"', "_" * line_length, head, sep]
     for layer in model.layers:
         label = _fit(f"{layer.name} ({type(layer).__name__})", cols[0])
-        row = (f"{label:<{cols[0]}}{_fit(_fmt_shape(_summary_shape(layer)), cols[1]):<{cols[1]}}"
-               f"{layer.count_params():,}")
-        if connected is not None:
-            row = f"{row:<{sum(cols)}}{', '.join(connected.get(id(layer), []))}"
+        params = f"{layer.count_params():,}"
+        row = f"{label:<{cols[0]}}{_fit(_fmt_shape(_summary_shape(layer)), cols[1]):<{cols[1]}}"
+        if connected is None:
+            row += params
+        else:  # each cell padded from where the last ended: a long one shifts, never joins
+            width = cols[-1]  # the Param # column's
+            row += f"{_fit(params, width):<{width}}{', '.join(connected.get(id(layer), []))}"
         lines.append(row.rstrip())
     n_train = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
     n_all = model.count_params()

@@ -36,6 +36,7 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
                   loss_weights: Any = None, auto_scale_loss: bool = True,
                   weighted_metrics: Any = None) -> None:
     extra = model._ember.extra
+    loss = training_outputs.one_output_loss(model, loss)
     outputs = training_outputs.resolve(model, loss, loss_weights, metrics, weighted_metrics)
     opt = _optimizers.get(optimizer)
     if (auto_scale_loss and model.dtype_policy.name == "mixed_float16"
@@ -786,17 +787,32 @@ def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
 
 
 def _predict_step(model: Any) -> Any:
-    if model.run_eagerly:
-        return functools.partial(model, training=False)
-    cache = model._ember.extra.setdefault("traced_steps", {})
-    hit = cache.get("predict")
-    if hit is None:
+    """``x -> outputs`` for one batch: the model called in inference, or an overridden
+    ``predict_step`` given the batch packed as Keras packs it; traced unless
+    ``run_eagerly``."""
+    method = getattr(model, "predict_step", None)
+    func = getattr(method, "__func__", method)
+    custom = method is not None and not getattr(func, "_ember_default", False)
+    if custom:
+        def predict_step(x: Any) -> Any:
+            return method(_pack(x))  # type: ignore[misc]
+    else:
         def predict_step(x: Any) -> Any:
             return model(x, training=False)
-
+    if model.run_eagerly:
+        return predict_step
+    cache = model._ember.extra.setdefault("traced_steps", {})
+    hit = cache.get("predict")
+    if hit is None or hit[0] is not func:
         predict_step.__qualname__ = f"{type(model).__name__}.predict_step"
-        hit = cache["predict"] = (None, graph.function(predict_step, reduce_retracing=True))
+        hit = cache["predict"] = (func, graph.function(predict_step, reduce_retracing=True))
     return hit[1]
+
+
+def _pack(x: Any) -> Any:
+    """The inputs as Keras hands them to a step (``pack_x_y_sample_weight`` without
+    targets): one array as it is, a list or tuple of them inside a tuple."""
+    return (x,) if isinstance(x, (list, tuple)) else x
 
 
 def predict_on_batch(model: Any, x: Any) -> Any:
@@ -807,10 +823,7 @@ def predict_on_batch(model: Any, x: Any) -> Any:
         x = {k: v if isinstance(v, em.Tensor) else em.convert_to_tensor(v) for k, v in x.items()}
     elif not isinstance(x, em.Tensor):
         x = em.convert_to_tensor(x)
-    out = _predict_step(model)(x)
-    if isinstance(out, (list, tuple)):  # arrays of their own, writable (as _joined's)
-        return type(out)(np.array(o) for o in out)
-    return np.array(out)
+    return _join_nested([_predict_step(model)(x)])  # arrays of their own, writable
 
 
 def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks: Any,
@@ -832,11 +845,17 @@ def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks:
     cbs.on_predict_end({})
     if not outs:
         raise ValueError("predict: the input has no batches")
-    first = outs[0]  # several outputs: each one's batches joined, as Keras returns them
+    return _join_nested(outs)
+
+
+def _join_nested(outs: list[Any]) -> Any:
+    """Each output's batches joined (``_joined``), in the outputs' structure: lists,
+    tuples and dicts, nested as the model returns them (Keras's ``map_structure``)."""
+    first = outs[0]
     if isinstance(first, dict):
-        return {k: _joined([o[k] for o in outs]) for k in first}
-    if isinstance(first, (list, tuple)):
-        return [_joined([o[i] for o in outs]) for i in range(len(first))]
+        return {k: _join_nested([o[k] for o in outs]) for k in first}
+    if type(first) in (list, tuple):
+        return type(first)(_join_nested([o[i] for o in outs]) for i in range(len(first)))
     return _joined(outs)
 
 

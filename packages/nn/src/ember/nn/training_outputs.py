@@ -111,6 +111,23 @@ def resolve(model: Any, loss: Any, loss_weights: Any, metrics: Any,
                    _metrics_per_output(model, names, weighted_metrics))
 
 
+def one_output_loss(model: Any, loss: Any) -> Any:
+    """A one-output model's loss given as Keras 3 also takes it: a list of one loss, or a
+    dict holding one by the output's name; anything else is returned as it is."""
+    if _output_names(model) is not None:
+        return loss
+    if isinstance(loss, list) and len(loss) == 1:
+        return loss[0]
+    if isinstance(loss, dict) and len(loss) == 1:
+        names = getattr(model, "output_names", None) or []
+        (key, value), = loss.items()
+        if key not in names:
+            raise ValueError(f"{model.name}: the dict of losses has key {key!r}, which "
+                             f"names no output of the model (its output: {names})")
+        return value
+    return loss
+
+
 def _output_names(model: Any) -> list[str] | None:
     names = getattr(model, "output_names", None)
     if not isinstance(names, list) or len(names) < 2:

@@ -48,13 +48,20 @@ class _LineIterator(_It):
                 self._offset = f.tell()
                 self._line += 1
                 try:
-                    text = raw.decode("utf-8").rstrip("\r\n")
+                    text = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
                     start = self._offset - len(raw)
                     raise DataFormatError(
                         f"{path}:{self._line}: invalid UTF-8 at byte {start + e.start} "
                         f"({e.reason})") from None
-                return path, self._line, text
+                # TensorFlow's line: one "\n" ends it, and one "\r" before that goes too;
+                # a last line without "\n" that is empty after that is no line
+                ended = text.endswith("\n")
+                text = text[:-1] if ended else text
+                text = text[:-1] if text.endswith("\r") else text
+                if ended or text:
+                    return path, self._line, text
+                continue
             f.close()
             self._f, self._file, self._offset, self._line = None, self._file + 1, 0, 0
         return None

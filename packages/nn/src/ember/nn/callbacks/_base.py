@@ -74,6 +74,8 @@ class History(Callback):
         self.epoch.append(epoch)
         for k, v in (logs or {}).items():
             self.history.setdefault(k, []).append(v)
+        if getattr(self, "model", None) is not None:  # Keras's ``model.history``, kept
+            object.__setattr__(self.model, "history", self)  # untracked (not a weight)
 
 
 class CallbackList:

@@ -179,17 +179,21 @@ def _layer_seeds(model: Any) -> list[int]:
     return seeds
 
 
-def _layer_generators(model: Any) -> dict[str, Any]:
-    """The random streams the model's layers keep, keyed ``"<i>/<layer name>/<attribute>"``
+def _layer_generators(model: Any, names: bool = False) -> dict[str, Any]:
+    """The random streams the model's layers keep, keyed ``"<i>/<layer class>/<attribute>"``
     by the layer's place in ``[model, *model.submodules]`` (the same in a model loaded
-    from the same config)."""
+    from the same config). With ``names``, also keyed ``"<i>/<layer name>/<attribute>"``,
+    as earlier files name them. The class, not the name, is written: a layer made inside
+    another (a recurrent layer's cell) gets a new automatic name in a loaded model."""
     from ..random import SeedGenerator
 
     out = {}
     for i, layer in enumerate([model, *model.submodules]):
         for attr, value in vars(layer).items():
             if isinstance(value, (SeedGenerator, em.random.Generator)):
-                out[f"{i}/{layer.name}/{attr}"] = value
+                out[f"{i}/{type(layer).__name__}/{attr}"] = value
+                if names:
+                    out.setdefault(f"{i}/{layer.name}/{attr}", value)
     return out
 
 
@@ -220,7 +224,7 @@ def _restore_random(meta: dict[str, Any], where: str, model: Any) -> None:
     if not isinstance(saved, dict) or not isinstance(saved.get("seeds", {}), dict) or \
             not isinstance(saved.get("generators", {}), dict):
         raise ValueError(f"{where}: metadata.json's random state is malformed")
-    held = _layer_generators(model)
+    held = _layer_generators(model, names=True)
     streams = []
     for key, state in saved.get("generators", {}).items():
         if key not in held:
