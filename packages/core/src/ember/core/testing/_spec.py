@@ -139,10 +139,11 @@ _FLOAT_DOMAINS = {
     "any": (-3.0, 3.0, 0.0),
     "positive": (0.5, 2.0, 0.0),  # log, sqrt, pow's base
     "unit": (-0.9, 0.9, 0.1),    # tan, and where a small range keeps values tame
+    "above_one": (1.2, 3.0, 0.0),  # acosh
 }
 _INT_DOMAINS = {
     "real": (-5, 6), "any": (-5, 6), "positive": (1, 6), "unit": (-1, 2), "shift": (0, 5),
-    "small": (0, 4),
+    "small": (0, 4), "above_one": (2, 5),
 }
 
 
