@@ -67,7 +67,9 @@ untrained model gets 0.14 (0.12 with seed 3); the same program with the graph cu
 self-loops (each paper attends only to itself: the network reads its own terms only)
 reaches 0.37 to 0.54 with seeds 0 to 7, the GAT 0.64 to 0.76 (0.758 with the seed used
 here; upstream's Cora run: 76.5% after 11 epochs).
-Fixed in ember since the first version of this port, upstream's lines restored: 3. (silent
+Fixed in ember since the first version of this port, upstream's lines restored: 2. (loud)
+em had no math module (tf.math.exp, unsorted_segment_sum, bincount); em.math now has
+them. 3. (silent
 in general) Model.predict never called an overridden predict_step; it now does, as Keras.
 Also ember set no model.history after fit; it now does, as Keras 2 and 3.
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
@@ -76,10 +78,7 @@ extract=True) returns the directory it extracted into, datasets/cora_extracted (
 rule), where tf.keras returns the archive's path and extracts beside it, so upstream's
 os.path.join(os.path.dirname(zip_file), "cora") names a directory that does not exist
 (FileNotFoundError at read_csv); os.path.join(zip_file, "cora") stands in (as in
-gnn_citations.py). 2. em has no math module, and neither em nor nn.ops has
-unsorted_segment_sum or bincount (AttributeError): em.exp stands in for tf.math.exp,
-nn.ops.segment_sum (Keras 3's ops.segment_sum) for tf.math.unsorted_segment_sum, and a
-segment_sum of int32 ones over max + 1 segments for tf.math.bincount. 4. silent:
+gnn_citations.py). 4. silent:
 EarlyStopping(restore_best_weights=True) restores the best epoch's weights
 also when training runs to the end (Keras 3's rule); tf.keras restores them only when it
 stops training early; a subclass that forgets the best weights unless training stopped
@@ -503,25 +502,20 @@ class GraphAttention(layers.Layer):
         attention_scores = em.squeeze(attention_scores, -1)
 
         # (2) Normalize attention scores
-        # GAP 2: attention_scores = tf.math.exp(tf.clip_by_value(attention_scores, -2, 2))
-        attention_scores = em.exp(em.clip_by_value(attention_scores, -2, 2))
-        # GAP 2: attention_scores_sum = tf.math.unsorted_segment_sum(
-        attention_scores_sum = nn.ops.segment_sum(
+        attention_scores = em.math.exp(em.clip_by_value(attention_scores, -2, 2))
+        attention_scores_sum = em.math.unsorted_segment_sum(
             data=attention_scores,
             segment_ids=edges[:, 0],
             num_segments=em.reduce_max(edges[:, 0]) + 1,
         )
         attention_scores_sum = em.repeat(
-            # GAP 2: attention_scores_sum, tf.math.bincount(tf.cast(edges[:, 0], "int32"))
-            attention_scores_sum, nn.ops.segment_sum(em.ones_like(em.cast(edges[:, 0], "int32")),
-                                                     edges[:, 0], em.reduce_max(edges[:, 0]) + 1)
+            attention_scores_sum, em.math.bincount(em.cast(edges[:, 0], "int32"))
         )
         attention_scores_norm = attention_scores / attention_scores_sum
 
         # (3) Gather node states of neighbors, apply attention scores and aggregate
         node_states_neighbors = em.gather(node_states_transformed, edges[:, 1])
-        # GAP 2: out = tf.math.unsorted_segment_sum(
-        out = nn.ops.segment_sum(
+        out = em.math.unsorted_segment_sum(
             data=node_states_neighbors * attention_scores_norm[:, em.newaxis],
             segment_ids=edges[:, 0],
             num_segments=em.shape(node_states)[0],

@@ -87,11 +87,9 @@ rule; keras-io's Keras 3 rewrite reads os.path.join(os.path.dirname(zip_file),
 "cora_extracted", "cora")), where tf.keras returns the archive's path and extracts beside
 it, so upstream's os.path.join(os.path.dirname(zip_file), "cora") names a directory that
 does not exist (FileNotFoundError at read_csv); os.path.join(zip_file, "cora") stands in.
-2. no tf.math.unsorted_segment_sum / _mean / _max (em has no math module nor
-unsorted_segment_*: AttributeError); nn.ops.segment_sum (Keras 3's ops.segment_sum) stands
-in, segment sums of the messages and of ones for the mean, and nn.ops.segment_max for the
-max, which gives -inf for an empty segment where TF gives the float32 lowest,
--3.4028235e+38 (silent; the stand-in clips to it). 3. (fixed in ember since the first
+2. (fixed in ember since the first version of this port: em had no math module nor
+unsorted_segment_sum / _mean / _max; em.math has them now, with TensorFlow's lowest value for
+an empty segment's max, and upstream's lines are restored.) 3. (fixed in ember since the first
 version of this port: em.nn_ops had no l2_normalize; upstream's line is restored.) 4.
 silent: EarlyStopping(restore_best_weights=True) restores the best epoch's weights also
 when training runs to the end (Keras 3's rule); tf.keras restores them only when it stops
@@ -727,25 +725,17 @@ class GraphConvLayer(layers.Layer):
         # node_repesentations shape is [num_nodes, representation_dim]
         num_nodes = node_repesentations.shape[0]
         if self.aggregation_type == "sum":
-            # GAP 2: aggregated_message = tf.math.unsorted_segment_sum(
-            aggregated_message = nn.ops.segment_sum(
+            aggregated_message = em.math.unsorted_segment_sum(
                 neighbour_messages, node_indices, num_segments=num_nodes
             )
         elif self.aggregation_type == "mean":
-            # GAP 2: aggregated_message = tf.math.unsorted_segment_mean(
-            #     neighbour_messages, node_indices, num_segments=num_nodes
-            # )
-            aggregated_message = nn.ops.segment_sum(
+            aggregated_message = em.math.unsorted_segment_mean(
                 neighbour_messages, node_indices, num_segments=num_nodes
-            ) / em.maximum(nn.ops.segment_sum(
-                em.ones((len(node_indices), 1)), node_indices, num_segments=num_nodes), 1.0)
+            )
         elif self.aggregation_type == "max":
-            # GAP 2: aggregated_message = tf.math.unsorted_segment_max(
-            #     neighbour_messages, node_indices, num_segments=num_nodes
-            # )   (TF: an empty segment is the dtype's lowest value; nn.ops: -inf)
-            aggregated_message = em.maximum(nn.ops.segment_max(
+            aggregated_message = em.math.unsorted_segment_max(
                 neighbour_messages, node_indices, num_segments=num_nodes
-            ), float(np.finfo(np.float32).min))
+            )
         else:
             raise ValueError(f"Invalid aggregation type: {self.aggregation_type}.")
 

@@ -12,7 +12,7 @@ Examples:
 import contextlib
 import sys as _sys
 
-from . import _public_calls, debugging, linalg, nn_ops, random, recording
+from . import _public_calls, debugging, image, linalg, math, nn_ops, random, recording
 from . import extend as extend  # the public seam for packages that extend core
 from ._config import config
 from ._device import Device, current_device, device, get_device, list_devices, num_gpus
@@ -265,11 +265,11 @@ __all__ = [
     "device", "divide", "einsum", "equal", "erf", "executing_eagerly", "exp", "expand_dims",
     "expm1", "extract_patches", "eye", "fill", "float16", "float32", "float64", "floor",
     "floordiv", "floormod", "gather", "gather_nd", "get_device", "getitem", "global_norm",
-    "greater", "greater_equal", "identity", "index_add", "index_update", "init_scope", "int8",
+    "greater", "greater_equal", "identity", "image", "index_add", "index_update", "init_scope", "int8",
     "int16",
     "int32", "int64", "invert", "isfinite", "isinf", "isnan", "left_shift", "less", "less_equal",
     "l2_normalize", "linalg", "linspace", "list_devices", "log", "log1p", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "logsumexp", "matmul", "maximum", "meshgrid", "minimum", "mod",
+    "logical_or", "logical_xor", "logsumexp", "math", "matmul", "maximum", "meshgrid", "minimum", "mod",
     "multiply",
     "name_scope", "negative", "newaxis", "nn_ops", "norm", "not_equal", "num_gpus", "one_hot", "ones",
     "ones_like", "pad", "patches_to_image", "pow", "random", "range", "rank", "reciprocal",
@@ -290,3 +290,5 @@ _public_calls.wrap_public(_sys.modules[__name__], "", __all__)
 _public_calls.wrap_public(nn_ops, "nn_ops.", [*nn_ops.__all__, "l2_normalize"])
 _public_calls.wrap_public(linalg, "linalg.", linalg.__all__)
 _public_calls.wrap_public(debugging, "debugging.", debugging.__all__)
+_public_calls.wrap_public(math, "math.", math.__all__)
+_public_calls.wrap_public(image, "image.", image.__all__)

@@ -42,9 +42,10 @@ from ._ops.random import (
     _UNIFORM_INT,
 )
 
-__all__ = ["STATE_FORMAT", "Generator", "categorical", "checked_state", "gamma",
+__all__ = ["STATE_FORMAT", "Generator", "categorical", "checked_state", "fold_in", "gamma",
            "get_global_generator", "get_global_seed", "new_seed", "normal", "set_seed",
-           "shuffle", "truncated_normal", "uniform"]
+           "shuffle", "split", "stateless_categorical", "stateless_normal",
+           "stateless_truncated_normal", "stateless_uniform", "truncated_normal", "uniform"]
 
 
 STATE_FORMAT = "Philox4x32-10"
@@ -91,8 +92,29 @@ class Generator:
             self._host_holds = True
 
     @classmethod
-    def from_seed(cls, seed: int) -> Generator:
+    def from_seed(cls, seed: int, alg: Any = None) -> Generator:
+        """A generator keyed by ``seed``; ``alg`` (TensorFlow's) may name Philox, ember's
+        one algorithm (``"philox"``, ``1``, ``"auto_select"`` or None)."""
+        _check_alg("Generator.from_seed", alg)
         return cls(seed)
+
+    @property
+    def algorithm(self) -> int:
+        """TensorFlow's ``Algorithm.PHILOX`` (1): ember's one algorithm."""
+        return 1
+
+    def make_seeds(self, count: int = 1) -> Any:
+        """Seeds for the ``stateless_*`` functions, drawn from this generator: an int64
+        tensor of shape ``[2, count]`` (TensorFlow's: full-range keys over zeros), each
+        column one seed."""
+        keys = self.uniform([int(count)], -(1 << 63), 1 << 63, np.int64)
+        return _stack_keys(keys)
+
+    def split(self, count: int = 1) -> list[Generator]:
+        """``count`` new generators keyed by draws of this one (TensorFlow's ``split``):
+        independent of each other and of this one, which advances."""
+        keys = self.uniform([int(count)], -(1 << 63), 1 << 63, np.int64).numpy()
+        return [Generator(int(k)) for k in keys]
 
     @classmethod
     def _op_stream(cls, global_seed: int, op_seed: Any) -> Generator:
@@ -485,3 +507,108 @@ def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = np.float32, see
 def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Any:
     """``value`` randomly permuted along its first axis."""
     return _stream(seed).shuffle(value)
+
+
+# --- stateless draws (TensorFlow's tf.random.stateless_*) ----------------------------------
+_STATELESS_KEY_TWEAK = 0x94D049BB133111EB  # stateless streams differ from the others
+_ALGS = (None, 1, "philox", "auto_select")
+
+
+def _check_alg(fn: str, alg: Any) -> None:
+    name = getattr(alg, "name", alg)  # an enum member: its name
+    if isinstance(name, str):
+        name = name.lower()
+    if name not in _ALGS and alg not in _ALGS:
+        raise InvalidArgumentError(f"random.{fn}: alg={alg!r}: ember's one algorithm is "
+                                   f"Philox (give 'philox', 'auto_select' or None)")
+
+
+def _stack_keys(keys: Any) -> Any:
+    from ._ops.array import stack
+    from ._ops.creation import zeros_like
+
+    return stack([keys, zeros_like(keys)])
+
+
+def _seed_pair(fn: str, seed: Any) -> tuple[int, int, Any]:
+    """The two numbers of a stateless ``seed`` (a shape [2] integer tensor or list), read
+    on the host, and its dtype."""
+    from ._tensor import Tensor
+
+    s = seed.numpy() if isinstance(seed, Tensor) else np.asarray(seed)
+    if s.shape != (2,) or s.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"random.{fn}: seed must be a shape [2] integer tensor, "
+                                   f"got shape {s.shape} dtype {s.dtype}")
+    # a list of Python ints is int32, as tf.convert_to_tensor makes it
+    dt = s.dtype if isinstance(seed, (Tensor, np.ndarray)) else np.dtype(np.int32)
+    return int(s[0]) & _philox.MASK64, int(s[1]) & _philox.MASK64, dt
+
+
+def _stateless(fn: str, seed: Any, alg: Any = None) -> Generator:
+    """A generator whose numbers are a function of ``seed`` alone (key ``seed[0]``, stream
+    ``seed[1]``, tweaked apart from every other stream)."""
+    _check_alg(fn, alg)
+    key, stream, _ = _seed_pair(fn, seed)
+    g = Generator.__new__(Generator)
+    g._reset(key ^ _STATELESS_KEY_TWEAK, stream, 0)
+    return g
+
+
+def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None,
+                      dtype: Any = np.float32, name: str | None = None,
+                      alg: Any = "auto_select") -> Any:
+    """Uniform samples in [minval, maxval) that depend on ``seed`` (shape [2] integers)
+    alone: the same seed gives the same numbers (TensorFlow's ``stateless_uniform``; the
+    numbers are ember's Philox's, not TensorFlow's). The seed is read on the host.
+
+    Examples:
+        >>> import ember.core as em
+        >>> a = em.random.stateless_uniform([3], seed=[1, 2])
+        >>> bool(em.reduce_all(a == em.random.stateless_uniform([3], seed=[1, 2])))
+        True
+    """
+    return _stateless("stateless_uniform", seed, alg).uniform(shape, minval, maxval, dtype)
+
+
+def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
+                     dtype: Any = np.float32, name: str | None = None,
+                     alg: Any = "auto_select") -> Any:
+    """Normal samples that depend on ``seed`` alone (see ``stateless_uniform``)."""
+    return _stateless("stateless_normal", seed, alg).normal(shape, mean, stddev, dtype)
+
+
+def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
+                               dtype: Any = np.float32, name: str | None = None,
+                               alg: Any = "auto_select") -> Any:
+    """Truncated normal samples that depend on ``seed`` alone."""
+    return _stateless("stateless_truncated_normal", seed, alg).truncated_normal(
+        shape, mean, stddev, dtype)
+
+
+def stateless_categorical(logits: Any, num_samples: int, seed: Any, dtype: Any = np.int64,
+                          name: str | None = None) -> Any:
+    """Class indices from ``logits`` that depend on ``seed`` alone."""
+    return _stateless("stateless_categorical", seed).categorical(logits, num_samples, dtype)
+
+
+def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Any:
+    """``num`` new stateless seeds from ``seed``: shape ``[num, 2]``, ``seed``'s dtype
+    (TensorFlow's ``tf.random.split``)."""
+    _, _, dt = _seed_pair("split", seed)
+    kind = np.dtype(dt)
+    info = np.iinfo(kind)
+    return _stateless("split", seed, alg).uniform([int(num), 2], int(info.min),
+                                                  int(info.max) + 1, kind)
+
+
+def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Any:
+    """A new stateless seed from ``seed`` and the integer ``data`` (TensorFlow's
+    ``tf.random.fold_in``): shape [2], ``seed``'s dtype."""
+    from ._tensor import Tensor
+
+    key, stream, dt = _seed_pair("fold_in", seed)
+    d = int(data.numpy()) if isinstance(data, Tensor) else int(data)
+    kind = np.dtype(dt)
+    info = np.iinfo(kind)
+    g = _stateless("fold_in", [key, (stream + d) & _philox.MASK64], alg)
+    return g.uniform([2], int(info.min), int(info.max) + 1, kind)
