@@ -105,3 +105,17 @@ def test_host_calls_get_each_calls_values(device):
         for i in range(3):
             assert float(f(em.constant(float(i)))) == 3.0 * i + 1
     assert out.getvalue().split() == ["0", "3", "6"]
+
+
+def test_fill_with_a_tensor_value_replays_with_the_calls_value():
+    # em.fill kept a tensor value as a constant of the op: a replay read the tracing
+    # call's tensor, which had expired (LeakedTensorError), where TF's fill takes it
+    # as an input
+    @graph.function
+    def filled(v):
+        return em.fill([2, 2], v * 2.0)
+
+    assert filled(em.constant(1.0)).numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert filled(em.constant(3.0)).numpy().tolist() == [[6.0, 6.0], [6.0, 6.0]]
+    with pytest.raises(em.InvalidArgumentError, match=r"fill: value must be 0-d"):
+        em.fill([2], em.constant([1.0, 2.0]))

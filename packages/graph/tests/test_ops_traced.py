@@ -67,6 +67,10 @@ _HOST_CHECKS = {  # they check indices, values or a status on the host on every 
     "debugging.check_indices", "debugging.check_range", "check_numerics",
     "random.shuffle"}  # (a gather of the permutation it draws)
 _VALUE_SHAPES = {"boolean_mask", "where_indices"}
+# em.math's segment reductions and bincount read the ids' range on the host (a guard: an
+# id out of range is an error, a count sizes the result)
+_GUARDS = {f"math.{p}segment_{k}" for p in ("", "unsorted_") for k in ("sum", "mean", "max", "min")
+           } | {"math.unsorted_segment_sqrt_n", "math.bincount"}
 # Ops whose float forward calls cuBLAS or cuSOLVER, which cupy 14 refuses on a capturing
 # stream (cupy issue 6290; the strict double refuses them too, testing/_strict_libraries):
 # spec -> (the op that calls it, the library), for float dtypes: integer products are
@@ -97,6 +101,8 @@ def _check_cuda_graph(spec, dtype, status):
                         "stream is capturing, so D2H transfers are disallowed")
     elif spec.name in _VALUE_SHAPES:
         assert line == "call: not captured: an op's result shape depends on values"
+    elif spec.name in _GUARDS:
+        assert line == "call: not captured: it reads device values on the host (guards)"
     elif spec.ref is None:  # drawn on the GPU by the Philox kernel: captured
         assert line == "call: captured (launched 2 times)", (spec.name, line)
     elif spec.name in _LIBRARY_CALLS and np.dtype(dtype).kind in "fc" and not (

@@ -435,3 +435,23 @@ def test_summary_shows_keras_s_connected_to_column_for_a_graph_that_is_not_a_cha
     nn.Model(i, L.Add()([x, i])).summary(print_fn=lines.append)
     row = next(r for r in lines[-1].splitlines() if r.startswith("a_rather"))
     assert row.split()[-2:] == ["12", "i[0][0]"], row
+
+
+def test_a_users_build_gets_the_symbolic_shape_with_a_none_batch_as_in_keras():
+    # ember built a layer by running it on zeros of batch 1, so build() saw (1, 3): a
+    # build that sized a weight by the batch axis made another model than Keras's
+    seen = []
+
+    class PerExample(L.Layer):
+        def build(self, input_shape):
+            seen.append(tuple(input_shape))
+            self.w = self.add_weight(shape=(input_shape[-1], 2), initializer="ones")
+
+        def call(self, x):
+            return em.matmul(x, self.w)
+
+    out = PerExample()(nn.Input((None, 5)))
+    assert seen == [(None, None, 5)] and out.shape == (None, None, 2)
+    model = nn.Model(*(lambda i: (i, PerExample()(i)))(nn.Input((3,))))
+    assert seen[-1] == (None, 3)
+    np.testing.assert_allclose(model(np.ones((4, 3), np.float32)).numpy(), np.full((4, 2), 3.0))

@@ -302,3 +302,23 @@ def test_tf_keras_reduction_names_reach_a_loss_object():
     np.testing.assert_allclose(float(mean(y, p, w)), (1.0 + 27.0) / 4.0)
     with pytest.raises(ValueError, match="unknown reduction 'weighted_sum_by_nonzero"):
         nn.losses.Huber(reduction=nn.losses.Reduction.SUM_BY_NONZERO_WEIGHTS)
+
+
+def test_a_users_loss_call_gets_float_labels_as_in_keras_3():
+    # Keras 3's Loss.__call__ converts y_true to the loss's dtype before call; ember
+    # handed a subclass's call the int64 labels (keras-io's NER loss reads them)
+    seen = []
+
+    class Scaled(nn.losses.Loss):
+        def call(self, y_true, y_pred):
+            seen.append(y_true.dtype)
+            return em.reduce_sum(y_pred * (y_true / 2), axis=-1)
+
+    got = Scaled()(np.array([[1, 2]]), np.array([[0.5, 0.5]], np.float32))
+    assert seen == [em.float32] and got.dtype == em.float32  # int / 2 is not float64
+    assert float(got) == 0.75
+    # ember's own sparse losses still index by integer labels
+    sparse = nn.losses.SparseCategoricalCrossentropy()
+    want = -np.log(0.8)
+    np.testing.assert_allclose(float(sparse(np.array([1]), np.array([[0.2, 0.8]], np.float32))),
+                               want, rtol=1e-6)

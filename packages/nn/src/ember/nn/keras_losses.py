@@ -283,6 +283,13 @@ def _mask_of(y_pred: Any) -> Any:
     return get_mask(y_pred) if isinstance(y_pred, em.Tensor) else None
 
 
+def _users_call(cls: type) -> bool:
+    """Whether ``cls.call`` is the user's (ember's own losses take integer labels as they
+    are: the sparse ones index by them)."""
+    owner = next((k for k in cls.__mro__ if "call" in vars(k)), None)
+    return owner is not None and not owner.__module__.startswith("ember.")
+
+
 class Loss:
     """Base class of Keras-style loss objects.
 
@@ -333,7 +340,10 @@ class Loss:
         """The reduced loss; predictions that carry a mask weigh only their real steps
         (see ``apply_mask``), as Keras 3's ``Loss.__call__``."""
         mask = _mask_of(y_pred)
-        per = self.call(self._cast(y_true), self._cast(y_pred))
+        truth = self._cast(y_true)
+        if truth.dtype.kind in "biu" and _users_call(type(self)):
+            truth = em.cast(truth, self._dtype)  # Keras 3 hands a call float labels
+        per = self.call(truth, self._cast(y_pred))
         if mask is not None:
             sample_weight = apply_mask(sample_weight, mask, self.reduction, per)
         return reduce_weighted(per, sample_weight, self.reduction)

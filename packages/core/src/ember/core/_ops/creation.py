@@ -10,6 +10,7 @@ import numpy as np
 from .. import _dtypes
 from .._convert import convert_array
 from .._device import Device, get_device
+from .._errors import InvalidArgumentError
 from .._registry import execute, register
 from .._tensor import Tensor, as_tensor, is_variable, wrap
 from . import _args
@@ -123,7 +124,14 @@ _ones_like = _make("ones_like", lambda be, x, dtype: _ones_forward(be, x.shape, 
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Any:
-    """A tensor of shape ``dims`` filled with ``value`` (dtype inferred from the value)."""
+    """A tensor of shape ``dims`` filled with ``value`` (dtype inferred from the value).
+
+    A tensor ``value`` (0-d) is an input of the result, not a constant: a traced function
+    replays it with the call's value, and gradients flow back to it (TensorFlow's)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise InvalidArgumentError(f"fill: value must be 0-d, got shape {value.shape}")
+        return broadcast_to(value, _args.shape("fill", dims))
     dt = _dtypes.infer_dtype(value) or np.asarray(value).dtype
     return execute(_fill, (), {"shape": _args.shape("fill", dims), "value": value, "dtype": dt})
 

@@ -125,22 +125,18 @@ tan = unary("tan", lambda be, x: be.xp.tan(to_float(x)), F, "Tangent, element-wi
 tanh = unary("tanh", lambda be, x: be.xp.tanh(to_float(x)), F, "Hyperbolic tangent.",
              cuda="tanh({0})")
 asin = unary("asin", lambda be, x: be.xp.arcsin(to_float(x)), F,
-             "Arcsine, element-wise (NaN outside [-1, 1]).", cuda="asin({0})")
+             "Arcsine, element-wise (NaN outside [-1, 1]).")
 acos = unary("acos", lambda be, x: be.xp.arccos(to_float(x)), F,
-             "Arccosine, element-wise (NaN outside [-1, 1]).", cuda="acos({0})")
-atan = unary("atan", lambda be, x: be.xp.arctan(to_float(x)), F, "Arctangent, element-wise.",
-             cuda="atan({0})")
-sinh = unary("sinh", lambda be, x: be.xp.sinh(to_float(x)), F, "Hyperbolic sine.",
-             cuda="sinh({0})")
-cosh = unary("cosh", lambda be, x: be.xp.cosh(to_float(x)), F, "Hyperbolic cosine.",
-             cuda="cosh({0})")
+             "Arccosine, element-wise (NaN outside [-1, 1]).")
+atan = unary("atan", lambda be, x: be.xp.arctan(to_float(x)), F, "Arctangent, element-wise.")
+sinh = unary("sinh", lambda be, x: be.xp.sinh(to_float(x)), F, "Hyperbolic sine.")
+cosh = unary("cosh", lambda be, x: be.xp.cosh(to_float(x)), F, "Hyperbolic cosine.")
 asinh = unary("asinh", lambda be, x: be.xp.arcsinh(to_float(x)), F,
-              "Inverse hyperbolic sine.", cuda="asinh({0})")
+              "Inverse hyperbolic sine.")
 acosh = unary("acosh", lambda be, x: be.xp.arccosh(to_float(x)), F,
-              "Inverse hyperbolic cosine (NaN below 1).", cuda="acosh({0})")
+              "Inverse hyperbolic cosine (NaN below 1).")
 atanh = unary("atanh", lambda be, x: be.xp.arctanh(to_float(x)), F,
-              "Inverse hyperbolic tangent (NaN outside [-1, 1]; +-inf at +-1).",
-              cuda="atanh({0})")
+              "Inverse hyperbolic tangent (NaN outside [-1, 1]; +-inf at +-1).")
 erf = unary("erf", lambda be, x: be.erf(to_float(x)), F, "The error function, element-wise.")
 floor = unary("floor", "floor", F, "Round down (gradient 0).")
 ceil = unary("ceil", "ceil", F, "Round up (gradient 0).")

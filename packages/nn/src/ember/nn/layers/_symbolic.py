@@ -243,6 +243,7 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         return layer(substitute(zeros, inputs), *substitute(zeros, list(args)),
                      **{**substitute(zeros, kwargs), "training": False})
 
+    _build_symbolically(layer, inputs)
     with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
         # layer's initial_state=) are read the same way, and replayed with their values
         unknown = _unknown_axes(layer, inputs, args, kwargs)
@@ -272,6 +273,19 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
     node.outputs = map_structure(symbolic, out)
     layer._ember.extra.setdefault("inbound_nodes", []).append(node)  # layer.input/.output
     return node.outputs
+
+
+def _build_symbolically(layer: Any, inputs: Any) -> None:
+    """A layer of the user's own ``build`` is built from the symbolic shapes, batch axis
+    ``None`` (and any unknown axis ``None``), as Keras builds it; the probe on zeros of
+    batch 1 then only calls it. Models (``fit``) build by calling, as before."""
+    if getattr(layer, "built", True) or hasattr(layer, "fit"):
+        return
+    own = next((k for k in type(layer).__mro__ if "build" in vars(k)), None)
+    if own is None or own.__module__.startswith("ember."):
+        return
+    with em.recording.paused():
+        layer._ember_maybe_build(inputs)
 
 
 def Input(shape: Any = None, batch_size: int | None = None, name: str | None = None,
