@@ -252,3 +252,22 @@ def test_an_adapted_vocabulary_survives_get_config(factory, adapt_data, probe):
     np.testing.assert_allclose(again(probe).numpy(), layer(probe).numpy(), rtol=1e-6)
     again.adapt(adapt_data)  # still adaptable, as the original
     assert again.get_vocabulary() == layer.get_vocabulary()
+
+
+@pytest.mark.parametrize("run_eagerly", [False, True])
+def test_a_model_given_text_says_where_strings_go(run_eagerly):
+    # the word-embeddings tutorial's Sequential([vectorize_layer, Embedding, ...]): the
+    # error was "cannot make a tensor from ndarray data of dtype <U12"
+    vectorize = nn.layers.TextVectorization()
+    vectorize.adapt(["a great film", "a bad one"])
+    model = nn.Sequential([vectorize, nn.layers.Embedding(10, 2),
+                           nn.layers.GlobalAveragePooling1D(), nn.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.run_eagerly = run_eagerly
+    text = np.array(["a great film", "bad"])
+    with pytest.raises(TypeError, match=r"'sequential(_\d+)?' \(Sequential\) was given strings: .*"
+                                        r"map the data through them"):
+        model.fit(text, np.array([1.0, 0.0]), verbose=0)
+    with pytest.raises(TypeError, match="was given strings"):
+        model(text)
+    assert vectorize(text).dtype == em.int64  # on its own, the layer takes the strings

@@ -28,6 +28,8 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
     MeanAbsoluteError,
     MeanSquaredError,
     SparseCategoricalCrossentropy,
+    _mae,
+    _mse,
     binary_crossentropy,
     categorical_crossentropy,
     huber,
@@ -40,7 +42,8 @@ __all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergen
            "MeanAbsoluteError", "MeanSquaredError", "Reduction",
            "SparseCategoricalCrossentropy", "absolute_difference", "binary_crossentropy",
            "categorical_crossentropy", "compute_weighted_loss", "get", "huber", "huber_loss",
-           "mean_absolute_error", "mean_squared_error", "sigmoid_cross_entropy",
+           "MAE", "MSE", "mae", "mean_absolute_error", "mean_squared_error", "mse",
+           "sigmoid_cross_entropy",
            "softmax_cross_entropy", "sparse_categorical_crossentropy",
            "sparse_softmax_cross_entropy", "kl_divergence"]
 
@@ -126,7 +129,22 @@ def absolute_difference(labels: Any, predictions: Any, weights: Any = 1.0,
     return compute_weighted_loss(em.abs(em.subtract(p, y)), weights, reduction)
 
 
-mean_absolute_error = absolute_difference
+def mean_absolute_error(y_true: Any, y_pred: Any) -> Any:
+    """Keras's ``keras.losses.mean_absolute_error`` (``tf.keras.losses.mae``): the mean of
+    ``|y_true - y_pred|`` over the last axis, one value per example (TF 1's reduced form
+    is ``absolute_difference``)."""
+    return _mae(y_true, y_pred)
+
+
+def mse(y_true: Any, y_pred: Any) -> Any:
+    """``tf.keras.losses.mse``: the mean of ``(y_true - y_pred) ** 2`` over the last axis,
+    one value per example (``mean_squared_error`` here is TF 1's weighted, reduced form,
+    as the guides use it)."""
+    return _mse(y_true, y_pred)
+
+
+mae = MAE = mean_absolute_error
+MSE = mse
 
 
 def huber_loss(labels: Any, predictions: Any, weights: Any = 1.0, delta: float = 1.0,

@@ -503,9 +503,28 @@ def _takes_data(method: Any) -> bool:
 def _step(model: Any, name: str, batch: Any) -> dict[str, Any]:
     method = getattr(model, name)
     args = (batch,) if _takes_data(method) else _unpack(batch)
-    if model.run_eagerly:  # tensors, as a traced step's arguments are (and TF's)
-        return dict(method(*_as_tensors(args)))
-    return dict(_traced(model, name, method)(_fingerprint(model), *args))
+    try:
+        if model.run_eagerly:  # tensors, as a traced step's arguments are (and TF's)
+            return dict(method(*_as_tensors(args)))
+        return dict(_traced(model, name, method)(_fingerprint(model), *args))
+    except em.DTypeError:
+        _refuse_string_batch(model, batch)
+        raise
+
+
+def _refuse_string_batch(model: Any, batch: Any) -> None:
+    """A batch of text for a model: say where strings go in ember (the pipeline)."""
+    from .layers.base import _refuse_strings
+
+    leaves = [batch]
+    while leaves:
+        x = leaves.pop()
+        if isinstance(x, (list, tuple)) and x and not isinstance(x[0], (str, bytes)):
+            leaves.extend(x)
+        elif isinstance(x, dict):
+            leaves.extend(x.values())
+        else:
+            _refuse_strings(model, x)
 
 
 def _as_tensors(x: Any) -> Any:

@@ -120,6 +120,18 @@ class InputSpec:
                     f"{size} at axis {axis}, got shape {shape}")
 
 
+def _refuse_strings(layer: Any, x: Any) -> None:
+    """Strings given to a layer that holds tensors: say where strings go in ember."""
+    if isinstance(x, (str, bytes)) or (isinstance(x, np.ndarray) and x.dtype.kind in "USO") \
+            or (isinstance(x, (list, tuple)) and x and isinstance(x[0], (str, bytes))):
+        raise TypeError(
+            f"layer {layer.name!r} ({type(layer).__name__}) was given strings: ember tensors "
+            f"hold numbers, so a model cannot take text. StringLookup, TextVectorization and "
+            f"Hashing take strings when called on their own: map the data through them in "
+            f"the input pipeline (dataset.map(lambda x, y: (vectorize(x), y))) and give the "
+            f"model their integer output") from None
+
+
 def _shape_of(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_shape_of(v) for v in x]
@@ -490,7 +502,11 @@ class Layer(_tracking._Listened):
         if x is None:
             return x
         if type(x) is not em.Tensor:
-            x = em.convert_to_tensor(x)
+            try:
+                x = em.convert_to_tensor(x)
+            except (em.DTypeError, TypeError, ValueError):
+                _refuse_strings(self, x)
+                raise
         dt = x.dtype
         st = self.__dict__[_tracking.STATE]
         policy = st.policy
