@@ -52,19 +52,18 @@ pass 90% (convolution) and 40% (involution). Chance is 10%, where an untrained o
 model stays; seeds 0-3 reach 95-97% and 63-78% (this seed, 42: 95-96% and 81%). The
 involution threshold is low because that model is the slow learner upstream says: with
 some seeds its loss sits at log(10) for two epochs before it falls.
-Fixed in ember since the first version of this port, upstream's lines restored: 2. (loud)
+Fixed in ember since the first version of this port, upstream's lines restored: 1. (loud)
+tf.image.extract_patches: ember had no `em.image` (AttributeError; the stand-in was
+em.extract_patches, which returns (B, H, W, K, K, C) where TensorFlow's gives
+(B, H, W, K*K*C)); em.image.extract_patches now gives TensorFlow's 4-D patches, and
+upstream's call runs (checked against numpy's (row, column, channel) windows). 2. (loud)
 vis_model.predict(...) on a model whose outputs nest (a list of the Involution layers'
 (output, kernel) tuples) raised ValueError: predict joined one level of lists; it now
 returns the nested structure of arrays, as tf.keras. 3. (silent)
 keras.Model(inputs=[inputs], outputs=[outputs]) kept the one-element lists (predict()
 gave [array], so predict(x)[0] was the whole batch); a list of one is now its tensor,
 as in Keras.
-Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
-"silent" = a different value and no error): 1. (loud) tf.image.extract_patches: ember has
-no `em.image` (AttributeError). Stand-in: em.extract_patches, which takes the same
-arguments (sizes/strides/rates as [1, k, k, 1], padding "SAME") but returns
-(B, H, W, K, K, C) where TensorFlow's gives (B, H, W, K*K*C); the values come in the same
-(row, column, channel) order, so upstream's Reshape takes either (checked against numpy).
+Found: no gap remains.
 Checked and the same as Keras: AveragePooling2D(padding="same"); Keras passing
 `training` down through a layer whose call() lacks it; the functional model's float32
 cast of float64 inputs; array_to_img's scaling.
@@ -186,8 +185,7 @@ class Involution(keras.layers.Layer):
 
         # Extract input patches.
         # B, H, W, K*K*C
-        # GAP 1: input_patches = tf.image.extract_patches(
-        input_patches = tf.extract_patches(  # ember's: (B, H, W, K, K, C), same arguments
+        input_patches = tf.image.extract_patches(
             images=x,
             sizes=[1, self.kernel_size, self.kernel_size, 1],
             strides=[1, self.stride, self.stride, 1],

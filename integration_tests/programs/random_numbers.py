@@ -5,7 +5,8 @@ by, made inside and passed to tf.function, generators with distribution strategi
 saving generators (Checkpoint, inside strategies, SavedModel), and stateless random ops.
 
 Upstream: https://github.com/tensorflow/docs/blob/15f45f8ef3e9307fc980a4c6e2c2d690cf4b4130/site/en/guide/random_numbers.ipynb
-Changed: names only (tf.random.Generator/get_global_generator -> em.random.*, tf.function
+Changed: names only (tf.random.Generator/get_global_generator/stateless_normal ->
+em.random.*, tf.config.list_physical_devices -> em.config.*, tf.function
 -> graph.function, tf.Variable/stack/device -> em.*, tf.train.Checkpoint ->
 checkpoint.Checkpoint, tf.Module -> nn.Layer, which docs/guide/coming-from.md maps it to).
 The checkpoint and the "SavedModel" go into a temporary directory instead of the working
@@ -31,15 +32,12 @@ differ across seeds; the same state gives the same integers on the default devic
 strict GPU double in the GPU run) and on the CPU.
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
 "silent" = a different value or behaviour and no error):
-1. no tf.config.list_physical_devices / experimental.set_virtual_device_configuration /
-VirtualDeviceConfiguration (em.config: AttributeError): no virtual CPUs; the replicas of
-GAP 6 are threads. 2. Generator.from_seed takes no `alg` (TypeError) and there is no
-tf.random.Algorithm (ember has one algorithm, Philox4x32-10): `alg` is dropped.
+1. no tf.config.experimental.set_virtual_device_configuration / VirtualDeviceConfiguration
+(em.config has no `experimental`: AttributeError): no virtual CPUs; the replicas of
+GAP 6 are threads.
 3. no Generator.from_non_deterministic_state (AttributeError): Generator() (seed None,
 from os.urandom) stands in. 4. no Generator.reset_from_seed (AttributeError): assigning
-Generator.from_seed(1).state stands in. 5. no Generator.split (AttributeError): new
-generators keyed by 63-bit int64 draws of the parent stand in (TF's split keys them with
-its uniform_full_int, which ember lacks too; see 11). 6. no tf.distribute.MirroredStrategy,
+Generator.from_seed(1).state stands in. 6. no tf.distribute.MirroredStrategy,
 strategy scope or strategy.run (ember.distribute is Horovod-style, one process a rank):
 ember.distribute.testing.run_in_threads(n, fn) stands in (threads as ranks, a list of
 results for TF's PerReplica). ember has no replica-aware generator, so (silent, against
@@ -50,10 +48,18 @@ each replica draws the same numbers on every replica (TF: different ones).
 on the host: a traced state() runs eagerly (ember warns), so the method stays plain and a
 traced copy is checked to be live. 9. no
 tf.saved_model.save/load (no SavedModel, as intro_to_modules.py's GAP 5): a checkpoint
-of the module's generator and a new MyModule restored from it stand in. 10. no
-tf.random.stateless_normal (nor any stateless_* op; AttributeError): a generator built
-from the explicit state (key seed[0], stream seed[1]) stands in.
-Fixed in ember since the first version of this port: (GAP 11, no upstream line; found
+of the module's generator and a new MyModule restored from it stand in.
+Fixed in ember since the first version of this port: (GAP 1, its first line) there was no
+tf.config.list_physical_devices (AttributeError): em.config.list_physical_devices exists
+now, and upstream's line runs. 2. Generator.from_seed took no `alg` (TypeError; it was
+dropped): it accepts alg='philox' now (ember's one algorithm, Philox4x32-10, TF's default;
+ember still has no tf.random.Algorithm, which upstream names only in prose), and
+upstream's line runs. 5. there was no Generator.split (AttributeError; new generators
+keyed by 63-bit int64 draws of the parent stood in): Generator.split exists now (keys
+from full-range int64 draws, as TF's uniform_full_int), and upstream's lines run.
+10. there was no tf.random.stateless_normal (nor any stateless_* op; AttributeError; a
+generator built from the explicit state stood in): em.random.stateless_normal exists now,
+and upstream's lines run. (GAP 11, no upstream line; found
 through GAP 5's stand-in, silent, GPU only) full-range 64-bit integer draws
 (uniform(..., 0, 2**64, uint64) or (-2**63, 2**63, int64): TF's uniform_full_int)
 repeated their values in pairs on a GPU (the CUDA kernel read block j >> 2 for them, as
@@ -96,10 +102,10 @@ def values(results):
 
 SEED1 = first_draws(1, 12)  # the stream every from_seed(1) below starts with
 
-# GAP 1: tf.config has no list_physical_devices / experimental.set_virtual_device_configuration /
-# VirtualDeviceConfiguration in ember (AttributeError); there are no virtual CPUs, and the
+physical_devices = em.config.list_physical_devices("CPU")
+# GAP 1: em.config has no experimental.set_virtual_device_configuration /
+# VirtualDeviceConfiguration (AttributeError); there are no virtual CPUs, and the
 # strategies' replicas below are threads (GAP 6):
-# physical_devices = tf.config.list_physical_devices("CPU")
 # tf.config.experimental.set_virtual_device_configuration(
 #     physical_devices[0], [
 #         tf.config.experimental.VirtualDeviceConfiguration(),
@@ -107,6 +113,7 @@ SEED1 = first_draws(1, 12)  # the stream every from_seed(1) below starts with
 #         tf.config.experimental.VirtualDeviceConfiguration()
 #     ])
 assert "/cpu:0" in em.list_devices()
+assert len(physical_devices) == 1 and physical_devices[0].device_type == "CPU"
 
 # --- The tf.random.Generator class ------------------------------------------------------
 g1 = em.random.Generator.from_seed(1)
@@ -118,10 +125,7 @@ assert again.shape == (2, 3) and again.dtype == em.float32
 assert np.all(np.isfinite(again.numpy())) and len(np.unique(again.numpy())) == 6
 assert g2 is em.random.get_global_generator()  # one global generator
 
-# GAP 2: from_seed has no `alg` (TypeError: unexpected keyword argument 'alg'); ember's one
-# algorithm is Philox4x32-10, which TF's 'philox' (its default) also is:
-# g1 = tf.random.Generator.from_seed(1, alg='philox')
-g1 = em.random.Generator.from_seed(1)
+g1 = em.random.Generator.from_seed(1, alg='philox')
 assert g1.state["bit_generator"] == em.random.STATE_FORMAT == "Philox4x32-10"
 philox = g1.normal(shape=[2, 3])
 print(philox)
@@ -203,12 +207,7 @@ assert np.all(np.abs(counts - N / 10) < 5 * math.sqrt(N * 0.1 * 0.9)), counts
 # --- Creating independent random-number streams -------------------------------------------
 g = em.random.Generator.from_seed(1)
 print(g.normal([]))
-# GAP 5: no Generator.split (AttributeError); as TF's split does (keys from
-# uniform_full_int, which ember lacks too), new generators keyed by the parent's draws, of
-# 63 bits (a full-range 64-bit draw repeats its values on a GPU: GAP 11, at the end):
-# new_gs = g.split(3)
-new_gs = [em.random.Generator.from_seed(int(key)) for key in
-          g.uniform([3], 0, 2**63, dtype=em.int64).numpy()]
+new_gs = g.split(3)
 for new_g in new_gs:
   print(new_g.normal([]))
 print(g.normal([]))
@@ -220,9 +219,7 @@ r = np.corrcoef(streams)[np.triu_indices(4, 1)]
 assert np.all(np.abs(r) < 5 / math.sqrt(N)), r
 
 with em.device("cpu"):  # change "cpu" to the device you want
-  # GAP 5: g = tf.random.get_global_generator().split(1)[0]
-  g = em.random.Generator.from_seed(int(
-      em.random.get_global_generator().uniform([1], 0, 2**63, dtype=em.int64).numpy()[0]))
+  g = em.random.get_global_generator().split(1)[0]
   print(g.normal([]))  # use of g won't cause cross-device copy, unlike the global generator
   on_cpu = g.normal([])
 assert on_cpu.device == "/cpu:0", on_cpu.device
@@ -459,23 +456,14 @@ assert imported.state()["counter"] == 4
 assert sorted(x.numpy().item() for x in loaded) == values(after_save[0]) == sorted(SEED0[2:4])
 
 # --- Stateless RNGs ----------------------------------------------------------------------
-# GAP 10: no tf.random.stateless_normal (AttributeError); a generator from the explicit
-# state (key seed[0], stream seed[1], counter 0) stands in:
-def stateless_normal(shape, seed):
-  g = em.random.Generator()
-  g.state = {"bit_generator": em.random.STATE_FORMAT, "key": int(seed[0]),
-             "stream": int(seed[1]), "counter": 0}
-  return g.normal(shape)
-# print(tf.random.stateless_normal(shape=[2, 3], seed=[1, 2]))
-# print(tf.random.stateless_normal(shape=[2, 3], seed=[1, 2]))
-s1 = stateless_normal(shape=[2, 3], seed=[1, 2])
-print(s1)
-s2 = stateless_normal(shape=[2, 3], seed=[1, 2])
-print(s2)
+s1 = em.random.stateless_normal(shape=[2, 3], seed=[1, 2])
+print(s1)  # print(tf.random.stateless_normal(shape=[2, 3], seed=[1, 2]))
+s2 = em.random.stateless_normal(shape=[2, 3], seed=[1, 2])
+print(s2)  # print(tf.random.stateless_normal(shape=[2, 3], seed=[1, 2]))
 assert s1.shape == (2, 3) and s1.dtype == em.float32
 np.testing.assert_array_equal(s1.numpy(), s2.numpy())
 for other_seed in ([1, 3], [2, 2]):
-  assert not np.array_equal(stateless_normal([2, 3], other_seed).numpy(), s1.numpy())
+  assert not np.array_equal(em.random.stateless_normal([2, 3], other_seed).numpy(), s1.numpy())
 
 # --- Algorithms: the same state gives the same integers on every device -------------------
 state = em.random.Generator.from_seed(5).state

@@ -82,6 +82,9 @@ def test_convert_image_dtype_scales_as_tensorflow():
         .tolist() == [65280]  # by bits, as TensorFlow shifts
     assert em.image.convert_image_dtype(em.constant([65535], em.uint16), em.uint8).numpy() \
         .tolist() == [255]
+    big = em.constant(np.array([2**62 - 1], np.int64))  # integer division, not floats
+    assert em.image.convert_image_dtype(big, em.int32).numpy().tolist() == [2**30 - 1]
+    assert em.image.per_image_standardization(np.ones((2, 2, 1))).dtype == em.float32
     got = em.image.convert_image_dtype(em.constant([2.0]), em.uint8, saturate=True)
     assert got.numpy().tolist() == [255]
     with pytest.raises(em.InvalidArgumentError, match="convert_image_dtype: from float32 to bool"):
@@ -128,7 +131,12 @@ def test_seeds_as_tensorflow_makes_them():
     s = em.random.split([1, 2], num=3)
     assert s.shape == (3, 2) and s.dtype == em.int32  # a list of ints is int32, as TF's
     assert em.random.split(em.constant([1, 2], em.int64)).dtype == em.int64
-    assert em.random.fold_in([1, 2], 7).shape == (2,)
+    folded = em.random.fold_in([1, 2], 7)  # TF's: a draw keyed by the seed, then data
+    assert folded.dtype == em.int32 and int(folded[1]) == 7
+    assert em.random.split((em.constant(3, em.int64), em.constant(4, em.int64))).dtype \
+        == em.int64  # tensors packed in a tuple keep their dtype, as TF packs them
+    full = em.random.stateless_uniform([4], [1, 2], None, None, em.int32)
+    assert full.dtype == em.int32 and len(set(full.numpy().tolist())) == 4
     g = em.random.Generator.from_seed(123, alg="philox")
     seeds = g.make_seeds(3)
     assert seeds.shape == (2, 3) and seeds.dtype == em.int64

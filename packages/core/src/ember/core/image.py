@@ -71,10 +71,11 @@ def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False,
                                    f"must be integer or float dtypes")
     if src == dst:
         return x
-    if src.kind in "iu" and dst.kind in "iu":  # by bits, as TensorFlow's shifts
-        scale = (int(np.iinfo(dst).max) + 1) / (int(np.iinfo(src).max) + 1)
-        wide = m.cast(x, np.float64)
-        return m.cast(m.floor(m.multiply(wide, scale)), dst)
+    if src.kind in "iu" and dst.kind in "iu":  # TensorFlow's integer scaling, exactly
+        top_in, top_out = int(np.iinfo(src).max), int(np.iinfo(dst).max)
+        if top_in > top_out:
+            return m.cast(m.floordiv(x, (top_in + 1) // (top_out + 1)), dst)
+        return m.multiply(m.cast(x, dst), (top_out + 1) // (top_in + 1))
     if src.kind in "iu":  # integer -> float: x / max
         return m.multiply(m.cast(x, dst), 1.0 / float(np.iinfo(src).max))
     if dst.kind == "f":
@@ -185,10 +186,10 @@ def adjust_saturation(image: Any, saturation_factor: Any, name: str | None = Non
 
 
 def per_image_standardization(image: Any) -> Any:
-    """Each image scaled to mean 0 and variance 1: ``(x - mean) / max(std, 1/sqrt(n))``
-    (float32 for an integer image)."""
+    """Each image scaled to mean 0 and variance 1: ``(x - mean) / max(std, 1/sqrt(n))``,
+    in float32 (TensorFlow's, whatever the image's dtype)."""
     x = _image("per_image_standardization", image)
-    f = m.cast(x, np.float32) if x.dtype.kind in "iu" else x
+    f = m.cast(x, np.float32) if x.dtype != np.float32 else x
     n = int(np.prod(f.shape[-3:]))
     mean = r.reduce_mean(f, axis=[-3, -2, -1], keepdims=True)
     std = r.reduce_std(f, axis=[-3, -2, -1], keepdims=True)

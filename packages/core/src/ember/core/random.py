@@ -535,12 +535,20 @@ def _seed_pair(fn: str, seed: Any) -> tuple[int, int, Any]:
     on the host, and its dtype."""
     from ._tensor import Tensor
 
-    s = seed.numpy() if isinstance(seed, Tensor) else np.asarray(seed)
+    if isinstance(seed, (list, tuple)):  # Python ints, tensors: packed as TF packs them
+        parts = [v.numpy() if isinstance(v, Tensor) else np.asarray(v) for v in seed]
+        s = np.array([int(p) for p in parts]) if all(
+            p.shape == () and p.dtype.kind in "iu" for p in parts) else np.asarray(parts)
+        typed = [p.dtype for v, p in zip(seed, parts) if isinstance(v, (Tensor, np.ndarray))]
+        small = all(-2**31 <= int(v) < 2**31 for v in s.ravel()) if s.dtype.kind in "iu" \
+            else True
+        dt = typed[0] if typed else np.dtype(np.int32 if small else np.int64)
+    else:
+        s = seed.numpy() if isinstance(seed, Tensor) else np.asarray(seed)
+        dt = s.dtype
     if s.shape != (2,) or s.dtype.kind not in "iu":
         raise InvalidArgumentError(f"random.{fn}: seed must be a shape [2] integer tensor, "
                                    f"got shape {s.shape} dtype {s.dtype}")
-    # a list of Python ints is int32, as tf.convert_to_tensor makes it
-    dt = s.dtype if isinstance(seed, (Tensor, np.ndarray)) else np.dtype(np.int32)
     return int(s[0]) & _philox.MASK64, int(s[1]) & _philox.MASK64, dt
 
 
@@ -567,6 +575,10 @@ def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None
         >>> bool(em.reduce_all(a == em.random.stateless_uniform([3], seed=[1, 2])))
         True
     """
+    dt = _dtypes.as_dtype(dtype)
+    if dt.kind in "iu" and minval is None and maxval is None:  # TF's full-range integers
+        info = np.iinfo(dt)
+        minval, maxval = int(info.min), int(info.max) + 1
     return _stateless("stateless_uniform", seed, alg).uniform(shape, minval, maxval, dtype)
 
 
@@ -603,12 +615,16 @@ def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Any:
 
 def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Any:
     """A new stateless seed from ``seed`` and the integer ``data`` (TensorFlow's
-    ``tf.random.fold_in``): shape [2], ``seed``'s dtype."""
+    ``tf.random.fold_in``): a full-range draw keyed by ``seed`` stacked over ``data``, in
+    ``data``'s dtype."""
+    from ._ops.array import stack
+    from ._ops.creation import convert_to_tensor
     from ._tensor import Tensor
 
-    key, stream, dt = _seed_pair("fold_in", seed)
-    d = int(data.numpy()) if isinstance(data, Tensor) else int(data)
-    kind = np.dtype(dt)
-    info = np.iinfo(kind)
-    g = _stateless("fold_in", [key, (stream + d) & _philox.MASK64], alg)
-    return g.uniform([2], int(info.min), int(info.max) + 1, kind)
+    d = data if isinstance(data, Tensor) else convert_to_tensor(data)
+    if d.ndim != 0 or d.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"random.fold_in: data must be an integer scalar, got "
+                                   f"shape {d.shape} dtype {d.dtype}")
+    # TensorFlow's: a full-range draw keyed by seed, in data's dtype, stacked over data
+    first = stateless_uniform([], seed, None, None, d.dtype, alg=alg)
+    return stack([first, d])

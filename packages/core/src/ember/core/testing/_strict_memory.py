@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import heapq
+import threading
 import tracemalloc
 import weakref
 from typing import Any
@@ -191,6 +192,9 @@ class DeviceMemory:
         # weakref(the root numpy array)]
         self._buffers: dict[int, list[Any]] = {}
         self._forget_dead = self._forget  # (one bound method for every buffer's weakref)
+        # data-pipeline threads place, read and forget buffers at once (an RLock: a
+        # buffer's weakref callback may run inside place, on the same thread)
+        self._lock = threading.RLock()
 
     def cuda_malloc(self, size: int) -> int:
         """A new device address for ``size`` bytes (cudaMalloc: 512-byte aligned)."""
@@ -200,6 +204,10 @@ class DeviceMemory:
     def place(self, array: Any, a: np.ndarray, allocator: Any) -> tuple[Any, Any]:
         """(base, mem) of the device array ``array`` wrapping numpy's ``a``: a new buffer
         (from ``allocator``, else the default pool) when ``a`` lives in no live one."""
+        with self._lock:
+            return self._place(array, a, allocator)
+
+    def _place(self, array: Any, a: np.ndarray, allocator: Any) -> tuple[Any, Any]:
         root = a if a.base is None else root_of(a)
         key = id(root)  # unique while the buffer lives: its arrays hold ``root``
         entry: list[Any] | None = self._buffers.get(key)
@@ -231,7 +239,9 @@ class DeviceMemory:
         through nvmath's bindings) reads and writes. Memory outside a live array's buffer
         raises, as an illegal address would fail the kernel."""
         dtype = np.dtype(dtype)
-        for entry in self._buffers.values():
+        with self._lock:
+            entries = self._entries()
+        for entry in entries:
             mem, root = entry[0](), entry[2]()
             if mem is None or root is None or not mem.ptr <= ptr < mem.ptr + mem.size:
                 continue
@@ -245,11 +255,20 @@ class DeviceMemory:
                            f"{list(shape)}, strides {list(strides)}) is not inside a live "
                            "array's buffer (strict double)")
 
+    def _entries(self) -> list[list[Any]]:
+        """The entries now (a weakref callback of this thread may drop one meanwhile)."""
+        while True:
+            try:
+                return list(self._buffers.values())
+            except RuntimeError:  # dictionary changed size during iteration
+                continue
+
     def _forget(self, ref: _BufferRef) -> None:
         """A buffer died (and went back to its pool): its entry goes."""
-        entry = self._buffers.get(ref.key)
-        if entry is not None and entry[0] is ref:
-            del self._buffers[ref.key]
+        with self._lock:
+            entry = self._buffers.get(ref.key)
+            if entry is not None and entry[0] is ref:
+                del self._buffers[ref.key]
 
 
 class _BufferRef(weakref.ref):  # type: ignore[type-arg]
