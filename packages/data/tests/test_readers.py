@@ -153,6 +153,24 @@ def test_text_lines_end_as_tensorflow_ends_them(tmp_path):
     assert list(TextLineDataset(str(a))) == ["x", "", " "]
 
 
+def test_csv_defaults_in_lists_of_one_as_tensorflow(tmp_path):
+    # keras-io's Wide & Deep passes [[0], ["NA"]] (TF's record_defaults): ember typed the
+    # string column '<U2' and cut every string to two characters, with no error, and a
+    # missing [0] field came back of shape (1,)
+    p = tmp_path / "t.csv"
+    p.write_text("n,s\n7,soil_type_29\n,area_type_1\n")
+    rows = list(CsvDataset(str(p), [[0], ["NA"]], header=True))
+    assert rows == [(7, "soil_type_29"), (0, "area_type_1")]
+    assert all(np.shape(v) == () for row in rows for v in row)
+    assert rows[0][0].dtype == np.int32
+    wide = list(CsvDataset(str(p), [np.array([0], np.int64), ["NA"]], header=True))
+    assert wide[1][0].dtype == np.int64
+    with pytest.raises(DataFormatError, match="column 0 is empty and required"):
+        list(CsvDataset(str(p), [[], ["NA"]], header=True))  # none: required (float32)
+    with pytest.raises(ValueError, match=r"record_defaults\[0\] holds 2 values"):
+        CsvDataset(str(p), [[1, 2], ["NA"]], header=True)
+
+
 def test_csv(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text('x,y,name\n1.5,2,"a,b"\n,3,c\n')

@@ -12,8 +12,26 @@ from .._structure import TensorSpec, to_array
 from .text import _file_list, _LineIterator, compression
 
 
-def _column_type(default):
-    """A default value (used for empty fields) or a dtype/type (the field is required)."""
+def _column_type(default, k: int = 0):
+    """A default value (used for empty fields) or a dtype/type (the field is required).
+
+    As TensorFlow's ``record_defaults``, a default may come in a list (or array) of one
+    (``[0]``, ``["NA"]``: its element is the default) or of none (the field is required;
+    an empty list is float32, an empty array its dtype)."""
+    if isinstance(default, (list, tuple)) or (
+            not isinstance(default, (str, bytes, type, np.dtype)) and np.ndim(default) > 0):
+        items = list(default) if isinstance(default, (list, tuple)) else None
+        arr = None if items is not None else np.asarray(default)
+        n = len(items) if items is not None else arr.size
+        if n > 1:
+            raise ValueError(f"CsvDataset: record_defaults[{k}] holds {n} values; a column's "
+                             f"default is one value (or a list of one, or none: required)")
+        if n == 1:
+            return _column_type(items[0] if items is not None else arr.reshape(-1)[0], k)
+        dt = np.dtype(np.float32) if arr is None else arr.dtype
+        return (dt if dt.kind != "U" else np.dtype(object)), None
+    if isinstance(default, np.str_):
+        return np.dtype(object), str(default)
     if isinstance(default, (type, np.dtype)):
         dt = np.dtype(default)
         return (dt if dt.kind != "U" else np.dtype(object)), None
@@ -63,7 +81,7 @@ class CsvDataset(Dataset):
                  select_cols=None, compression_type=None):
         self._files = _file_list(filenames)
         self._compression = compression("CsvDataset", compression_type)
-        self._types = [_column_type(d) for d in record_defaults]
+        self._types = [_column_type(d, k) for k, d in enumerate(record_defaults)]
         self._header, self._delim = bool(header), field_delim
         self._cols = None if select_cols is None else [int(c) for c in select_cols]
         if self._cols is not None and len(self._cols) != len(self._types):
