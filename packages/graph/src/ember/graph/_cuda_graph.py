@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -159,6 +160,10 @@ class Capturing:
         self.generators = list(generators)  # drawn from by the replay (_DeviceDraws)
         self.replays = 0
         self.graph: CudaGraph | None = None
+        # one call at a time: a capture saves the generators' counters and puts them back
+        # (it drew nothing), so another thread's replay drawing meanwhile would have its
+        # numbers drawn again; launches of one graph are ordered anyway, as CUDA orders them
+        self._lock = threading.Lock()
 
     def status(self) -> str:
         if self.graph is not None:
@@ -169,6 +174,10 @@ class Capturing:
 
     def run(self, replay: Any, args: list[Any]) -> Any:
         """``replay(*args)``: op by op while warming up, then as a graph."""
+        with self._lock:
+            return self._run(replay, args)
+
+    def _run(self, replay: Any, args: list[Any]) -> Any:
         if self.graph is not None:
             return self.graph.launch(args)
         self.replays += 1

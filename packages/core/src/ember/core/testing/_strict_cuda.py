@@ -96,16 +96,20 @@ class StrictGraph:
         self.private_pool = not capture.shared_pool_used
         self.kernels = capture.kernels
         self.launches = 0
+        # CUDA orders each launch of a graph exec behind its previous launches, on any
+        # stream: two threads launching one graph run it one after the other, never
+        # interleaved (a generator's state it reads and advances is never read twice)
+        self._ordered = threading.Lock()
 
     def launch(self, stream: Any = None) -> None:
         self._backend.check_not_capturing("graph launches")
-        with np.errstate(all="ignore"):
+        with self._ordered, np.errstate(all="ignore"):
             for compute, outs in self._ops:
                 new = _arrays(normalized(compute()))
                 for r, n in zip(outs, new):
                     if n is not r and not np.may_share_memory(r, n):
                         np.copyto(r, n)
-        self.launches += 1
+            self.launches += 1
         self._backend.counters.graph_launches += 1  # one host launch ...
         self._backend.counters.launches += self.kernels  # ... running the graph's kernels
 
