@@ -20,15 +20,15 @@ def _column_type(default, k: int = 0):
     an empty list is float32, an empty array its dtype)."""
     if isinstance(default, (list, tuple)) or (
             not isinstance(default, (str, bytes, type, np.dtype)) and np.ndim(default) > 0):
-        items = list(default) if isinstance(default, (list, tuple)) else None
-        arr = None if items is not None else np.asarray(default)
-        n = len(items) if items is not None else arr.size
-        if n > 1:
-            raise ValueError(f"CsvDataset: record_defaults[{k}] holds {n} values; a column's "
-                             f"default is one value (or a list of one, or none: required)")
-        if n == 1:
-            return _column_type(items[0] if items is not None else arr.reshape(-1)[0], k)
-        dt = np.dtype(np.float32) if arr is None else arr.dtype
+        listed = isinstance(default, (list, tuple))
+        items = list(default) if listed else list(np.asarray(default).reshape(-1))
+        if len(items) > 1:
+            raise ValueError(f"CsvDataset: record_defaults[{k}] holds {len(items)} values; a "
+                             f"column's default is one value (or a list of one, or none: "
+                             f"required)")
+        if items:
+            return _column_type(items[0], k)
+        dt = np.dtype(np.float32) if listed else np.asarray(default).dtype
         return (dt if dt.kind != "U" else np.dtype(object)), None
     if isinstance(default, np.str_):
         return np.dtype(object), str(default)
