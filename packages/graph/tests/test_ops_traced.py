@@ -69,6 +69,10 @@ _HOST_CHECKS = {  # they check indices, values or a status on the host on every 
 _VALUE_SHAPES = {"boolean_mask", "where_indices"}
 # em.math's segment reductions and bincount read the ids' range on the host (a guard: an
 # id out of range is an error, a count sizes the result)
+# stateless draws: the same numbers at every call, so never a graph that would advance them
+_STATELESS = {"random.stateless_uniform", "random.stateless_normal",
+              "random.stateless_truncated_normal", "random.stateless_categorical",
+              "random.fold_in"}
 _GUARDS = {f"math.{p}segment_{k}" for p in ("", "unsorted_") for k in ("sum", "mean", "max", "min")
            } | {"math.unsorted_segment_sqrt_n", "math.bincount"}
 # Ops whose float forward calls cuBLAS or cuSOLVER, which cupy 14 refuses on a capturing
@@ -103,6 +107,8 @@ def _check_cuda_graph(spec, dtype, status):
         assert line == "call: not captured: an op's result shape depends on values"
     elif spec.name in _GUARDS:
         assert line == "call: not captured: it reads device values on the host (guards)"
+    elif spec.name in _STATELESS:
+        assert line.startswith("call: not captured: ") and "is a stateless draw" in line, line
     elif spec.ref is None:  # drawn on the GPU by the Philox kernel: captured
         assert line == "call: captured (launched 2 times)", (spec.name, line)
     elif spec.name in _LIBRARY_CALLS and np.dtype(dtype).kind in "fc" and not (
@@ -143,6 +149,11 @@ def test_case_replays_like_eager(backend, spec, case, dtype):
     assert f.experimental_get_tracing_count() >= 1
     if backend != "cpu":
         _check_cuda_graph(spec, dtype, status)
+    if spec.name in _STATELESS:  # the same numbers at every call, replays included
+        for b, c, d in zip(_host(replayed), _host(again), _host(eager)):
+            assert_array_equal(b, d)
+            assert_array_equal(c, d)
+        return
     if spec.ref is None:  # random: same shapes and dtypes, new numbers on every call
         for a, b, c in zip(_host(traced), _host(replayed), _host(again)):
             assert a.shape == b.shape == c.shape and a.dtype == b.dtype

@@ -552,14 +552,29 @@ def _seed_pair(fn: str, seed: Any) -> tuple[int, int, Any]:
     return int(s[0]) & _philox.MASK64, int(s[1]) & _philox.MASK64, dt
 
 
+class _Stateless(Generator):
+    """The generator of one stateless draw: every draw starts at counter 0, so a traced
+    function's replay (which draws again from the generator its trace made) gives the same
+    numbers as the eager call, as a stateless op must. Never captured in a CUDA graph (a
+    launch would advance it): ``stateless`` says so to the graph package."""
+
+    stateless = True
+
+    def __init__(self, key: int, stream: int) -> None:
+        self._key0, self._stream0 = key, stream
+        self._reset(key, stream, 0)
+
+    def _draw(self, *args: Any, **kwargs: Any) -> Any:
+        self._set(self._key0, self._stream0, 0)
+        return super()._draw(*args, **kwargs)
+
+
 def _stateless(fn: str, seed: Any, alg: Any = None) -> Generator:
     """A generator whose numbers are a function of ``seed`` alone (key ``seed[0]``, stream
     ``seed[1]``, tweaked apart from every other stream)."""
     _check_alg(fn, alg)
     key, stream, _ = _seed_pair(fn, seed)
-    g = Generator.__new__(Generator)
-    g._reset(key ^ _STATELESS_KEY_TWEAK, stream, 0)
-    return g
+    return _Stateless(key ^ _STATELESS_KEY_TWEAK, stream)
 
 
 def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None,

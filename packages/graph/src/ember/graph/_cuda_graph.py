@@ -75,6 +75,9 @@ def blocker(plan: Any, steps: list[Any], devices: list[Any]) -> str | None:
         return "an op's result shape depends on values"
     for s in steps:
         g = s.attrs.get("generator") if s.attrs else None
+        if g is not None and getattr(g, "stateless", False):
+            return (f"{s.name} is a stateless draw (the same numbers at every call): a "
+                    "graph would advance its generator")
         if g is not None and not callable(getattr(g, "_target", None)):
             return (f"{s.name} draws random numbers from a {type(g).__name__}, which has no "
                     "device state a graph could advance (drawn on the host: a graph would "

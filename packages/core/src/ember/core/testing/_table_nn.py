@@ -583,6 +583,11 @@ def _dropout_stat(out: np.ndarray, args: list[Any], kwargs: dict[str, Any], dtyp
     assert abs((~kept).mean() - rate) < 0.05, (~kept).mean()
 
 
+def _fold_in_stat(out: np.ndarray, args: list[Any], kwargs: dict[str, Any],
+                  dtype: Any) -> None:
+    assert out.shape == (2,) and out.dtype == dtype and out[1] == args[1]  # TF's: [draw, data]
+
+
 def _dt(rng: Any, dt: Any) -> Any:
     return dt
 
@@ -609,6 +614,22 @@ def _random() -> list[OpSpec]:
             case("rows", args(lambda rng, dt: np.stack(
                 [np.arange(40), np.arange(40) * 2], 1).astype(dt)), seed=6),),
             (F32, I32), False, (), stat=_shuffle_stat),
+        OpSpec("random.stateless_uniform", rnd.stateless_uniform, None, (
+            case("float", args((40, 100), [1, 2], -1.0, 3.0, _dt)),),
+            FLOATS + (F16,), False, (), stat=_moments_check(1.0, 4 / math.sqrt(12), -1, 3)),
+        OpSpec("random.stateless_normal", rnd.stateless_normal, None, (
+            case("moments", args((_N,), [3, 4], 1.0, 2.0, _dt)),),
+            FLOATS, False, (), stat=_moments_check(1.0, 2.0)),
+        OpSpec("random.stateless_truncated_normal", rnd.stateless_truncated_normal, None, (
+            case("moments", args((_N,), [5, 6], 0.5, 2.0, _dt)),),
+            FLOATS, False, (), stat=_moments_check(0.5, 2.0 * 0.8796, 0.5 - 4, 0.5 + 4)),
+        OpSpec("random.stateless_categorical", rnd.stateless_categorical, None, (
+            case("two_rows", args(lambda rng, dt: np.log(np.array(
+                [[0.2, 0.8, 1e-9], [0.5, 0.25, 0.25]], dt)), 2000, [7, 8])),),
+            FLOATS, False, (), stat=_categorical_stat),
+        OpSpec("random.fold_in", rnd.fold_in, None, (
+            case("int", args([1, 2], lambda rng, dt: np.asarray(5, dt))),),
+            (I32, I64), False, (), stat=_fold_in_stat),
         OpSpec("nn_ops.dropout", nn.dropout, None, (
             case("rate", args(lambda rng, dt: sample(rng, (_N,), dt, "positive"), 0.3), seed=7),),
             FLOATS, True, (0,), stat=_dropout_stat),
