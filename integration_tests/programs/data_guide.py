@@ -50,11 +50,11 @@ tf.string columns become Python str operations, open().read() and str. 9. no
 tf.data.experimental.make_csv_dataset or .Counter (data.experimental: AttributeError):
 CsvDataset, map, shuffle, repeat and batch stand in for make_csv_dataset,
 Dataset.range(0, None) for Counter. 11. no tf.io.decode_jpeg/decode_png, no
-tf.image.convert_image_dtype/resize (em.io, em.image: AttributeError): nn.utils.load_img,
-em.cast and nn.ops.image.resize stand in. 15. no Dataset.rejection_resample
-(AttributeError): a generator stands in. GAPs 3, 10, 12 and 14 (Dataset.reduce,
-list_files, sample_from_datasets, em.py_function, Tensor.set_shape: AttributeError) were
-fixed in ember; upstream's lines are restored.
+tf.image.resize (em.io: AttributeError; em.image has no resize): nn.utils.load_img and
+nn.ops.image.resize stand in (tf.image.convert_image_dtype is em.image's now).
+15. no Dataset.rejection_resample (AttributeError): a generator stands in.
+GAPs 3, 10, 12 and 14 (Dataset.reduce, list_files, sample_from_datasets, em.py_function,
+Tensor.set_shape: AttributeError) were fixed in ember; upstream's lines are restored.
 Fixed in ember since the first version of this port: Python ints and floats became
 int64/float64 where TF makes int32/float32 (GAP 2, silent): from_tensor_slices([8, 3, ...])
 had dtype int64, CsvDataset's record_defaults [999, ...] gave int64 columns and
@@ -890,14 +890,13 @@ def parse_image(filename):
   image = pathlib.Path(filename).read_bytes()
   # GAP 11: image = tf.io.decode_jpeg(image)   (AttributeError: no em.io)
   image = nn.utils.img_to_array(nn.utils.load_img(io.BytesIO(image)), dtype=np.uint8)
-  # GAP 11: image = tf.image.convert_image_dtype(image, tf.float32)   (no em.image)
-  image = em.cast(image, em.float32) / 255.
+  image = em.image.convert_image_dtype(image, em.float32)
   # GAP 11: image = tf.image.resize(image, [128, 128])
   image = nn.ops.image.resize(image, [128, 128])
   return image, label
 
 
-assert not hasattr(em, 'io') and not hasattr(em, 'image')
+assert not hasattr(em, 'io')
 
 file_path = next(iter(list_ds))
 image, label = parse_image(file_path)
