@@ -33,12 +33,14 @@ def test_fit_history_loss_is_the_mean_over_examples():
 
 def test_custom_test_step_with_compiled_loss_weights_batches_by_size():
     class Custom(nn.Sequential):
-        def test_step(self, data):
+        def evaluate_batch(self, data):
             x, y = data
             y_pred = self(x, training=False)
             self.compiled_loss(y, y_pred, regularization_losses=self.losses)
             self.compiled_metrics.update_state(y, y_pred)
             return {m.name: m.result() for m in self.metrics}
+
+        test_step = evaluate_batch  # Keras's override (a name pytest does not collect)
 
     model = Custom([nn.layers.Dense(1, kernel_initializer="ones", bias_initializer="zeros",
                                     input_shape=(1,))])

@@ -163,12 +163,14 @@ def test_keras_style_train_step_override_with_compiled_loss_and_metrics():
             self.steps += 1
             return {m.name: m.result() for m in self.metrics}
 
-        def test_step(self, data):
+        def evaluate_batch(self, data):
             bx, by = data
             pred = self(bx, training=False)
             self.compiled_loss(by, pred)
             self.compiled_metrics.update_state(by, pred)
             return {m.name: m.result() for m in self.metrics}
+
+        test_step = evaluate_batch  # Keras's override (a name pytest does not collect)
 
     runs = []
     for run_eagerly in (True, False):
@@ -268,9 +270,11 @@ def test_validation_split_holds_out_the_last_examples():
     seen = []
 
     class Recorder(nn.Sequential):
-        def test_step(self, bx, by=None, sw=None):
+        def recording_step(self, bx, by=None, sw=None):
             seen.append(np.asarray(bx).copy())
             return super().test_step(bx, by, sw)
+
+        test_step = recording_step  # evaluate's hook (a name pytest does not collect)
 
     model = Recorder([nn.layers.Dense(2, input_shape=(4,))])
     model.compile("sgd", nn.losses.SparseCategoricalCrossentropy(from_logits=True))
