@@ -18,8 +18,7 @@ nn.Sequential/Model, keras.metrics.Mean -> nn.metrics.Mean, keras.optimizers.Ada
 nn.optimizers.Adam, keras.losses.BinaryCrossentropy -> nn.losses.BinaryCrossentropy,
 keras.utils.to_categorical -> nn.utils.to_categorical, tf.data.Dataset -> data.Dataset,
 tf.GradientTape -> ember.tape.GradientTape, tf.reshape/shape/concat/ones/zeros/linspace/
-cast/float32 and tf.random.normal -> em.*; tf.repeat and tf.image.resize, which ember.core
-lacks, see Found). keras.datasets.mnist.load_data() ->
+cast/float32, tf.repeat, tf.image.resize and tf.random.normal -> em.*. keras.datasets.mnist.load_data() ->
 ember.data.datasets.mnist (train and test, kept uint8 as load_data() gives them).
 imageio is not installed: PIL writes the GIF (imageio.mimsave's fps=1 -> 1,000 ms a frame),
 into a temporary directory (upstream: the working directory); the notebook display
@@ -58,10 +57,8 @@ Found (each a `# GAP n:` comment holding upstream's line, with the stand-in afte
 3. em.linspace(0, 1, 9) is float32 where
 tf.linspace of Python ints is float64 (TF divides the int32 difference, then recasts to
 the quotient's dtype): silent, harmless here as upstream casts to float32 next.
-4. no em.image (tf.image.resize, AttributeError): nn.ops.image.resize stands in, on a
-float32 copy, as tf.image.resize returns float32 for bilinear where nn.ops.image.resize
-(as keras.ops.image.resize) rounds integer images back to uint8.
-Fixed in ember since the first version of this port: no em.repeat (GAP 2, tf.repeat:
+Fixed in ember since the first version of this port: no tf.image.resize (GAP 4,
+AttributeError; nn.ops.image.resize stood in, on a float32 copy); no em.repeat (GAP 2, tf.repeat:
 AttributeError); Model.predict (and predict_on_batch) returned a read-only numpy array
 where Keras returns a writable one, so upstream's `fake_images *= 255.0` raised
 "ValueError: output array is read-only" (GAP 5); keras.utils.to_categorical returned float64
@@ -568,9 +565,9 @@ assert fake_images.dtype == np.float32 and 0.0 <= fake_images.min() <= fake_imag
 
 fake_images *= 255.0
 converted_images = fake_images.astype(np.uint8)
-# GAP 4: converted_images = tf.image.resize(converted_images, (96, 96)).numpy().astype(np.uint8)
-resized = keras.ops.image.resize(converted_images.astype("float32"), (96, 96)).numpy()
-converted_images = resized.astype(np.uint8)
+converted_images = em.image.resize(converted_images, (96, 96)).numpy().astype(np.uint8)
+resized = em.image.resize(fake_images.astype(np.uint8), (96, 96)).numpy()  # added
+assert np.array_equal(converted_images, resized.astype(np.uint8))
 # added: TF 2's bilinear resize (half-pixel centres, no antialiasing when enlarging)
 reference = resize_bilinear(fake_images.astype(np.uint8).astype(np.float64), 96, 96)
 assert resized.shape == (9, 96, 96, 1) and resized.dtype == np.float32

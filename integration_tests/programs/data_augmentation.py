@@ -45,7 +45,7 @@ conversions, TF's central-crop box, np.rot90), the stateless ops repeating for a
 differing across seeds, and giving a brightness shift in [-max_delta, max_delta) (read
 from a float image, which is not clipped, as the delta depends on the seed alone; where
 the uint8 image is not saturated, its own shift agrees), a contrast factor in [lower,
-upper] and a crop at some offset of the image; the tf.image.resize stand-in against the
+upper] and a crop at some offset of the image; tf.image.resize against the
 numpy resize and resize_with_crop_or_pad against np.pad; augment's output (IMG_SIZE
 square, in [0, 1], repeatable for a seed) and the batches of both seeded pipelines
 (every image once an epoch), with make_seeds giving new seeds on each call. Upstream's
@@ -63,15 +63,14 @@ resize_and_rescale was built by its call on one unbatched (h, w, 3) image, so th
 Sequential builds at once from that shape read as (batch, w, 3) and Conv2D gets a rank-3
 (IMG_SIZE, IMG_SIZE, 3) image. Stand-in: new Resizing and Rescaling layers of the same
 configuration, unbuilt.
-2. no tf.image.resize (em.image has no resize: AttributeError; resizing is Keras's in
-ember): nn.ops.image.resize (keras.ops.image.resize, bilinear as TF's) stands in.
 4. no tf.data.experimental.Counter (ember.data has no `experimental`: AttributeError):
 data.Dataset.range(0, None), an endless int64 range, stands in.
-Fixed in ember since the first version of this port: 2. (all but resize) ember had no
+Fixed in ember since the first version of this port: 2. ember had no
 tf.image at all (em.image: AttributeError), so flip_left_right, rgb_to_grayscale,
 adjust_saturation, adjust_brightness, central_crop, rot90, stateless_random_brightness,
-stateless_random_contrast, stateless_random_crop and resize_with_crop_or_pad were
-stand-ins written here after TensorFlow's definitions; em.image has them now, and
+stateless_random_contrast, stateless_random_crop, resize_with_crop_or_pad and (added
+later: nn.ops.image.resize stood in) resize were stand-ins written here after
+TensorFlow's definitions; em.image has them now, and
 upstream's lines run (against the same numpy checks). 3. there was no tf.random.split
 (AttributeError; full-range int64 draws of a generator keyed by the seed stood in):
 em.random.split exists now, and upstream's line runs. 5. tf.random.Generator.from_seed
@@ -603,8 +602,7 @@ assert len(shown_pairs) == 15
 
 def resize_and_rescale(image, label):
   image = em.cast(image, em.float32)
-  # GAP 2: image = tf.image.resize(image, [IMG_SIZE, IMG_SIZE])
-  image = nn.ops.image.resize(image, [IMG_SIZE, IMG_SIZE])  # keras.ops.image.resize
+  image = em.image.resize(image, [IMG_SIZE, IMG_SIZE])
   image = (image / 255.0)
   return image, label
 

@@ -49,9 +49,9 @@ stands in. 8. (by design) no string tensors: tf.strings.split/substr, tf.io.read
 tf.string columns become Python str operations, open().read() and str. 9. no
 tf.data.experimental.make_csv_dataset or .Counter (data.experimental: AttributeError):
 CsvDataset, map, shuffle, repeat and batch stand in for make_csv_dataset,
-Dataset.range(0, None) for Counter. 11. no tf.io.decode_jpeg/decode_png, no
-tf.image.resize (em.io: AttributeError; em.image has no resize): nn.utils.load_img and
-nn.ops.image.resize stand in (tf.image.convert_image_dtype is em.image's now).
+Dataset.range(0, None) for Counter. 11. no tf.io.decode_jpeg/decode_png
+(em.io: AttributeError): nn.utils.load_img stands in (tf.image.convert_image_dtype and
+tf.image.resize are em.image's now).
 15. no Dataset.rejection_resample (AttributeError): a generator stands in.
 GAPs 3, 10, 12 and 14 (Dataset.reduce, list_files, sample_from_datasets, em.py_function,
 Tensor.set_shape: AttributeError) were fixed in ember; upstream's lines are restored.
@@ -891,8 +891,7 @@ def parse_image(filename):
   # GAP 11: image = tf.io.decode_jpeg(image)   (AttributeError: no em.io)
   image = nn.utils.img_to_array(nn.utils.load_img(io.BytesIO(image)), dtype=np.uint8)
   image = em.image.convert_image_dtype(image, em.float32)
-  # GAP 11: image = tf.image.resize(image, [128, 128])
-  image = nn.ops.image.resize(image, [128, 128])
+  image = em.image.resize(image, [128, 128])
   return image, label
 
 

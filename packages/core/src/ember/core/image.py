@@ -10,8 +10,8 @@ their ``seed`` (shape [2] integers, read on the host) alone: the same seed, the 
 result; their numbers are ember's Philox's, not TensorFlow's. The ``random_*`` ones draw
 from ember's global stream (``em.random.set_seed``), or from ``seed=``'s own.
 
-Resizing is Keras's here: ``ember.nn.ops.image.resize`` (``keras.ops.image.resize``) and
-the ``nn.layers.Resizing`` layer.
+``resize`` is TensorFlow's (``tf.image.resize``, every method); Keras's resizing is
+``ember.nn.ops.image.resize`` and the ``nn.layers.Resizing`` layer.
 
 Examples:
     >>> import ember.core as em
@@ -30,6 +30,7 @@ import numpy as np
 
 from . import random as _random
 from ._errors import InvalidArgumentError
+from ._image_resize import resize
 from ._ops import array as _a
 from ._ops import creation as _c
 from ._ops import math as m
@@ -42,7 +43,7 @@ __all__ = [
     "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches",
     "flip_left_right", "flip_up_down", "grayscale_to_rgb", "pad_to_bounding_box",
     "per_image_standardization", "random_brightness", "random_contrast", "random_crop",
-    "random_flip_left_right", "random_flip_up_down", "resize_with_crop_or_pad",
+    "random_flip_left_right", "random_flip_up_down", "resize", "resize_with_crop_or_pad",
     "rgb_to_grayscale", "rot90", "stateless_random_brightness", "stateless_random_contrast",
     "stateless_random_crop", "stateless_random_flip_left_right",
     "stateless_random_flip_up_down", "transpose",
