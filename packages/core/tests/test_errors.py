@@ -71,6 +71,11 @@ def test_shape_ops():
             em.split, em.ones([5]), [2, 2])
     _raises(em.InvalidArgumentError, r"tile: multiples \(2,\) must have one entry per axis",
             em.tile, em.ones([2, 2]), [2])
+    _raises(em.InvalidArgumentError, "roll: shift and axis must be ints or 1-D lists of one "
+            "length", em.roll, em.ones([2, 2]), [1, 2], 0)
+    _raises(em.InvalidArgumentError, r"roll: axis 2 is out of range for a tensor of shape "
+            r"\(2, 2\)", em.roll, em.ones([2, 2]), 1, 2)
+    _raises(em.InvalidArgumentError, "roll: axis 0 is out of range", em.roll, em.ones([]), 1, 0)
     _raises(em.InvalidArgumentError, "pad: REFLECT padding .* is too large for axis 0",
             em.pad, em.ones([2]), [[2, 0]], "REFLECT")
     _raises(em.InvalidArgumentError, "reduce_sum: axis 3 is out of range for a tensor of rank 2",

@@ -331,6 +331,37 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
     return execute(_reverse_op, (x,), {"axis": _args.axes("reverse", axis, x.ndim)})
 
 
+_roll_op = register("roll", lambda be, x, shift, axis: be.xp.roll(x, shift, axis), family=F)
+
+
+def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Any:
+    """Elements shifted by ``shift`` along ``axis``, wrapping around (``tf.roll``): both an
+    int or lists of one length; shifts of one axis named twice add up.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.roll([0, 1, 2, 3, 4], shift=2, axis=0)
+        ember.Tensor([3 4 0 1 2], shape=(5,), dtype=int32)
+    """
+    x = _args.tensor(input)
+    shifts, axes = _args.shape("roll", shift), _args.shape("roll", axis)
+    if len(shifts) != len(axes):
+        raise InvalidArgumentError(f"roll: shift and axis must be ints or 1-D lists of one "
+                                   f"length, got shift={shift!r}, axis={axis!r}")
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            raise InvalidArgumentError(f"roll: axis {a} is out of range for a tensor of "
+                                       f"shape {x.shape}")
+    total: dict[int, int] = {}
+    for sh, a in zip(shifts, axes):
+        a %= x.ndim
+        total[a] = total.get(a, 0) + sh
+    keep = {a: sh % x.shape[a] for a, sh in total.items() if x.shape[a] and sh % x.shape[a]}
+    if not keep:
+        return x
+    return execute(_roll_op, (x,), {"shift": tuple(keep.values()), "axis": tuple(keep)})
+
+
 # --- indexing ---------------------------------------------------------------------------
 def _getitem(be: Any, x: Any, *idx: Any, key: tuple[Any, ...], basic: bool) -> Any:
     return x[resolve_key(be, key, idx, x.shape)]

@@ -155,6 +155,13 @@ def _shapes() -> list[OpSpec]:
             case("both", args(arr(3, 4), [0, 1])),
             case("last", args(arr(2, 3, 4), -1)),
         ), _NF + (F64,), torch=lambda T, x, ax: T.flip(x, [ax] if isinstance(ax, int) else ax)),
+        OpSpec("roll", a.roll, lambda x, shift, axis: np.roll(x, shift, axis), (
+            case("one", args(arr(5), 2, 0)),
+            case("negative", args(arr(3, 4), -1, 1)),
+            case("two_axes", args(arr(2, 3, 4), [1, -5], [0, 2])),
+            case("same_axis_twice", args(arr(3, 4), [1, 2], [1, -1])),
+            case("whole_turn", args(arr(3, 4), 3, 0)),
+        ), _NF + (F64, I32), torch=lambda T, x, sh, ax: T.roll(x, sh, ax)),
     ]
 
 

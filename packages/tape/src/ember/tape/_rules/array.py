@@ -16,6 +16,7 @@ _INDEX_UPDATE = REGISTRY["index_update"]
 reg("reshape")(lambda op, dy: em.reshape(dy, op.inputs[0].shape))
 reg("broadcast_to")(lambda op, dy: dy)  # the walker sums over the broadcast axes
 reg("reverse")(lambda op, dy: em.reverse(dy, op.attrs["axis"]))
+reg("roll")(lambda op, dy: em.roll(dy, [-s for s in op.attrs["shift"]], list(op.attrs["axis"])))
 
 
 @reg("transpose")
