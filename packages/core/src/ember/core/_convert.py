@@ -115,8 +115,12 @@ def scalar_array(host: np.ndarray, dev: Device) -> Any:
     key = (dev, host.dtype.str, host.tobytes())
     a = _DEVICE_SCALARS.get(key)
     if a is None:
-        if len(_DEVICE_SCALARS) >= _DEVICE_SCALARS_MAX:  # a schedule's ever-new values
-            _DEVICE_SCALARS.clear()
+        if len(_DEVICE_SCALARS) >= _DEVICE_SCALARS_MAX:  # a schedule's ever-new values:
+            # the oldest goes (not all: a step's own constants, just uploaded, stay)
+            try:
+                _DEVICE_SCALARS.pop(next(iter(_DEVICE_SCALARS)), None)
+            except (RuntimeError, StopIteration):  # another thread changed it meanwhile
+                pass
         a = _DEVICE_SCALARS[key] = dev.backend.from_host(host, dev.index)
     return a
 
