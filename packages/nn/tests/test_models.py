@@ -286,6 +286,48 @@ def test_initializers_are_seeded_and_shaped():
     np.testing.assert_allclose(nn.initializers.Constant(2.5)((2,)).numpy(), [2.5, 2.5])
 
 
+def test_seeded_initializers_repeat_as_keras3():
+    # Keras 3: an int seed gives the same numbers at every call and from every initializer
+    # with that seed; a SeedGenerator advances; None draws from the global generator
+    for cls in (nn.initializers.GlorotNormal, nn.initializers.HeUniform,
+                nn.initializers.RandomNormal, nn.initializers.TruncatedNormal,
+                nn.initializers.RandomUniform, nn.initializers.Orthogonal):
+        init = cls(seed=42)
+        em.random.set_seed(1)
+        a = init((5, 3)).numpy()
+        em.random.set_seed(2)  # the global seed has no say
+        np.testing.assert_array_equal(a, init((5, 3)).numpy())
+        np.testing.assert_array_equal(a, cls(seed=42)((5, 3)).numpy())
+        assert not np.array_equal(a, cls(seed=43)((5, 3)).numpy())
+        gen = cls(seed=nn.random.SeedGenerator(7))
+        assert not np.array_equal(gen((5, 3)).numpy(), gen((5, 3)).numpy())
+        unseeded = cls()
+        assert not np.array_equal(unseeded((5, 3)).numpy(), unseeded((5, 3)).numpy())
+    # two layers given one seeded initializer start equal (upstream's reproducibility recipe)
+    init = nn.initializers.GlorotNormal(seed=3)
+    d1, d2 = L.Dense(4, kernel_initializer=init), L.Dense(4, kernel_initializer=init)
+    d1(em.ones((1, 2)))
+    d2(em.ones((1, 2)))
+    np.testing.assert_array_equal(d1.kernel.numpy(), d2.kernel.numpy())
+
+
+def test_absent_weights_are_none_as_keras():
+    for layer, shape, names in [
+            (L.Dense(2, use_bias=False), (1, 3), ["bias"]),
+            (L.Conv2D(2, 3, use_bias=False), (1, 5, 5, 1), ["bias"]),
+            (L.DepthwiseConv2D(3, use_bias=False), (1, 5, 5, 1), ["bias"]),
+            (L.EinsumDense("ab,bc->ac", output_shape=2), (1, 3), ["bias"]),
+            (L.BatchNormalization(center=False, scale=False), (2, 3), ["gamma", "beta"]),
+            (L.LayerNormalization(center=False, scale=False), (2, 3), ["gamma", "beta"]),
+            (L.GroupNormalization(groups=1, center=False, scale=False), (2, 3),
+             ["gamma", "beta"])]:
+        out = layer(em.ones(shape))
+        for name in names:
+            assert getattr(layer, name) is None, (layer, name)
+        assert all(v is not None for v in layer.weights)
+        assert out.shape[0] == shape[0]
+
+
 def _student():
     return nn.Sequential([
         L.Conv2D(4, (3, 3), strides=(2, 2), padding="same", activation="relu",

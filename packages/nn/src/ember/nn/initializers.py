@@ -1,7 +1,12 @@
 """Initializers: callables ``(shape, dtype) -> Tensor``, all drawn through ``em.random``.
 
-``em.random.set_seed(n)`` makes every initializer repeatable; ``seed=`` gives one its own
-stream (as TensorFlow's op-level seeds).
+``seed`` is Keras 3's:
+
+- None: the global generator; ``em.random.set_seed(n)`` (or ``nn.utils.set_random_seed``)
+  makes the draws repeatable, and each call draws new numbers;
+- an int: the same numbers at every call, and from every initializer given that seed and
+  shape (Keras 3's integer seeds are stateless; tf.keras 2's advanced at each call);
+- a ``nn.random.SeedGenerator``: its next numbers; it advances at every call.
 
 Examples:
     >>> import ember.core as em
@@ -19,6 +24,8 @@ from typing import Any
 import numpy as np
 
 import ember.core as em
+
+from .random import _generator
 
 __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Initializer",
            "LecunNormal", "LecunUniform", "Ones", "Orthogonal", "RandomNormal", "RandomUniform",
@@ -77,18 +84,26 @@ class Constant(Initializer):
         return em.convert_to_tensor(np.array(v))
 
 
+def _draw(init: Any, kind: str, shape: Any, a: float, b: float, dtype: Any) -> Any:
+    """``kind`` ("normal", "truncated_normal", "uniform") draws of ``shape``, with arguments
+    ``a``, ``b``, by ``init.seed`` (see the module's docstring)."""
+    if init.seed is None:
+        return getattr(em.random, kind)(tuple(shape), a, b, dtype=dtype)
+    gen = _generator(init.seed, type(init).__name__)  # an int: a new generator each call
+    return getattr(gen, kind)(tuple(shape), a, b, dtype)
+
+
 class RandomNormal(Initializer):
     def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: Any = None) -> None:
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
-        return em.random.normal(tuple(shape), self.mean, self.stddev, dtype=dtype, seed=self.seed)
+        return _draw(self, "normal", shape, self.mean, self.stddev, dtype)
 
 
 class TruncatedNormal(RandomNormal):
     def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
-        return em.random.truncated_normal(tuple(shape), self.mean, self.stddev, dtype=dtype,
-                                          seed=self.seed)
+        return _draw(self, "truncated_normal", shape, self.mean, self.stddev, dtype)
 
 
 class RandomUniform(Initializer):
@@ -96,8 +111,7 @@ class RandomUniform(Initializer):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
-        return em.random.uniform(tuple(shape), self.minval, self.maxval, dtype=dtype,
-                                 seed=self.seed)
+        return _draw(self, "uniform", shape, self.minval, self.maxval, dtype)
 
 
 class VarianceScaling(Initializer):
@@ -136,12 +150,12 @@ class VarianceScaling(Initializer):
         var = self.scale / max(1.0, fan)
         if self.distribution == "uniform":
             lim = math.sqrt(3.0 * var)
-            return em.random.uniform(shape, -lim, lim, dtype=dtype, seed=self.seed)
+            return _draw(self, "uniform", shape, -lim, lim, dtype)
         if self.distribution == "untruncated_normal":
-            return em.random.normal(shape, 0.0, math.sqrt(var), dtype=dtype, seed=self.seed)
+            return _draw(self, "normal", shape, 0.0, math.sqrt(var), dtype)
         # stddev of a unit normal truncated at two standard deviations
         std = math.sqrt(var) / 0.87962566103423978
-        return em.random.truncated_normal(shape, 0.0, std, dtype=dtype, seed=self.seed)
+        return _draw(self, "truncated_normal", shape, 0.0, std, dtype)
 
 
 class GlorotUniform(VarianceScaling):
@@ -191,8 +205,8 @@ class Orthogonal(Initializer):
         if len(shape) < 2:
             raise ValueError(f"Orthogonal: needs a shape of rank >= 2, got {shape}")
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
-        a = em.random.normal((max(rows, cols), min(rows, cols)), dtype=em.float64,
-                             seed=self.seed).numpy()
+        a = _draw(self, "normal", (max(rows, cols), min(rows, cols)), 0.0, 1.0,
+                  em.float64).numpy()
         q, r = np.linalg.qr(a)
         q = q * np.sign(np.diag(r))
         if rows < cols:

@@ -112,6 +112,8 @@ class _Conv(Layer):
             self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+        else:
+            self.bias = None  # (Keras's: no bias, but the attribute)
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={axis: c})
 
     def call(self, inputs: Any) -> Any:

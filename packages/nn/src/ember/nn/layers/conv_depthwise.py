@@ -79,6 +79,8 @@ class _DepthwiseBase(Layer):
             self.bias = self.add_weight("bias", (size,), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+        else:
+            self.bias = None  # (Keras's: no bias, but the attribute)
 
     def call(self, inputs: Any) -> Any:
         return convolve_then_activate(self, inputs)

@@ -65,6 +65,8 @@ class Dense(Layer):
             self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+        else:
+            self.bias = None  # (Keras's: no bias, but the attribute)
         self.input_spec = InputSpec(min_ndim=2, axes={-1: d})
 
     def call(self, inputs: Any) -> Any:

@@ -178,6 +178,8 @@ class EinsumDense(Layer):
             self.bias = self.add_weight("bias", tuple(bias), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+        else:
+            self.bias = None  # (Keras's: no bias, but the attribute)
         self.input_spec = InputSpec(ndim=len(input_shape))
 
     def call(self, inputs: Any) -> Any:

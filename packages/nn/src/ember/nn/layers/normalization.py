@@ -112,9 +112,13 @@ class BatchNormalization(Layer):
         if self.scale:
             self.gamma = self.add_weight("gamma", pshape, initializer=gamma_i,
                                          **self._extras["gamma"])
+        else:
+            self.gamma = None  # (Keras's: no weight, but the attribute)
         if self.center:
             self.beta = self.add_weight("beta", pshape, initializer=beta_i,
                                         **self._extras["beta"])
+        else:
+            self.beta = None
         self.moving_mean = self.add_weight("moving_mean", pshape, initializer=mm_i,
                                            trainable=False, autocast=False)
         self.moving_variance = self.add_weight("moving_variance", pshape, initializer=mv_i,
@@ -210,9 +214,13 @@ class LayerNormalization(Layer):
         if self.scale:
             self.gamma = self.add_weight("gamma", pshape, initializer=self._inits[1],
                                          **self._extras["gamma"])
+        else:
+            self.gamma = None  # (Keras's: no weight, but the attribute)
         if self.center:
             self.beta = self.add_weight("beta", pshape, initializer=self._inits[0],
                                         **self._extras["beta"])
+        else:
+            self.beta = None
         self.input_spec = InputSpec(ndim=ndim, axes={a: input_shape[a] for a in self._axes})
 
     def call(self, inputs: Any) -> Any:
@@ -298,9 +306,13 @@ class GroupNormalization(Layer):
         if self.scale:
             self.gamma = self.add_weight("gamma", (dim,), initializer=self._inits[1],
                                          **self._extras["gamma"])
+        else:
+            self.gamma = None  # (Keras's: no weight, but the attribute)
         if self.center:
             self.beta = self.add_weight("beta", (dim,), initializer=self._inits[0],
                                         **self._extras["beta"])
+        else:
+            self.beta = None
         self.input_spec = InputSpec(ndim=ndim, axes={axis: dim})
 
     def call(self, inputs: Any) -> Any:
