@@ -10,7 +10,9 @@ Examples:
 
 from . import (
     activations,
+    backend,
     callbacks,
+    config,
     constraints,
     dtype_policies,
     initializers,
@@ -39,4 +41,4 @@ __all__ = [
 ]
 __all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]
 __all__ += ["dtype_policies", "mixed_precision"]
-__all__ += ["utils", "ops", "random", "preprocessing"]
+__all__ += ["utils", "ops", "random", "preprocessing", "backend", "config"]
