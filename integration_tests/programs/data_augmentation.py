@@ -63,9 +63,9 @@ resize_and_rescale was built by its call on one unbatched (h, w, 3) image, so th
 Sequential builds at once from that shape read as (batch, w, 3) and Conv2D gets a rank-3
 (IMG_SIZE, IMG_SIZE, 3) image. Stand-in: new Resizing and Rescaling layers of the same
 configuration, unbuilt.
-4. no tf.data.experimental.Counter (ember.data has no `experimental`: AttributeError):
-data.Dataset.range(0, None), an endless int64 range, stands in.
-Fixed in ember since the first version of this port: 2. ember had no
+Fixed in ember since the first version of this port: 4. there was no
+tf.data.experimental.Counter (AttributeError; data.Dataset.range(0, None) stood in): it
+exists now, and upstream's line runs. 2. ember had no
 tf.image at all (em.image: AttributeError), so flip_left_right, rgb_to_grayscale,
 adjust_saturation, adjust_brightness, central_crop, rot90, stateless_random_brightness,
 stateless_random_contrast, stateless_random_crop, resize_with_crop_or_pad and (added
@@ -644,9 +644,7 @@ assert not np.array_equal(new_seeds.numpy(), em.random.split((6, 5), num=1).nump
 # #### Option 1: Using tf.data.experimental.Counter
 
 # Create a `Counter` object and `Dataset.zip` it together with the training set.
-# GAP 4: counter = tf.data.experimental.Counter()
-assert not hasattr(data, "experimental")  # AttributeError; an endless int64 range:
-counter = data.Dataset.range(0, None)
+counter = data.experimental.Counter()
 train_ds = data.Dataset.zip((train_datasets, (counter, counter)))
 (x0, y0), (c0, c1) = next(iter(train_ds))
 assert int(c0) == int(c1) == 0 and c0.dtype == np.int64 and int(y0) == LABELS[0]

@@ -46,15 +46,14 @@ nn.preprocessing.image.ImageDataGenerator (AttributeError): a generator over the
 stands in. 7. no tf.train.Example / tf.io.parse_example / FixedLenFeature (AttributeError;
 ember reads and writes TFRecord files but not the Example protos in them): a small decoder
 stands in. 8. (by design) no string tensors: tf.strings.split/substr, tf.io.read_file and
-tf.string columns become Python str operations, open().read() and str. 9. no
-tf.data.experimental.make_csv_dataset or .Counter (data.experimental: AttributeError):
-CsvDataset, map, shuffle, repeat and batch stand in for make_csv_dataset,
-Dataset.range(0, None) for Counter. 11. no tf.io.decode_jpeg/decode_png
+tf.string columns become Python str operations, open().read() and str. 11. no tf.io.decode_jpeg/decode_png
 (em.io: AttributeError): nn.utils.load_img stands in (tf.image.convert_image_dtype and
 tf.image.resize are em.image's now).
 15. no Dataset.rejection_resample (AttributeError): a generator stands in.
-GAPs 3, 10, 12 and 14 (Dataset.reduce, list_files, sample_from_datasets, em.py_function,
-Tensor.set_shape: AttributeError) were fixed in ember; upstream's lines are restored.
+GAPs 3, 9, 10, 12 and 14 (Dataset.reduce, tf.data.experimental.make_csv_dataset and
+Counter, list_files, sample_from_datasets, em.py_function, Tensor.set_shape:
+AttributeError; CsvDataset, map, shuffle, repeat and batch stood in for make_csv_dataset,
+Dataset.range(0, None) for Counter) were fixed in ember; upstream's lines are restored.
 Fixed in ember since the first version of this port: Python ints and floats became
 int64/float64 where TF makes int32/float32 (GAP 2, silent): from_tensor_slices([8, 3, ...])
 had dtype int64, CsvDataset's record_defaults [999, ...] gave int64 columns and
@@ -70,7 +69,6 @@ repeated that order (GAP 16, silent); as in TF, every new iterator over anything
 shuffle now gets a new order, and TF's check is restored.
 """
 
-import collections
 import csv
 import io
 import os
@@ -589,32 +587,7 @@ assert [type(feature_batch[k]) for k in TITANIC_COLUMNS] == [
     np.int64, str, np.float64, np.int64, np.int64, np.float64, str, str, str, str]
 
 
-# GAP 9: tf.data.experimental.make_csv_dataset (AttributeError: ember.data has no
-# experimental); this stands in for it, from ember.data's CsvDataset: columns typed as TF
-# infers them (int32, float32, else str), shuffled (buffer 10000), repeated forever and
-# batched into (OrderedDict of features, label).
-assert not hasattr(data, 'experimental')
-
-
-def make_csv_dataset(file_pattern, batch_size, label_name, select_columns=None,
-                     column_defaults=None, shuffle_buffer_size=10000):
-  columns = read_csv(file_pattern)
-  names = [n for n in columns if select_columns is None or n in select_columns]
-  if column_defaults is None:
-    column_defaults = [{'i': em.int32, 'f': em.float32}.get(columns[n].dtype.kind, str)
-                       for n in names]
-  ds = data.CsvDataset(file_pattern, column_defaults, header=True,
-                       select_cols=[list(columns).index(n) for n in names])
-
-  def to_features_and_label(*row):
-    features = collections.OrderedDict(zip(names, row))
-    return features, features.pop(label_name)
-
-  return (ds.map(to_features_and_label).shuffle(shuffle_buffer_size).repeat()
-          .batch(batch_size))
-
-
-titanic_batches = make_csv_dataset(
+titanic_batches = data.experimental.make_csv_dataset(
     titanic_file, batch_size=4,
     label_name="survived")
 
@@ -632,7 +605,7 @@ for k in range(4):  # each example is a row of the file
              and float(row[2]) == float(r[2]) and np.float32(row[5]) == np.float32(r[5])
              for r in TITANIC_ROWS), row
 
-titanic_batches = make_csv_dataset(
+titanic_batches = data.experimental.make_csv_dataset(
     titanic_file, batch_size=4,
     label_name="survived", select_columns=['class', 'fare', 'survived'])
 
@@ -816,8 +789,7 @@ assert shapes == [(128,)] * 4 + [(116,)] + [(128,)] * 4 + [(116,)] + [(128,)] * 
 
 # Randomly shuffling input data
 lines = data.TextLineDataset(titanic_file)
-# GAP 9: counter = tf.data.experimental.Counter()   (AttributeError: no data.experimental)
-counter = data.Dataset.range(0, None)
+counter = data.experimental.Counter()
 
 dataset = data.Dataset.zip((counter, lines))
 dataset = dataset.shuffle(buffer_size=100)
@@ -1123,8 +1095,7 @@ zip_path = get_file(
 
 csv_path = zip_path.replace('.zip', '.csv')
 
-# GAP 9: tf.data.experimental.make_csv_dataset -> the stand-in above
-creditcard_ds = make_csv_dataset(
+creditcard_ds = data.experimental.make_csv_dataset(
     csv_path, batch_size=1024, label_name="Class",
     # Set the column types: 30 floats and an int.
     column_defaults=[float()]*30+[int()])  # noqa: UP018

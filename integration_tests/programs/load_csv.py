@@ -56,16 +56,15 @@ ids StringLookup gives. 3. StringLookup cannot be applied to a symbolic Input (T
 "works on text on the host": loud, by design): the lookups run on the host before the model
 (lookup_strings below), as docs/guide/preprocessing.md advises. 5. no nn.utils.plot_model
 (AttributeError: loud): left out. 6. (by design) ember.data's elements are numpy values and
-Python str (TF: tensors and bytes), so `.numpy()` and `.decode()` are dropped. 7. no
-tf.data.experimental.make_csv_dataset (data.experimental: AttributeError: loud): a stand-in
-from data.list_files, CsvDataset, interleave, shuffle, repeat and batch follows TF's source
-(type inference from the first 100 rows, optional columns defaulting to 0 and "", batches
-of OrderedDicts). 8. no Dataset.snapshot (AttributeError: loud), and its nearest stand-in,
+Python str (TF: tensors and bytes), so `.numpy()` and `.decode()` are dropped. 8. no
+Dataset.snapshot (AttributeError: loud), and its nearest stand-in,
 cache(filename), raises "ValueError: Object arrays cannot be saved when allow_pickle=False"
 on any element holding a string column (loud; TF caches strings to files): the in-memory
 cache() stands in. 9. no tf.io.decode_csv (em.io: AttributeError: loud): a csv-module
 decoder typed as TF's (int() -> int32, float() -> float32, str() -> str objects) stands in.
-Fixed in ember since the first version of this port: nn.Model(inputs, outputs) refused a
+Fixed in ember since the first version of this port: no
+tf.data.experimental.make_csv_dataset (GAP 7, data.experimental: AttributeError; a stand-in
+after TF's source stood in): upstream's four calls run. nn.Model(inputs, outputs) refused a
 dict of Inputs (GAP 4, TypeError; Keras takes one, read by its keys): upstream's lines are
 restored. (GAP 10, silent) Dataset.interleave
 ordered elements differently from TF once a child dataset ended: ember opened the next
@@ -233,74 +232,6 @@ def get_file(fname, origin=None, cache_dir=None, cache_subdir='datasets', extrac
   if extract and pathlib.Path(cache_subdir).is_dir():  # fonts.zip, already "extracted"
     return str(pathlib.Path(cache_subdir))
   raise FileNotFoundError(fname)
-
-
-INFERRED_TYPES = [np.int32, np.int64, np.float32, np.float64, str]  # least permissive first
-
-
-def _is_valid(kind, value):
-  try:
-    if kind is np.int32:
-      return np.int32(value) == np.int64(value)
-    if kind is np.int64:
-      return bool(np.int64(value)) or True
-    if kind is str:
-      return True
-    return kind(value) < np.inf
-  except (ValueError, OverflowError):
-    return False
-
-
-def make_csv_dataset(file_pattern, batch_size, column_names=None, column_defaults=None,
-                     label_name=None, select_columns=None, field_delim=",", header=True,
-                     num_epochs=None, shuffle=True, shuffle_buffer_size=10000,
-                     shuffle_seed=None, num_parallel_reads=1, num_rows_for_inference=100,
-                     compression_type=None, ignore_errors=False):
-  """tf.data.experimental.make_csv_dataset, after TF's source (readers.py): the files
-  (shuffled), column names from the first header, column types inferred from the first
-  rows (int32, int64, float32, float64, else string; fields default to 0 or ""), the files
-  interleaved, shuffled, repeated num_epochs times, batched, and each batch made an
-  OrderedDict of columns (with the label apart). The generated files are well formed, so
-  ignore_errors has nothing to drop."""
-  filenames = sorted(str(p) for p in pathlib.Path().glob(file_pattern)) \
-      if not pathlib.Path(file_pattern).exists() else [file_pattern]
-  files = data.Dataset.from_tensor_slices(np.array(filenames))
-  if shuffle:
-    files = files.shuffle(len(filenames), shuffle_seed)
-  opener = (lambda p: gzip.open(p, 'rt')) if compression_type == "GZIP" else open
-  with opener(filenames[0]) as f:
-    rows = list(itertools.islice(csv.reader(f, delimiter=field_delim),
-                                 num_rows_for_inference + 1))
-  if column_names is None:
-    column_names = rows[0]
-  if column_defaults is None:  # TF's _infer_column_defaults and _infer_type
-    inferred = [None] * len(column_names)
-    for row in rows[1:]:
-      for j, value in enumerate(row):
-        if value != "":
-          start = 0 if inferred[j] is None else INFERRED_TYPES.index(inferred[j])
-          inferred[j] = next(t for t in INFERRED_TYPES[start:] if _is_valid(t, value))
-    column_defaults = ["" if t in (None, str) else t(0) for t in inferred]
-
-  def filename_to_dataset(filename):
-    return data.CsvDataset(filename, record_defaults=column_defaults,
-                           field_delim=field_delim, header=header,
-                           compression_type=compression_type)
-
-  def map_fn(*columns):
-    features = collections.OrderedDict(zip(column_names, columns))
-    if label_name is not None:
-      label = features.pop(label_name)
-      return features, label
-    return features
-
-  dataset = files.interleave(filename_to_dataset, cycle_length=num_parallel_reads)
-  if shuffle:
-    dataset = dataset.shuffle(shuffle_buffer_size, shuffle_seed)
-  if num_epochs != 1:
-    dataset = dataset.repeat(num_epochs)
-  dataset = dataset.batch(batch_size=batch_size, drop_remainder=num_epochs is None)
-  return dataset.map(map_fn)
 
 
 def decode_csv(records, record_defaults):
@@ -593,10 +524,7 @@ if not SHORT:
 # (no network here): the path of the file written above
 titanic_file_path = get_file("train.csv", "https://storage.googleapis.com/tf-datasets/titanic/train.csv")
 
-# GAP 7: titanic_csv_ds = tf.data.experimental.make_csv_dataset(   (AttributeError:
-# ember.data has no experimental): the stand-in above
-assert not hasattr(data, 'experimental')
-titanic_csv_ds = make_csv_dataset(
+titanic_csv_ds = data.experimental.make_csv_dataset(
     titanic_file_path,
     batch_size=5, # Artificially small to make examples easier to show.
     label_name='survived',
@@ -627,8 +555,7 @@ traffic_volume_csv_gz = get_file(
     "https://archive.ics.uci.edu/ml/machine-learning-databases/00492/Metro_Interstate_Traffic_Volume.csv.gz",
     cache_dir='.', cache_subdir='traffic')
 
-# GAP 7: traffic_volume_csv_gz_ds = tf.data.experimental.make_csv_dataset(
-traffic_volume_csv_gz_ds = make_csv_dataset(
+traffic_volume_csv_gz_ds = data.experimental.make_csv_dataset(
     traffic_volume_csv_gz,
     batch_size=256,
     label_name='traffic_volume',
@@ -711,8 +638,7 @@ print(font_csvs[:10])
 print(len(font_csvs))
 assert font_csvs == [f'fonts/{name}.csv' for name in sorted(FONT_NAMES)]
 
-# GAP 7: fonts_ds = tf.data.experimental.make_csv_dataset(
-fonts_ds = make_csv_dataset(
+fonts_ds = data.experimental.make_csv_dataset(
     file_pattern = "fonts/*.csv",
     batch_size=10, num_epochs=1,
     num_parallel_reads=20,
@@ -936,8 +862,7 @@ assert ember_names == tf_names
 
 # Performance
 BATCH_SIZE=2048 if FULL else 64
-# GAP 7: fonts_ds = tf.data.experimental.make_csv_dataset(
-fonts_ds = make_csv_dataset(
+fonts_ds = data.experimental.make_csv_dataset(
     file_pattern = "fonts/*.csv",
     batch_size=BATCH_SIZE, num_epochs=1,
     num_parallel_reads=100)

@@ -9,7 +9,7 @@ Examples:
     [(32, 784), (32, 784), (32, 784), (4, 784)]
 """
 
-from . import datasets
+from . import datasets, experimental
 from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from ._errors import DataFormatError
 from ._iterator import Iterator
@@ -36,6 +36,7 @@ __all__ = [
     "TensorSpec",
     "TextLineDataset",
     "datasets",
+    "experimental",
     "get_global_seed",
     "prefetch_to_device",
     "read_idx",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+from typing import Any
 
 import numpy as np
 
 from .._dataset import Dataset
 from .._errors import DataFormatError
 from .._structure import TensorSpec, to_array
-from .text import _file_list, _LineIterator, compression
+from .text import SKIP, _file_list, _LineIterator, compression, read_buffer
 
 
 def _column_type(default, k: int = 0):
@@ -67,6 +68,10 @@ class CsvDataset(Dataset):
         field_delim: the delimiter.
         select_cols: indices of the columns to keep (default: all).
         compression_type: None or "" for plain files, "GZIP" for gzip-compressed ones.
+        buffer_size: bytes to read from a file at a time (default: 4 MiB, TensorFlow's).
+        use_quote_delim: whether double quotes quote fields (RFC 4180); False reads them
+            as ordinary characters.
+        na_value: a field equal to it is missing, as an empty one is.
 
     Examples:
         >>> import os, tempfile
@@ -77,9 +82,16 @@ class CsvDataset(Dataset):
         [(1.5, 2.0), (0.0, 3.0)]
     """
 
-    def __init__(self, filenames, record_defaults, header: bool = False, field_delim: str = ",",
-                 select_cols=None, compression_type=None):
+    def __init__(self, filenames, record_defaults, compression_type=None, buffer_size=None,
+                 header: bool = False, field_delim: str = ",", use_quote_delim: bool = True,
+                 na_value: str = "", select_cols=None):
         self._files = _file_list(filenames)
+        self._buffer = read_buffer("CsvDataset", buffer_size)
+        self._quoting: Any = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+        if not isinstance(na_value, str):
+            raise TypeError(f"CsvDataset: na_value must be a str, got {na_value!r}")
+        self._na = na_value
+        self._ignore_errors = False  # make_csv_dataset(ignore_errors=True) skips bad rows
         self._compression = compression("CsvDataset", compression_type)
         self._types = [_column_type(d, k) for k, d in enumerate(record_defaults)]
         self._header, self._delim = bool(header), field_delim
@@ -94,7 +106,15 @@ class CsvDataset(Dataset):
 
     def _parse(self, path, line_no, text):
         try:
-            fields = next(csv.reader([text], delimiter=self._delim), [])
+            return self._parse_row(path, line_no, text)
+        except DataFormatError:
+            if self._ignore_errors:
+                return SKIP
+            raise
+
+    def _parse_row(self, path, line_no, text):
+        try:
+            fields = next(csv.reader([text], delimiter=self._delim, quoting=self._quoting), [])
         except csv.Error as exc:
             raise DataFormatError(f"{path}:{line_no}: malformed CSV ({exc})") from None
         if self._cols is not None:
@@ -107,7 +127,7 @@ class CsvDataset(Dataset):
                 f"{path}:{line_no}: {len(fields)} fields, expected {len(self._types)}")
         out = []
         for k, (field, (dtype, default)) in enumerate(zip(fields, self._types)):
-            if field == "":
+            if field == "" or field == self._na:
                 if default is None:
                     raise DataFormatError(f"{path}:{line_no}: column {k} is empty and required")
                 out.append(np.array(default, dtype=dtype)[()])
@@ -123,7 +143,7 @@ class CsvDataset(Dataset):
 
     def _make_iterator(self, epoch):
         return _LineIterator(self._files, int(self._header), self._parse,
-                             compression=self._compression)
+                             compression=self._compression, buffer_size=self._buffer)
 
     def _compute_spec(self):
         return tuple(TensorSpec((), dt) for dt, _ in self._types)

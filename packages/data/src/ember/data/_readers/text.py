@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gzip
 import os
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+import numpy as np
 
 from .._dataset import Dataset
 from .._errors import DataFormatError
@@ -23,12 +25,43 @@ def compression(owner: str, compression_type) -> str | None:
                      f"{compression_type!r}")
 
 
+def read_buffer(owner: str, buffer_size) -> int:
+    """TensorFlow's reader ``buffer_size``: bytes read from a file at a time (None: 4 MiB)."""
+    if buffer_size is None:
+        return 4 << 20
+    if isinstance(buffer_size, bool) or not isinstance(buffer_size, (int, np.integer)) \
+            or buffer_size <= 0:
+        raise ValueError(f"{owner}: buffer_size must be a positive number of bytes, got "
+                         f"{buffer_size!r}")
+    # (open() reads buffering=1 as line buffering, which binary files refuse: 0, unbuffered)
+    return 0 if buffer_size == 1 else int(buffer_size)
+
+
+class _Gunzip(gzip.GzipFile):
+    """A gzip reader of a file object it owns: closing it closes the file too."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
+SKIP = object()  # what a transform returns for a line to leave out
+
+
 class _LineIterator(_It):
-    def __init__(self, files, skip_header: int, transform=None, compression=None):
+    def __init__(self, files, skip_header: int, transform=None, compression=None,
+                 buffer_size: int = -1):
         self._files, self._skip_header, self._transform = files, skip_header, transform
+        self._buffer = buffer_size
         self._compression = compression
         self._file, self._offset, self._line = 0, 0, 0
-        self._f: BinaryIO | None = None
+        self._f: Any = None
 
     def _next_line(self):
         """(path, line number, text) of the next line, or None at the end."""
@@ -37,7 +70,8 @@ class _LineIterator(_It):
             f = self._f
             if f is None:
                 # (a gzip file's offsets count uncompressed bytes; its seek reads up to them)
-                f = self._f = gzip.open(path, "rb") if self._compression else open(path, "rb")
+                fobj = open(path, "rb", buffering=self._buffer)
+                f = self._f = _Gunzip(fobj) if self._compression else fobj
                 if f.seek(self._offset) != self._offset or f.tell() != self._offset:
                     raise StateError(f"iterator state: offset {self._offset} lies past the "
                                      f"end of {path} (a state saved for another file?)")
@@ -67,12 +101,22 @@ class _LineIterator(_It):
         return None
 
     def __next__(self):
-        got = self._next_line()
-        if got is None:
-            raise StopIteration
-        if self._transform is not None:
-            return self._transform(*got)
-        return got[2]
+        while True:
+            got = self._next_line()
+            if got is None:
+                raise StopIteration
+            if self._transform is None:
+                return got[2]
+            out = self._transform(*got)
+            if out is not SKIP:
+                return out
+
+    def __del__(self):
+        # an iterator dropped before its end (take(1), next(iter(ds))) closes its file now,
+        # not whenever the file object is collected
+        f, self._f = getattr(self, "_f", None), None
+        if f is not None:
+            f.close()
 
     def get_state(self):
         return {"file": self._file, "offset": self._offset, "line": self._line}
