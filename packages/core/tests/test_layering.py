@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "_threads", "recording", "_config", "_device_errors",
         "_ops",  # the package's __init__: a namespace that imports nothing (checked below)
     ]),
-    ("tensor", ["_operators", "_tensor"]),
+    ("tensor", ["_shape", "_operators", "_tensor"]),
     ("registry and dispatch", ["_registry"]),
     ("ops", ["_ops._args", "_ops._fused", "_ops._scatter_sorted", "_ops._define",
              "_ops.math", "_ops._index_keys", "_ops.array", "_ops.reduce", "_ops.linalg",

@@ -50,6 +50,7 @@ EXEMPT = {
     "newaxis",  # None, for indexing
     "l2_normalize",  # tf.math's name for nn_ops.l2_normalize, the same function (its spec)
     "TensorArray",  # a list of tensors over stack/concat/unstack: tests/test_tensor_array.py
+    "TensorShape",  # what Tensor.shape returns: tests/test_tensor_shape.py
     "init_scope",  # a recording scope: graph's tests/test_py_function_init_scope.py
     "py_function",  # calls Python: graph's tests/test_py_function_init_scope.py
     "numpy_function",  # calls Python: integration_tests/test_graph_py_function_taped.py

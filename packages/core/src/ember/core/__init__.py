@@ -195,6 +195,7 @@ from ._ops.reduce import (
 from ._print import print
 from ._promote import promote_types, result_type
 from ._registry import REGISTRY, IndexOutOfRangeError, OpDef
+from ._shape import TensorShape
 from ._tensor import Tensor
 from ._tensor_array import TensorArray
 from ._threads import set_num_threads
@@ -253,7 +254,8 @@ class name_scope:
 
 __all__ = [
     "REGISTRY", "DType", "Device", "DeviceError", "DTypeError", "IndexOutOfRangeError",
-    "InvalidArgumentError", "LeakedTensorError", "OpDef", "Tensor", "TensorArray", "Variable", "print",
+    "InvalidArgumentError", "LeakedTensorError", "OpDef", "Tensor", "TensorArray", "TensorShape",
+    "Variable", "print",
     "promote_types", "numpy_function", "py_function", "constant_initializer",
     "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
     "zeros_initializer", "result_type", "check_numerics", "debugging",

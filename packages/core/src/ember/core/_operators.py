@@ -75,7 +75,7 @@ class TensorOperators:
 
     # TensorFlow's shape methods: an eager tensor's shape is always known
     def get_shape(self) -> tuple[int, ...]:
-        """The shape (TensorFlow's ``get_shape``; ember's shapes are tuples)."""
+        """The shape (TensorFlow's ``get_shape``): ``shape``, a ``TensorShape``."""
         return self.shape  # type: ignore[attr-defined,no-any-return]
 
     def set_shape(self, shape: Any) -> None:

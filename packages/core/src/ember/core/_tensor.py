@@ -18,6 +18,7 @@ from ._convert import convert_array
 from ._device import Device, get_device, placement
 from ._errors import DTypeError, InvalidArgumentError, LeakedValue, TakenOver
 from ._operators import TensorOperators
+from ._shape import TensorShape
 from .recording import _active, notify_host_read, tracers
 
 
@@ -41,8 +42,8 @@ class Tensor(TensorOperators):
 
     # --- properties -----------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._data.shape)
+    def shape(self) -> TensorShape:
+        return TensorShape(self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
