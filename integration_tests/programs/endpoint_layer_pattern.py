@@ -153,7 +153,7 @@ history = model.fit(data, epochs=EPOCHS, verbose=0)  # upstream: model.fit(data,
 
 # --- added: what fit logged and reached -----------------------------------------------------
 print("history:", history.history)
-assert list(history.history) == ["loss", "accuracy"], history.history
+assert list(history.history) == ["accuracy", "loss"], history.history  # sorted, as Keras 3
 assert history.history["accuracy"] == [0.0] * EPOCHS, history.history  # as Keras logs it
 W1, b1 = model.get_weights()
 trained = model.evaluate(data, batch_size=N, verbose=0, return_dict=True)["loss"]

@@ -443,6 +443,12 @@ def _logs(model: Any) -> dict[str, Any]:
     return {m.name: m.result() for m in model.metrics}
 
 
+def _sorted(logs: dict[str, Any]) -> dict[str, Any]:
+    """Logs by name, as Keras 3 hands them to callbacks, the bar and History (its
+    ``_pythonify_logs``): ``accuracy`` before ``loss``, then the ``val_`` ones likewise."""
+    return dict(sorted(logs.items()))
+
+
 def host_logs(logs: Any) -> dict[str, Any]:
     """Logs as Python floats (read once an epoch, or when a bar or callback needs them), with
     one device-to-host copy for all the one-element tensors among them (stacked on their
@@ -666,14 +672,14 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
                 hook, resumed = resumed, None
                 hook()
             cbs.on_train_batch_begin(step, {})
-            logs = _step(model, "train_step", batch)
+            logs = _sorted(_step(model, "train_step", batch))
             cbs.on_train_batch_end(step, dict(logs))
             if model.stop_training:
                 break
         if resumed is not None:  # the interruption came after the epoch's last step
             hook, resumed = resumed, None
             hook()
-            logs = _logs(model)
+            logs = _sorted(_logs(model))
         skip = 0
         val: dict[str, Any] = {}
         validates = validation_data is not None and (
@@ -684,7 +690,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             # test hooks, as Keras's fit runs evaluate with its callbacks
             vx, vy, vsw = _validation_parts(validation_data)
             val, _ = _test_logs(model, vx, vy, val_batch, 0, cbs, vsw, validation_steps)
-            logs = {**logs, **{f"val_{k}": v for k, v in val.items()}}
+            logs = {**logs, **{f"val_{k}": v for k, v in _sorted(val).items()}}
         # once per epoch, validation included: one copy for callbacks, history and the bar
         logs = host_logs(logs)
         if validates:
@@ -773,10 +779,10 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, c
     _check_steps("steps", steps)
     logs, cbs = _test_logs(model, x, y, batch_size, verbose, callbacks, sample_weight, steps)
     logs = host_logs(logs)
-    cbs.on_test_end(dict(logs))
+    cbs.on_test_end(_sorted(logs))
     if return_dict:
-        return logs
-    values = list(logs.values())
+        return _sorted(logs)
+    values = list(logs.values())  # (the metrics' order: the loss first, as Keras)
     return values[0] if len(values) == 1 else values  # Keras: a scalar when only the loss
 
 
@@ -801,7 +807,7 @@ def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
             break
         cbs.on_test_batch_begin(step, {})
         logs = _step(model, "test_step", batch)
-        cbs.on_test_batch_end(step, dict(logs))
+        cbs.on_test_batch_end(step, _sorted(logs))
     return logs, cbs
 
 
