@@ -8,6 +8,7 @@ from typing import Any
 
 import ember.core as em
 
+from ._mappings import same_mapping
 from ._trace import Tracer
 
 _Tensor = em.Tensor
@@ -30,8 +31,8 @@ def structure(x: Any, tracer: Tracer, slots: list[int]) -> Any:
         return t(structure(v, tracer, slots) for v in x)
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
         return t(*[structure(v, tracer, slots) for v in x])
-    if t is dict:
-        return {k: structure(v, tracer, slots) for k, v in x.items()}
+    if isinstance(x, dict):
+        return same_mapping(x, ((k, structure(v, tracer, slots)) for k, v in x.items()))
     return x
 
 
@@ -53,8 +54,8 @@ def snapshot_variables(x: Any, tracer: Tracer | None) -> Any:
         return t(snapshot_variables(v, tracer) for v in x)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return t(*[snapshot_variables(v, tracer) for v in x])
-    if t is dict:
-        return {k: snapshot_variables(v, tracer) for k, v in x.items()}
+    if isinstance(x, dict):
+        return same_mapping(x, ((k, snapshot_variables(v, tracer)) for k, v in x.items()))
     return x
 
 
@@ -66,8 +67,8 @@ def rebuild(nest: Any, outs: list[Any]) -> Any:
         return t(rebuild(v, outs) for v in nest)
     if isinstance(nest, tuple) and hasattr(nest, "_fields"):
         return t(*[rebuild(v, outs) for v in nest])
-    if t is dict:
-        return {k: rebuild(v, outs) for k, v in nest.items()}
+    if isinstance(nest, dict):
+        return same_mapping(nest, ((k, rebuild(v, outs)) for k, v in nest.items()))
     return nest
 
 
@@ -78,6 +79,6 @@ def tensors_in(x: Any) -> list[Any]:
         return [x]
     if t is list or t is tuple or (isinstance(x, tuple) and hasattr(x, "_fields")):
         return [o for v in x for o in tensors_in(v)]
-    if t is dict:
+    if isinstance(x, dict):
         return [o for v in x.values() for o in tensors_in(v)]
     return []

@@ -15,6 +15,8 @@ import numpy as np
 import ember.core as em
 from ember.core.extend import array_of, device_of
 
+from ._mappings import same_mapping
+
 _Tensor = em.Tensor
 _Variable = em.Variable
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -82,7 +84,7 @@ def signature(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
         if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
             pairs = [walk(v, f"{path}.{f}") for v, f in zip(x, x._fields)]
             return (t, tuple(p[0] for p in pairs)), t(*[p[1] for p in pairs])
-        if t is dict:
+        if isinstance(x, dict):  # OrderedDict and other dicts too, rebuilt as their type
             keys = list(x)
             try:
                 keys.sort()
@@ -90,8 +92,8 @@ def signature(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
                 raise TypeError(f"{fn_name}: argument {path!r} is a dict whose keys cannot "
                                 "be sorted; graph.function needs a stable key order") from None
             done = {k: walk(x[k], f"{path}[{k!r}]") for k in keys}
-            return ((dict, tuple((k, done[k][0]) for k in keys)),
-                    {k: done[k][1] for k in x})
+            return ((t, tuple((k, done[k][0]) for k in keys)),
+                    same_mapping(x, ((k, done[k][1]) for k in x)))
         if isinstance(x, _Variable):
             return ("V", id(x), x.shape, x.dtype.str, x.device), x
         try:

@@ -18,6 +18,8 @@ import numpy as np
 import ember.core as em
 from ember.core.extend import array_of, cuda_form, device_of, out_form, read_without_recording
 
+from ._mappings import same_mapping
+
 _Tensor = em.Tensor
 
 # Ops whose forward has an effect beyond its result (random draws advance a generator,
@@ -219,8 +221,8 @@ class Tracer:
         t = type(x)
         if t is list or t is tuple:
             return t(self._read_variables(v) for v in x)
-        if t is dict:
-            return {k: self._read_variables(v) for k, v in x.items()}
+        if isinstance(x, dict):
+            return same_mapping(x, ((k, self._read_variables(v)) for k, v in x.items()))
         return x
 
     def host_input(self, what: str) -> None:
