@@ -53,7 +53,7 @@ __all__ = [
     "softmax_cross_entropy_with_logits", "softplus", "sparse_softmax_cross_entropy_with_logits",
     "swish", "tanh", "max_pool", "avg_pool", "embedding_lookup", "flatten",
     "lstm_cell", "gru_cell", "lstm_sequence", "gru_sequence", "batch_norm_training",
-    "bias_activation", "dense", "xw_plus_b", "relu_layer",
+    "bias_activation", "dense", "xw_plus_b", "relu_layer", "depth_to_space", "space_to_depth",
 ]
 
 
@@ -609,3 +609,53 @@ def flatten(inputs: Any, data_format: str = "channels_last", name: str | None = 
     if data_format == "channels_first" and x.ndim > 2:
         x = _to_last(x)
     return reshape(x, (x.shape[0], -1))
+
+
+def _blocks_of(op: str, input: Any, block_size: Any, data_format: str) -> tuple[Any, int]:
+    x = _args.tensor(input)
+    if data_format not in ("NHWC", "NCHW"):
+        raise InvalidArgumentError(f"{op}: data_format must be 'NHWC' or 'NCHW', got "
+                                   f"{data_format!r}")
+    if x.ndim != 4:
+        raise InvalidArgumentError(f"{op}: input must be 4-D (batch, height, width, "
+                                   f"channels), got shape {x.shape}")
+    bs = int(block_size)
+    if bs < 2:
+        raise InvalidArgumentError(f"{op}: block_size must be at least 2, got {block_size!r}")
+    return (_to_last(x) if data_format == "NCHW" else x), bs
+
+
+def depth_to_space(input: Any, block_size: int, data_format: str = "NHWC",
+                   name: str | None = None) -> Any:
+    """TensorFlow's ``tf.nn.depth_to_space``: each pixel's channels spread into a
+    ``block_size`` x ``block_size`` block (output ``[b, h*bs + i, w*bs + j, c]`` is input
+    ``[b, h, w, (i*bs + j)*C_out + c]``), for sub-pixel upsampling.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.nn_ops.depth_to_space(em.reshape(em.range(4.), (1, 1, 1, 4)), 2)[0, ..., 0]
+        ember.Tensor([[0. 1.]
+         [2. 3.]], shape=(2, 2), dtype=float32)
+    """
+    x, bs = _blocks_of("depth_to_space", input, block_size, data_format)
+    n, h, w, c = x.shape
+    if c % (bs * bs):
+        raise InvalidArgumentError(f"depth_to_space: channels ({c}) must be divisible by "
+                                   f"block_size squared ({bs * bs})")
+    out = reshape(transpose(reshape(x, (n, h, w, bs, bs, c // (bs * bs))), (0, 1, 3, 2, 4, 5)),
+                  (n, h * bs, w * bs, c // (bs * bs)))
+    return _to_first(out) if data_format == "NCHW" else out
+
+
+def space_to_depth(input: Any, block_size: int, data_format: str = "NHWC",
+                   name: str | None = None) -> Any:
+    """TensorFlow's ``tf.nn.space_to_depth``, ``depth_to_space``'s inverse: each
+    ``block_size`` x ``block_size`` block of pixels becomes one pixel's channels."""
+    x, bs = _blocks_of("space_to_depth", input, block_size, data_format)
+    n, h, w, c = x.shape
+    if h % bs or w % bs:
+        raise InvalidArgumentError(f"space_to_depth: height and width ({h}, {w}) must be "
+                                   f"divisible by block_size ({bs})")
+    out = reshape(transpose(reshape(x, (n, h // bs, bs, w // bs, bs, c)), (0, 1, 3, 2, 4, 5)),
+                  (n, h // bs, w // bs, bs * bs * c))
+    return _to_first(out) if data_format == "NCHW" else out

@@ -30,6 +30,31 @@ _erf = vectorize_float(math.erf)
 
 
 # --- sliding windows: an independent loop implementation --------------------------------
+def _depth_to_space_ref(x: np.ndarray, bs: int, data_format: str = "NHWC") -> np.ndarray:
+    """TensorFlow's definition, element by element."""
+    if data_format == "NCHW":
+        return _depth_to_space_ref(x.transpose(0, 2, 3, 1), bs).transpose(0, 3, 1, 2)
+    n, h, w, c = x.shape
+    co = c // (bs * bs)
+    out = np.zeros((n, h * bs, w * bs, co), x.dtype)
+    for i in range(bs):
+        for j in range(bs):
+            for k in range(co):
+                out[:, i::bs, j::bs, k] = x[:, :, :, (i * bs + j) * co + k]
+    return out
+
+
+def _space_to_depth_ref(x: np.ndarray, bs: int, data_format: str = "NHWC") -> np.ndarray:
+    if data_format == "NCHW":
+        return _space_to_depth_ref(x.transpose(0, 2, 3, 1), bs).transpose(0, 3, 1, 2)
+    n, h, w, c = x.shape
+    out = np.zeros((n, h // bs, w // bs, bs * bs * c), x.dtype)
+    for i in range(bs):
+        for j in range(bs):
+            out[..., (i * bs + j) * c:(i * bs + j + 1) * c] = x[:, i::bs, j::bs, :]
+    return out
+
+
 def _pair(v: Any) -> tuple[int, int]:
     if isinstance(v, int):
         return (v, v)
@@ -526,6 +551,16 @@ def _lookups() -> list[OpSpec]:
             case("max_norm", args(arr(5, 3), _labels(5, 4)), max_norm=0.5),
         ), FLOATS, True, (0,),
             lambda T, p, i, **kw: None if kw else T.nn.functional.embedding(i.long(), p)),
+        OpSpec("nn_ops.depth_to_space", nn.depth_to_space, _depth_to_space_ref, (
+            case("two", args(arr(2, 3, 2, 8), 2)),
+            case("three", args(arr(1, 2, 2, 9), 3)),
+            case("nchw", args(arr(1, 8, 2, 3), 2), data_format="NCHW"),
+        ), FLOATS + (I32,), True, (0,)),
+        OpSpec("nn_ops.space_to_depth", nn.space_to_depth, _space_to_depth_ref, (
+            case("two", args(arr(2, 4, 6, 2), 2)),
+            case("three", args(arr(1, 3, 6, 1), 3)),
+            case("nchw", args(arr(1, 2, 4, 4), 2), data_format="NCHW"),
+        ), FLOATS + (I32,), True, (0,)),
         OpSpec("nn_ops.flatten", nn.flatten, _flatten_ref, (
             case("image", args(arr(2, 3, 4, 2))),
             case("channels_first", args(arr(2, 3, 4, 2)), data_format="channels_first"),
