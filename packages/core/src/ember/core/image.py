@@ -28,11 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from . import nn_ops
 from . import random as _random
 from ._errors import InvalidArgumentError
 from ._image_resize import resize
 from ._ops import array as _a
 from ._ops import creation as _c
+from ._ops import linalg as _l
 from ._ops import math as m
 from ._ops import reduce as r
 from ._ops.conv import extract_patches as _patches
@@ -40,7 +42,8 @@ from ._tensor import Tensor
 
 __all__ = [
     "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_saturation",
-    "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches",
+    "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches", "psnr",
+    "rgb_to_yuv", "ssim", "yuv_to_rgb",
     "flip_left_right", "flip_up_down", "grayscale_to_rgb", "pad_to_bounding_box",
     "per_image_standardization", "random_brightness", "random_contrast", "random_crop",
     "random_flip_left_right", "random_flip_up_down", "resize", "resize_with_crop_or_pad",
@@ -132,6 +135,104 @@ def rgb_to_grayscale(images: Any, name: str | None = None) -> Any:
     weights = _c.convert_to_tensor(np.array(_GRAY, np.float32), device=f.device)
     gray = r.reduce_sum(m.multiply(f, weights), axis=-1, keepdims=True)
     return convert_image_dtype(gray, dt)
+
+
+# TensorFlow's kernels (tf.image.rgb_to_yuv / yuv_to_rgb): one matrix product per pixel
+_RGB_TO_YUV = ((0.299, -0.14714119, 0.61497538), (0.587, -0.28886916, -0.51496512),
+               (0.114, 0.43601035, -0.10001026))
+_YUV_TO_RGB = ((1.0, 1.0, 1.0), (0.0, -0.394642334, 2.03206185),
+               (1.13988303, -0.58062185, 0.0))
+
+
+def _colour_product(fn: str, images: Any, kernel: Any) -> Any:
+    x = images if isinstance(images, Tensor) else _c.convert_to_tensor(images)
+    if x.ndim < 1 or x.shape[-1] != 3 or x.dtype.kind != "f":
+        raise InvalidArgumentError(f"image.{fn}: expected float images with 3 channels last, "
+                                   f"got shape {x.shape} and dtype {x.dtype}")
+    k = _c.convert_to_tensor(np.array(kernel, x.dtype), device=x.device)
+    flat = _a.reshape(x, (-1, 3))
+    return _a.reshape(_l.matmul(flat, k), x.shape)
+
+
+def rgb_to_yuv(images: Any) -> Any:
+    """RGB images (float, in [0, 1]) as YUV, by TensorFlow's kernel."""
+    return _colour_product("rgb_to_yuv", images, _RGB_TO_YUV)
+
+
+def yuv_to_rgb(images: Any) -> Any:
+    """YUV images (Y in [0, 1], U and V in [-0.5, 0.5]) as RGB, by TensorFlow's kernel."""
+    return _colour_product("yuv_to_rgb", images, _YUV_TO_RGB)
+
+
+def _quality_inputs(fn: str, a: Any, b: Any, max_val: Any) -> tuple[Any, Any, Any]:
+    """``a``, ``b`` and ``max_val`` in float32 as TensorFlow scales them
+    (``convert_image_dtype``: an integer image and its max_val both by the dtype's max)."""
+    x = a if isinstance(a, Tensor) else _c.convert_to_tensor(a)
+    y = b if isinstance(b, Tensor) else _c.convert_to_tensor(b)
+    if x.ndim < 3 or y.ndim < 3 or x.shape[-3:] != y.shape[-3:]:
+        raise InvalidArgumentError(f"image.{fn}: expected images (..., height, width, "
+                                   f"channels) of one size, got shapes {x.shape} and {y.shape}")
+    if x.dtype != y.dtype:
+        raise InvalidArgumentError(f"image.{fn}: the images' dtypes differ: {x.dtype} and "
+                                   f"{y.dtype}")
+    top = m.cast(_c.convert_to_tensor(max_val, device=x.device), x.dtype)
+    return (convert_image_dtype(x, np.float32), convert_image_dtype(y, np.float32),
+            convert_image_dtype(top, np.float32))
+
+
+def psnr(a: Any, b: Any, max_val: Any, name: str | None = None) -> Any:
+    """The peak signal-to-noise ratio of each image pair, in float32: ``20 log10(max_val) -
+    10 log10(mse)`` over the last three axes (TensorFlow's ``tf.image.psnr``)."""
+    x, y, top = _quality_inputs("psnr", a, b, max_val)
+    mse = r.reduce_mean(m.squared_difference(x, y), [-3, -2, -1])
+    ln10 = float(np.log(10.0))
+    return m.subtract(m.multiply(m.log(top), 20.0 / ln10),
+                      m.multiply(m.log(mse), np.float32(10.0 / ln10)))
+
+
+def _gauss(size: int, sigma: float) -> np.ndarray:
+    """MATLAB's ``fspecial('gaussian')``, TensorFlow's way (a softmax of -r^2 / 2 sigma^2)."""
+    coords = np.arange(size, dtype=np.float64) - (size - 1) / 2.0
+    g = -0.5 * coords ** 2 / sigma ** 2
+    g = (g[None, :] + g[:, None]).reshape(-1)
+    g = np.exp(g - g.max())
+    return (g / g.sum()).reshape(size, size)
+
+
+def ssim(img1: Any, img2: Any, max_val: Any, filter_size: int = 11, filter_sigma: float = 1.5,
+         k1: float = 0.01, k2: float = 0.03, return_index_map: bool = False) -> Any:
+    """The structural similarity of each image pair (TensorFlow's ``tf.image.ssim``): a
+    ``filter_size`` Gaussian window of ``filter_sigma`` over each channel (no padding), the
+    luminance and contrast-structure terms with ``k1``, ``k2``, averaged over the image
+    (or the map of them, ``return_index_map``), then over the channels."""
+    x, y, top = _quality_inputs("ssim", img1, img2, max_val)
+    h, w, c = x.shape[-3:]
+    size = int(filter_size)
+    if h < size or w < size:
+        raise InvalidArgumentError(f"image.ssim: images of {h}x{w} are smaller than the "
+                                   f"filter ({size}x{size})")
+    window = np.tile(_gauss(size, float(filter_sigma))[:, :, None, None], (1, 1, c, 1))
+    kernel = _c.convert_to_tensor(window.astype(np.float32), device=x.device)
+    lead = x.shape[:-3]
+
+    def local(t: Any) -> Any:  # the windowed mean of each channel
+        out = nn_ops.depthwise_conv2d(_a.reshape(t, (-1, h, w, c)), kernel, [1, 1, 1, 1],
+                                      "VALID")
+        return _a.reshape(out, (*lead, *out.shape[1:]))
+
+    c1 = m.square(m.multiply(top, float(k1)))
+    c2 = m.square(m.multiply(top, float(k2)))
+    mean0, mean1 = local(x), local(y)
+    num0 = m.multiply(m.multiply(mean0, mean1), 2.0)
+    den0 = m.add(m.square(mean0), m.square(mean1))
+    luminance = m.divide(m.add(num0, c1), m.add(den0, c1))
+    num1 = m.multiply(local(m.multiply(x, y)), 2.0)
+    den1 = local(m.add(m.square(x), m.square(y)))
+    cs = m.divide(m.add(m.subtract(num1, num0), c2), m.add(m.subtract(den1, den0), c2))
+    value = m.multiply(luminance, cs)
+    if not return_index_map:
+        value = r.reduce_mean(value, [-3, -2])
+    return r.reduce_mean(value, [-1])
 
 
 def grayscale_to_rgb(images: Any, name: str | None = None) -> Any:
