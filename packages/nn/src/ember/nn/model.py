@@ -158,6 +158,29 @@ class Model(Layer):
         many batches (all by default)."""
         return _training.predict(self, x, batch_size, verbose, callbacks, steps)
 
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                       class_weight: Any = None, return_dict: bool = False) -> Any:
+        """One training step on the batch ``(x, y)`` (Keras's): the loss, or the loss and
+        the metrics as a list in ``metrics_names``' order (a dict with ``return_dict``).
+        The metrics accumulate across calls until ``reset_metrics()``, as in Keras 3.
+
+        Examples:
+            >>> import numpy as np
+            >>> from ember import nn
+            >>> model = nn.Sequential([nn.layers.Dense(1, input_shape=(3,))])
+            >>> model.compile("sgd", "mse")
+            >>> loss = model.train_on_batch(np.ones((4, 3), np.float32), np.zeros((4, 1)))
+            >>> isinstance(loss, float)
+            True
+        """
+        return _training.train_on_batch(self, x, y, sample_weight, class_weight, return_dict)
+
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                      return_dict: bool = False) -> Any:
+        """The loss and metrics on the batch ``(x, y)``, without training (Keras's);
+        returned as ``train_on_batch``'s."""
+        return _training.test_on_batch(self, x, y, sample_weight, return_dict)
+
     def predict_on_batch(self, x: Any) -> Any:
         """The outputs for one batch ``x`` as numpy arrays (Keras's): the model called in
         inference mode through the same traced step as ``predict``, without batching.

@@ -840,6 +840,49 @@ def _pack(x: Any) -> Any:
     return (x,) if isinstance(x, (list, tuple)) else x
 
 
+def _one_batch(x: Any, y: Any, sample_weight: Any) -> Any:
+    """Arrays (or tensors) of one batch as ``fit`` would batch them, all rows at once."""
+    if not (_is_arrays(x) or y is not None):
+        raise ValueError("train_on_batch/test_on_batch take the batch's arrays (x, y), not a "
+                         "dataset or generator")
+    return next(iter(_batches(x, y, max(_count(x), 1), False, sample_weight)))
+
+
+def _on_batch_result(logs: dict[str, Any], return_dict: bool) -> Any:
+    logs = host_logs(logs)
+    if return_dict:
+        return _sorted(logs)
+    values = list(logs.values())  # the metrics' order, the loss first (Keras's)
+    return values[0] if len(values) == 1 else values
+
+
+def train_on_batch(model: Any, x: Any, y: Any, sample_weight: Any, class_weight: Any,
+                   return_dict: bool) -> Any:
+    """One training step on one batch (Keras's ``train_on_batch``): the metrics keep
+    accumulating across calls until ``reset_metrics``, as in Keras 3."""
+    _require_compiled(model)
+    if class_weight is not None:
+        table = _class_weights.table(class_weight)
+        _class_weights.check_one_target(y, model)
+        if sample_weight is not None:
+            raise ValueError("cannot use class_weight and sample_weight at the same time "
+                             "(as Keras): fold the class weights into sample_weight")
+        if y is None:
+            raise ValueError("class_weight reads the classes from the targets: give y")
+        one = list(y.values()) if isinstance(y, dict) else y
+        sample_weight = _class_weights.sample_weights(_single(one), table)
+    return _on_batch_result(_step(model, "train_step", _one_batch(x, y, sample_weight)),
+                            return_dict)
+
+
+def test_on_batch(model: Any, x: Any, y: Any, sample_weight: Any, return_dict: bool) -> Any:
+    """One test step on one batch (Keras's ``test_on_batch``), metrics accumulating as
+    ``train_on_batch``'s."""
+    _require_compiled(model)
+    return _on_batch_result(_step(model, "test_step", _one_batch(x, y, sample_weight)),
+                            return_dict)
+
+
 def predict_on_batch(model: Any, x: Any) -> Any:
     """``model``'s outputs for the one batch ``x``, copied to the host (see ``predict``)."""
     if isinstance(x, (list, tuple)):
