@@ -110,6 +110,15 @@ def plan_variable_updates(steps: list[Step], arrays: dict[int, Any], devices: di
             values in question are among them, and only they are exempted here.
     """
     producer = {s.outs[0]: j for j, s in enumerate(steps) if len(s.outs) == 1}
+    # the buffers' last uses once, and which pinned slots each buffer holds: a buffer is
+    # writable for a variable's update when no pinned slot but the variable's old value is
+    # in it (what _buffers(..., pinned - {old}) says, without a pass over the trace per
+    # variable: that made tracing a model of N variables cost N passes, 14 s at 463)
+    _, buffers = _buffers(steps, arrays, devices, set())
+    pinned_in: dict[tuple[str, int], set[int]] = {}
+    for k in pinned:
+        if k in arrays:
+            pinned_in.setdefault(_key(devices, k, arrays[k]), set()).add(k)
     chosen: dict[int, int] = {}
     for vid, final in writes.items():
         old = reads.get(vid)
@@ -122,9 +131,9 @@ def plan_variable_updates(steps: list[Step], arrays: dict[int, Any], devices: di
         a = arrays.get(old)
         if not _fits(s.backend, a, arrays.get(final)):
             continue
-        _, buffers = _buffers(steps, arrays, devices, pinned - {old})
         key = _key(devices, old, a)
-        last, writable = buffers[key]
+        last, _ = buffers[key]
+        writable = not (pinned_in.get(key, set()) - {old})
         if writable and last == j and _sole_reader(s, old, key, arrays, devices):
             chosen[j] = old
     return chosen
