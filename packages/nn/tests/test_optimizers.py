@@ -151,3 +151,51 @@ def test_sgd_update_is_the_bits_of_subtracting_the_rounded_product(lr, shape):
     opt.apply_gradients([(em.constant(g), v)])
     np.testing.assert_array_equal(held.numpy(), before)
     np.testing.assert_array_equal(v.numpy(), want - g * s)
+
+
+def _keras3_rmsprop(w, grads, lr, rho, momentum, eps, centered):
+    """keras/src/optimizers/rmsprop.py's update_step, in numpy."""
+    ms, mg, buf = np.zeros_like(w), np.zeros_like(w), np.zeros_like(w)
+    for g in grads:
+        ms = rho * ms + (1 - rho) * g * g
+        denom = ms + eps
+        if centered:
+            mg = rho * mg + (1 - rho) * g
+            denom = ms - mg * mg + eps
+        step = lr * g / np.sqrt(denom)
+        if momentum:
+            buf = momentum * buf + step
+            step = buf
+        w = w - step
+    return w
+
+
+@pytest.mark.parametrize("momentum,centered", [(0.0, False), (0.9, False), (0.5, True)])
+def test_rmsprop_steps_as_keras3(momentum, centered):
+    # small gradients and a large epsilon: where epsilon sits (inside the square root, as
+    # Keras 3; PyTorch adds it outside) changes the step tenfold
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal(5)
+    grads = [rng.standard_normal(5) * 1e-3 for _ in range(4)]
+    v = em.Variable(w0)
+    opt = nn.optimizers.RMSprop(learning_rate=0.1, rho=0.8, momentum=momentum, epsilon=1e-5,
+                                centered=centered)
+    for g in grads:
+        opt.apply_gradients([(em.constant(g), v)])
+    want = _keras3_rmsprop(w0, grads, 0.1, 0.8, momentum, 1e-5, centered)
+    np.testing.assert_allclose(v.numpy(), want, rtol=1e-6)  # (hyperparameters in float32)
+
+
+def test_adagrad_steps_as_keras3():
+    rng = np.random.default_rng(1)
+    w0 = rng.standard_normal(4)
+    grads = [rng.standard_normal(4) * 1e-3 for _ in range(3)]
+    v = em.Variable(w0)
+    opt = nn.optimizers.Adagrad(learning_rate=0.5, initial_accumulator_value=1e-6,
+                                epsilon=1e-5)
+    acc, want = np.full(4, 1e-6), w0
+    for g in grads:
+        opt.apply_gradients([(em.constant(g), v)])
+        acc = acc + g * g
+        want = want - 0.5 * g / np.sqrt(acc + 1e-5)
+    np.testing.assert_allclose(v.numpy(), want, rtol=1e-6)  # (hyperparameters in float32)

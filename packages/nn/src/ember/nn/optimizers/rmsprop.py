@@ -10,11 +10,13 @@ from .base import Hyper, Optimizer
 
 
 class RMSProp(Optimizer):
-    """``ms = rho * ms + (1 - rho) g^2; v -= lr * g / (sqrt(ms) + epsilon)``.
+    """``ms = rho * ms + (1 - rho) g^2; v -= lr * g / sqrt(ms + epsilon)``, as Keras 3.
 
-    ``centered`` subtracts the squared running mean of ``g``; ``momentum`` accumulates the
-    step (``buf = momentum * buf + step; v -= lr * buf``), as PyTorch. ``learning_rate``,
-    ``rho``, ``momentum`` and ``epsilon`` are read at every step.
+    ``centered`` subtracts the squared running mean of ``g`` from ``ms``; ``momentum``
+    accumulates the step, learning rate included (``buf = momentum * buf + lr * g /
+    sqrt(...); v -= buf``), as Keras 3's. ``learning_rate``, ``rho``, ``momentum`` and
+    ``epsilon`` are read at every step. (PyTorch adds ``epsilon`` after the square root and
+    scales the momentum buffer by the learning rate when it steps.)
     """
 
     rho = Hyper()
@@ -43,17 +45,18 @@ class RMSProp(Optimizer):
             mg = self.get_slot(var, "mg")
             mg.assign(em.add(em.multiply(mg.value(), rho), em.multiply(grad, 1 - rho)))
             denom_sq = em.subtract(denom_sq, em.square(mg.value()))
-        step = em.divide(grad, em.add(em.sqrt(denom_sq), self._hyper("epsilon")))
+        step = em.divide(em.multiply(grad, lr),
+                         em.sqrt(em.add(denom_sq, self._hyper("epsilon"))))
         mom = self._hyper("momentum")
         if self._host_hyper("momentum") or "momentum" in self._slots.get(var.uid, {}):
             buf = self.add_slot(var, "momentum")
             buf.assign(em.add(em.multiply(buf.value(), mom), step))
             step = buf.value()
-        var.assign_sub(em.multiply(step, lr))
+        var.assign_sub(step)
 
 
 class Adagrad(Optimizer):
-    """``acc += g^2; v -= lr * g / (sqrt(acc) + epsilon)`` (``learning_rate`` and
+    """``acc += g^2; v -= lr * g / sqrt(acc + epsilon)``, as Keras 3 (``learning_rate`` and
     ``epsilon`` read at every step)."""
 
     epsilon = Hyper()
@@ -70,8 +73,9 @@ class Adagrad(Optimizer):
     def apply_single(self, grad: Any, var: Any, lr: float) -> None:
         acc = self.get_slot(var, "accumulator")
         acc.assign(em.add(acc.value(), em.square(grad)))
-        step = em.divide(grad, em.add(em.sqrt(acc.value()), self._hyper("epsilon")))
-        var.assign_sub(em.multiply(step, lr))
+        step = em.divide(em.multiply(grad, lr),
+                         em.sqrt(em.add(acc.value(), self._hyper("epsilon"))))
+        var.assign_sub(step)
 
 
 RMSprop = RMSProp
