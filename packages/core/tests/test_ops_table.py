@@ -44,7 +44,7 @@ EXEMPT = {
     "promote_types", "result_type",  # the promotion table: tests/test_promotion.py
     # devices, submodules, ambient state
     "current_device", "device", "get_device", "list_devices", "num_gpus", "nn_ops", "random",
-    "linalg", "debugging", "config", "math", "image",
+    "linalg", "debugging", "config", "math", "image", "dtypes",
     "recording", "name_scope", "executing_eagerly", "set_num_threads",
     "print",  # host output, not a function of tensors: tests/test_print.py
     "newaxis",  # None, for indexing

@@ -12,7 +12,7 @@ Examples:
 import contextlib
 import sys as _sys
 
-from . import _public_calls, debugging, image, linalg, math, nn_ops, random, recording
+from . import _public_calls, debugging, dtypes, image, linalg, math, nn_ops, random, recording
 from . import extend as extend  # the public seam for packages that extend core
 from ._config import config
 from ._device import Device, current_device, device, get_device, list_devices, num_gpus
@@ -263,7 +263,7 @@ __all__ = [
     "atan", "atan2", "atanh", "bfloat16", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex64", "complex128", "concat",
-    "config",
+    "config", "dtypes",
     "constant", "convert_to_tensor", "cos", "cosh", "count_nonzero", "cumsum", "current_device",
     "device", "divide", "einsum", "equal", "erf", "executing_eagerly", "exp", "expand_dims",
     "expm1", "extract_patches", "eye", "fill", "float16", "float32", "float64", "floor",
