@@ -89,13 +89,11 @@ on the host"): the lookups (upstream's arguments, output_mode="int") run in the 
 pipeline before cache(); in the model the ids feed the Embedding directly, and a
 CategoryEncoding(multi_hot) of them stands in for the "binary" lookup.
 5. no keras.utils.plot_model (AttributeError: loud): left out.
-Also seen (not a GAP: it computes the right numbers): GAP 4's CategoryEncoding checks its
-ids' range by reading their min and max on the host inside fit's traced train_step, so
-every batch with a new min or max fails the trace's guard: fit warns "Functional.train_step
-has been traced 5 times; the last retrace was for the value read on the host at <the
-program's model.fit line>" (the read is ember's, not the program's), and after four guard
-failures the step runs eagerly. Keras's CategoryEncoding reads nothing on the host, and
-fit's train_function is traced once per batch shape.
+Fixed in ember since the first version of this port (not a GAP: it computed the right
+numbers): GAP 4's CategoryEncoding checked its ids' range by reading their min and max on
+the host inside fit's traced train_step, so every batch with a new min or max failed the
+trace's guard and after four failures the step ran eagerly; the check is an op now
+(em.debugging.check_range), so the step is traced once per batch shape, as Keras's.
 """
 
 import collections

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import ember.core as em
 
 MODES = ("int", "one_hot", "multi_hot", "count")
@@ -55,15 +53,13 @@ def encode(indices: Any, output_mode: str, depth: int, dtype: Any,
     return em.reduce_sum(hot, axis=axis)
 
 
-def check_range(layer: str, x: Any, depth: int) -> None:
-    """Raise unless every value of ``x`` lies in ``[0, depth)`` (one small device read)."""
+def check_range(layer: str, x: Any, depth: int) -> Any:
+    """``x`` as a tensor, checked to lie in ``[0, depth)`` by an op (``em.debugging.
+    check_range``): no host read, so a traced step stays one trace whatever ids come (a
+    read of the minimum and maximum became a guard that failed at each new extreme), and
+    a GPU checks without a sync."""
     t = em.convert_to_tensor(x)
     if t.dtype.kind not in "iu":
         raise TypeError(f"{layer}: expected integer inputs, got dtype {t.dtype}")
-    if not int(np.prod(t.shape)):
-        return
-    lo, hi = (int(v) for v in em.stack([em.cast(em.reduce_min(t), em.int64),
-                                        em.cast(em.reduce_max(t), em.int64)]).numpy())
-    if lo < 0 or hi >= depth:
-        raise ValueError(f"{layer}: input values must be in the range 0 <= values < "
-                         f"{depth} (num_tokens), got values from {lo} to {hi}")
+    return em.debugging.check_range(
+        t, 0, depth - 1, f"{layer}: input values (0 <= values < {depth}, num_tokens)")

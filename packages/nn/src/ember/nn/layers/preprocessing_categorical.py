@@ -197,8 +197,8 @@ class CategoryEncoding(Layer):
             raise ValueError(f"layer {self.name!r} (CategoryEncoding): output_mode="
                              f"{self.output_mode!r} takes inputs of rank 0 to 2, got shape "
                              f"{tuple(inputs.shape)}")
-        _encoding.check_range(f"layer {self.name!r} (CategoryEncoding)", inputs,
-                              self.num_tokens)
+        inputs = _encoding.check_range(f"layer {self.name!r} (CategoryEncoding)", inputs,
+                                       self.num_tokens)
         if count_weights is not None:
             if self.output_mode != "count":
                 raise ValueError(f"layer {self.name!r} (CategoryEncoding): count_weights "
