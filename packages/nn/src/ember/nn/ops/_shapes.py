@@ -311,16 +311,12 @@ def fliplr(x: Any) -> em.Tensor:
 
 def roll(x: Any, shift: Any, axis: Any = None) -> em.Tensor:
     """Elements shifted by ``shift`` along ``axis`` (of the flattened tensor when None),
-    wrapping around."""
+    wrapping around: ``em.roll``, with one shift for every axis when ``shift`` is one
+    number."""
     t = tensor(x)
     if axis is None:
         return em.reshape(roll(em.reshape(t, (-1,)), shift, 0), t.shape)
     shifts, axes = host_ints(shift), axes_of("roll", axis, t.ndim)
     if len(shifts) == 1:
         shifts = shifts * len(axes)
-    for s, a in zip(shifts, axes):
-        n = t.shape[a]
-        if n:
-            idx = (np.arange(n) - s) % n
-            t = em.getitem(t, (builtins.slice(None),) * a + (idx.astype(np.int32),))
-    return t
+    return em.roll(t, list(shifts), list(axes))
