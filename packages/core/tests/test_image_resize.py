@@ -147,13 +147,12 @@ def test_dtypes_as_tensorflow(device):
         np.testing.assert_allclose(got.numpy(), _reference(u8.numpy()[None], (3, 4),
                                                            "bilinear", False)[0], rtol=1e-5)
         assert em.image.resize(em.cast(u8, em.float16), [3, 4]).dtype == em.float32
-        # float64 too gives float32 (TensorFlow's), rounded once from a float64 result
-        x64 = em.constant(X.astype(np.float64) + 1e-9)
+        # float64 stays float64 (nothing asked for float32's rounding)
+        x64 = em.constant(X.astype(np.float64))
         got = em.image.resize(x64, [4, 5], "bicubic")
-        assert got.dtype == em.float32
-        np.testing.assert_array_equal(
-            got.numpy(), _reference(X.astype(np.float64) + 1e-9, (4, 5), "bicubic",
-                                    False).astype(np.float32))
+        assert got.dtype == em.float64
+        np.testing.assert_allclose(got.numpy(), _reference(X, (4, 5), "bicubic", False),
+                                   rtol=1e-12, atol=1e-13)
 
 
 def test_same_size_is_identity_only_for_interpolating_kernels():

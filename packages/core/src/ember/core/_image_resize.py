@@ -10,8 +10,9 @@ the image is 0. ``area`` averages the input pixels a box of ``in / out`` covers,
 much of each it covers. ``nearest`` takes pixel ``floor((i + 0.5) * in / out)``. All are
 separable: one matrix product per axis that changes size.
 
-dtypes are TensorFlow's: ``nearest`` keeps the image's; every other method gives float32
-(a float64 image is computed in float64, then rounded once to float32).
+dtypes are TensorFlow's: ``nearest`` keeps the image's; every other method gives
+float32, except that a float64 image stays float64 (TensorFlow's kernels compute it in
+float32).
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
         if m_ == n and np.array_equal(wts, np.eye(m_)):
             continue  # (gaussian and mitchellcubic blur even at the same size)
         x = _apply(x, _c.convert_to_tensor(wts.astype(x.dtype), device=x.device), axis)
-    return x if x.dtype == np.float32 else m.cast(x, np.float32)
+    return x
 
 
 def _apply(x: Any, weights: Any, axis: int) -> Any:
