@@ -81,9 +81,9 @@ hands a callback Python floats, so math.log10(1 / logs["loss"]) reads a tensor b
 test batch.
 Fixed in ember since the first version of this port: no tf.image.rgb_to_yuv (GAP 2), no
 tf.nn.depth_to_space (GAP 3; a reshape/transpose stand-in in a Lambda layer) and no
-tf.image.psnr (GAP 5), all AttributeError, with TF's formulas standing in; em.image.resize
-kept a float64 image float64 (silent; TF returns float32 for every method but "nearest").
-Upstream's lines run.
+tf.image.psnr (GAP 5), all AttributeError, with TF's formulas standing in. Upstream's lines
+run. (em.image.resize keeps a float64 image float64, by design, where TF returns float32;
+not on this program's path: its images are float32.)
 """
 
 import io
