@@ -199,3 +199,23 @@ def test_adagrad_steps_as_keras3():
         acc = acc + g * g
         want = want - 0.5 * g / np.sqrt(acc + 1e-5)
     np.testing.assert_allclose(v.numpy(), want, rtol=1e-6)  # (hyperparameters in float32)
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_sgd_momentum_steps_as_keras3_under_a_changing_rate(nesterov):
+    # Keras 3: m = mu m - lr g; w += m (Nesterov: w += mu m - lr g). PyTorch's m = mu m + g;
+    # w -= lr m takes the same steps only while the learning rate stays put
+    rng = np.random.default_rng(2)
+    w0 = rng.standard_normal(6).astype(np.float32)
+    grads = [rng.standard_normal(6).astype(np.float32) for _ in range(4)]
+    rates = [0.1, 0.01, 0.05, 0.2]
+    v, lr = em.Variable(w0), em.Variable(0.1)
+    opt = nn.optimizers.SGD(lr, momentum=0.9, nesterov=nesterov)
+    w, m = w0.astype(np.float64), np.zeros(6)
+    for g, rate in zip(grads, rates):
+        lr.assign(rate)
+        opt.apply_gradients([(em.constant(g), v)])
+        m = 0.9 * m - rate * g
+        w = w + (0.9 * m - rate * g if nesterov else m)
+    np.testing.assert_allclose(v.numpy(), w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(opt.get_slot(v, "momentum").numpy(), m, rtol=1e-5, atol=1e-6)

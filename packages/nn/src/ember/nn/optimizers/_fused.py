@@ -71,12 +71,13 @@ _SPECS: dict[str, _Spec] = {
     "sgd": _Spec("T p, T g, T lr", "T p2", "p2 = p - g * lr", 0,
                  lambda p, g, lr: p - g * lr),
     "sgd_momentum": _Spec(
-        "T p, T g, T m, T mom, T lr", "T p2, T m2", "m2 = m * mom + g; p2 = p - m2 * lr", 1,
-        lambda p, g, m, mom, lr: (p - (m * mom + g) * lr, m * mom + g)),
+        "T p, T g, T m, T mom, T lr", "T p2, T m2", "m2 = m * mom - g * lr; p2 = p + m2", 1,
+        lambda p, g, m, mom, lr: (p + (m * mom - g * lr), m * mom - g * lr)),
     "sgd_nesterov": _Spec(
         "T p, T g, T m, T mom, T lr", "T p2, T m2",
-        "m2 = m * mom + g; p2 = p - (g + m2 * mom) * lr", 1,
-        lambda p, g, m, mom, lr: (p - (g + (m * mom + g) * mom) * lr, m * mom + g)),
+        "m2 = m * mom - g * lr; p2 = p + (m2 * mom - g * lr)", 1,
+        lambda p, g, m, mom, lr: (p + ((m * mom - g * lr) * mom - g * lr),
+                                  m * mom - g * lr)),
 }
 for _h1 in (0, 1):
     for _h2 in (0, 1):
@@ -163,7 +164,8 @@ def sgd(var: Any, grad: Any, lr: Any) -> bool:
 
 
 def momentum(var: Any, grad: Any, m: Any, mom: Any, lr: Any, nesterov: bool) -> bool:
-    """``m = m * mom + g``, then ``var -= m * lr`` (Nesterov: ``(g + m * mom) * lr``)."""
+    """Keras 3's: ``m = m * mom - g * lr``, then ``var += m`` (Nesterov: ``var += m * mom -
+    g * lr``)."""
     return update("sgd_nesterov" if nesterov else "sgd_momentum", var, grad, (m,),
                   (mom, lr))
 

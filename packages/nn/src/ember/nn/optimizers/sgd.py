@@ -11,8 +11,9 @@ from .base import Hyper, Optimizer
 
 
 class SGD(Optimizer):
-    """``v -= lr * g``; with momentum ``m = momentum * m + g; v -= lr * m``
-    (Nesterov: ``v -= lr * (g + momentum * m)``), as PyTorch (and Keras up to sign).
+    """``v -= lr * g``; with momentum ``m = momentum * m - lr * g; v += m`` (Nesterov:
+    ``v += momentum * m - lr * g``), as Keras 3. (PyTorch keeps ``m = momentum * m + g`` and
+    steps ``lr * m``: the same steps at a constant learning rate, others under a schedule.)
 
     ``learning_rate`` and ``momentum`` are read at every step (numbers, variables,
     tensors, callables or schedules); the momentum slot appears once momentum is nonzero.
@@ -53,9 +54,11 @@ class SGD(Optimizer):
         m = self.add_slot(var, "momentum")
         if _fused.momentum(var, grad, m, mom, lr, self.nesterov):  # one kernel on a GPU
             return
-        m.assign(em.add(em.multiply(m.value(), mom), grad))
-        step = em.add(grad, em.multiply(m.value(), mom)) if self.nesterov else m.value()
-        var.assign_sub(em.multiply(step, lr))
+        m.assign(em.subtract(em.multiply(m.value(), mom), em.multiply(grad, lr)))
+        if self.nesterov:
+            var.assign_add(em.subtract(em.multiply(m.value(), mom), em.multiply(grad, lr)))
+        else:
+            var.assign_add(m.value())
 
 
 GradientDescentOptimizer = SGD
