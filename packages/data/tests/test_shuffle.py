@@ -122,3 +122,23 @@ def test_the_same_shuffled_dataset_on_both_sides_of_a_zip_is_shuffled_independen
     fixed = Dataset.range(8).shuffle(8, seed=1, reshuffle_each_iteration=False)
     assert all(a == b for a, b in as_list(Dataset.zip((fixed, fixed))))  # one order, as TF
 
+
+
+def test_two_shuffles_made_alike_zip_to_equal_pairs_as_tensorflow():
+    # TensorFlow: each shuffle dataset draws its orders from its own seed; two made alike
+    # (same data, same seed) give the same order at every pass, so zip pairs equal
+    # elements (keras-io's SimSiam relies on it); one shuffle given twice gives each side
+    # an order of its own (two iterators of one shuffle)
+    a = Dataset.range(16).shuffle(16, seed=26)
+    b = Dataset.range(16).shuffle(16, seed=26)
+    zipped = Dataset.zip((a, b))
+    for _ in range(2):  # every pass: a new order, the same on both sides
+        pairs = [(int(x), int(y)) for x, y in zipped]
+        assert all(x == y for x, y in pairs)
+    assert [x for x, _ in pairs] != list(range(16))
+    same = Dataset.zip((a, a))
+    assert any(int(x) != int(y) for x, y in same)
+    branches = Dataset.zip((a.map(lambda x: x), a.map(lambda x: x)))
+    assert any(int(x) != int(y) for x, y in branches)
+    twice = [int(v) for v in a.concatenate(b)]
+    assert twice[:16] == twice[16:]

@@ -38,12 +38,19 @@ class _Passes:
 _INPUT_TAG = 1 << 40  # above any repeat or interleave index in a pass path
 
 
-def input_pass(epoch: tuple, i: int) -> tuple:
+def input_pass(epoch: tuple, i: int, inputs: Any) -> tuple:
     """The pass path of input ``i`` of a dataset made of several (zip, concatenate, the
-    selection datasets): the first input's is the dataset's own, each other's its own
-    extension. As in TensorFlow, where each input is its own iterator, the same shuffled
-    dataset given twice (``zip((d, d))``) is shuffled independently on each side."""
-    return epoch if i == 0 else (*epoch, _INPUT_TAG + i)
+    selection datasets, ``inputs`` its inputs): the dataset's own, unless an earlier input
+    shares this one's count of passes (the same shuffle, given twice: ``zip((d, d))``,
+    ``zip((d.map(f), d.map(g)))``), which then takes its own extension. As in TensorFlow,
+    where each iterator of one shuffle draws its own order, and two shuffles made alike
+    (the same data and seed) give the same orders: ``zip((a, b))`` pairs equal elements."""
+    if i == 0:
+        return epoch
+    mine = inputs[i]._passes()
+    if any(inputs[j]._passes() is mine for j in range(i)):
+        return (*epoch, _INPUT_TAG + i)
+    return epoch
 
 
 class Dataset:

@@ -51,7 +51,8 @@ class _SelectIterator(_It):
 
     def __init__(self, datasets: tuple[Dataset, ...], epoch: Any, stop_on_empty: bool) -> None:
         self._datasets, self._epoch, self._stop = datasets, epoch, stop_on_empty
-        self._its = [d._make_iterator(input_pass(epoch, i)) for i, d in enumerate(datasets)]
+        self._its = [d._make_iterator(input_pass(epoch, i, datasets))
+                     for i, d in enumerate(datasets)]
         self._ended = [False] * len(datasets)
 
     def _choice(self) -> int | None:  # pragma: no cover - abstract
@@ -81,7 +82,7 @@ class _SelectIterator(_It):
         if not isinstance(ended, list) or len(ended) != n or \
                 any(type(e) is not bool for e in ended):
             raise StateError(f"iterator state: field 'ended' must be a list of {n} bools")
-        its = [d._make_iterator(input_pass(self._epoch, i))
+        its = [d._make_iterator(input_pass(self._epoch, i, self._datasets))
                for i, d in enumerate(self._datasets)]
         for it, child in zip(its, children):
             if child is not None:

@@ -278,7 +278,7 @@ class ZipDataset(Dataset):
             raise TypeError("zip takes datasets (or a tuple/dict of datasets)")
 
     def _make_iterator(self, epoch):
-        return _ZipIterator(self._structure, [d._make_iterator(input_pass(epoch, i))
+        return _ZipIterator(self._structure, [d._make_iterator(input_pass(epoch, i, self._datasets))
                                               for i, d in enumerate(self._datasets)])
 
     def _compute_spec(self):
@@ -308,7 +308,7 @@ class _ConcatIterator(_It):
                     raise
                 self._which += 1
                 self._it = self._datasets[self._which]._make_iterator(
-                    input_pass(self._epoch, self._which))
+                    input_pass(self._epoch, self._which, self._datasets))
 
     def get_state(self):
         return {"which": self._which, "child": self._it.get_state()}
@@ -316,7 +316,7 @@ class _ConcatIterator(_It):
     def set_state(self, state):
         self._which = state.integer("which", high=len(self._datasets) - 1)
         self._it = self._datasets[self._which]._make_iterator(
-            input_pass(self._epoch, self._which))
+            input_pass(self._epoch, self._which, self._datasets))
         self._it.set_state(state.node("child"))
 
 
