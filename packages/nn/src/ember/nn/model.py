@@ -877,7 +877,7 @@ class Sequential(Model):
         shape = tuple(1 if s is None else int(s) for s in input_shape)
         dtype = self.dtype if self._input is None else self._input[1]
         with em.recording.paused():
-            out = self.call(em.zeros(shape, dtype=dtype))
+            out = _symbolic.run_probe(self.call, shape, dtype)
         self._ember.batch_input_shape = (None,) + tuple(shape[1:])
         self._ember.output_shape = tuple(out.shape) if hasattr(out, "shape") else None
         self.built = True

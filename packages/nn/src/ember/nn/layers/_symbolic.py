@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import ember.core as em
 
 from . import _masks
@@ -195,6 +197,32 @@ def _unknown_axes(layer: Any, inputs: Any, args: Any, kwargs: Any) -> bool:
 # under any stride or pool up to _SPREAD.
 _FALLBACK = 64
 _SPREAD = 64
+_FILLS = ("zeros", "ones", "uniform")  # what a probe's inputs hold, tried in this order
+
+
+def probe_tensor(shape: tuple[int, ...], dtype: Any, fill: str) -> Any:
+    """A probe's input: zeros, ones, or numbers in [0.5, 1.5) (the same each time, drawn
+    from no ember generator; integer and bool dtypes take ones)."""
+    if fill == "zeros":
+        return em.zeros(shape, dtype=dtype)
+    if fill == "ones" or np.dtype(dtype).kind != "f":
+        return em.ones(shape, dtype=dtype)
+    return em.constant(np.random.default_rng(0).uniform(0.5, 1.5, shape).astype(dtype))
+
+
+def run_probe(fn: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """``fn`` on a probe input of ``shape``: zeros; where the values make a layer refuse
+    them (an index out of range after ``x - 1``, a singular matrix), ones, then numbers in
+    [0.5, 1.5). numpy's warnings on them (``log(0)``) are not the user's: silenced."""
+    first: Exception | None = None
+    for fill in _FILLS:
+        try:
+            with np.errstate(all="ignore"):
+                return fn(probe_tensor(shape, dtype, fill))
+        except Exception as refused:
+            first = first or refused
+    assert first is not None
+    raise first
 
 
 def _probe_wider(probe: Any, layer: Any, size: int) -> Any:
@@ -225,10 +253,10 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         raise TypeError(f"layer {layer.name!r}: called on symbolic tensors mixed with "
                         f"values; make the values a layer's weights or a Lambda's constants")
 
-    def zeros_of(size: int) -> Any:
-        def zeros(s: SymbolicTensor) -> Any:
-            z = em.zeros((1,) + tuple(size if d is None else d for d in s.shape[1:]),
-                         dtype=s.dtype)
+    def filled(size: int, fill: str) -> Any:
+        def make(s: SymbolicTensor) -> Any:
+            shape = (1,) + tuple(size if d is None else d for d in s.shape[1:])
+            z = probe_tensor(shape, s.dtype, fill)
             if s.mask is not None:
                 m, want = s.mask, tuple(z.shape[:s.mask.ndim])
                 if tuple(m.shape) != want:  # a size-1 axis, widened; else another size's
@@ -236,24 +264,41 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
                         a in (1, b) for a, b in zip(m.shape, want)) else em.ones(want, m.dtype)
                 _masks.set_mask(z, m)
             return z
-        return zeros
+        return make
+
+    chosen = [_FILLS[0]]  # the fill the first probe took: the wider probe takes it too
 
     def probe(size: int) -> Any:
-        zeros = zeros_of(size)
-        return layer(substitute(zeros, inputs), *substitute(zeros, list(args)),
-                     **{**substitute(zeros, kwargs), "training": False})
+        make = filled(size, chosen[0])
+        with np.errstate(all="ignore"):  # log(0) of a probe is no warning of the user's
+            return layer(substitute(make, inputs), *substitute(make, list(args)),
+                         **{**substitute(make, kwargs), "training": False})
+
+    def probe_any(size: int) -> Any:
+        """The probe on zeros; where the values make the layer refuse them (an index
+        out of range after ``x - 1``, a singular matrix), on ones, then on numbers in
+        [0.5, 1.5): only the shapes of its output are kept."""
+        first: Exception | None = None
+        for fill in _FILLS:
+            chosen[0] = fill
+            try:
+                return probe(size)
+            except Exception as refused:
+                first = first or refused
+        assert first is not None
+        raise first
 
     _build_symbolically(layer, inputs)
     with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
         # layer's initial_state=) are read the same way, and replayed with their values
         unknown = _unknown_axes(layer, inputs, args, kwargs)
         try:
-            out, size = probe(1), 1
+            out, size = probe_any(1), 1
         except Exception as refused:  # (where no axis is unknown, 1 was never used)
             if not unknown:
                 raise
             try:
-                out, size = probe(_FALLBACK), _FALLBACK
+                out, size = probe_any(_FALLBACK), _FALLBACK
             except Exception:
                 raise refused from None
         wider = _probe_wider(probe, layer, size + _SPREAD) if unknown else None

@@ -1,0 +1,52 @@
+"""Building on symbolic inputs runs each layer once on a probe (its output's shapes are
+all that is kept): on zeros, and where those values make a layer refuse them (an id out
+of range after ``x - 1``, a singular matrix), on ones, then on numbers in [0.5, 1.5).
+Keras builds such models; numpy's warnings on the probe (``log(0)``, ``0 / 0``) are not
+the user's and are not shown."""
+
+import warnings
+
+import numpy as np
+
+import ember.core as em
+from ember import nn
+
+
+class Shift(nn.layers.Layer):
+    def call(self, x):
+        return x - 1
+
+
+def test_values_that_zeros_make_invalid_still_build():
+    seq = nn.Sequential([Shift(dtype="int64"), nn.layers.Embedding(3, 2)])
+    assert seq(nn.Input(shape=(), dtype="int64")).shape == (None, 2)
+    assert seq(np.array([1, 2, 3])).shape == (3, 2)
+    inp = nn.Input(shape=(4,), dtype="int64")
+    model = nn.Model(inp, nn.layers.Embedding(5, 2)(Shift()(inp)))
+    assert model(np.array([[1, 2, 3, 4]])).shape == (1, 4, 2)
+    square = nn.Input((3, 3))
+    inverse = nn.Model(square, em.linalg.inv(square))
+    a = np.array([[[2.0, 1, 0], [0, 1, 0], [0, 0, 4]]], np.float32)
+    np.testing.assert_allclose(inverse(a).numpy(), np.linalg.inv(a), rtol=1e-6)
+
+
+def test_a_probe_shows_no_numpy_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = nn.Input((4,))
+        y = x / em.reduce_sum(x, axis=-1, keepdims=True)
+        z = em.log(x)
+    model = nn.Model(x, [y, z])
+    got_y, got_z = model(np.ones((2, 4), np.float32))
+    np.testing.assert_allclose(got_y.numpy(), 0.25)
+    np.testing.assert_allclose(got_z.numpy(), 0.0)
+
+
+def test_a_real_error_is_still_raised():
+    x = nn.Input((4,))
+    try:
+        nn.layers.Dense(2)(em.reshape(x, (-1, 3)))
+    except Exception as e:  # the probe's own error, from the first (zeros) try
+        assert "reshape" in str(e)
+    else:
+        raise AssertionError("a reshape of 4 values into rows of 3 must fail")
