@@ -76,3 +76,41 @@ def test_ssim_as_tensorflow(device):
                                                  k1=0.02).numpy(), small, rtol=1e-4)
         with pytest.raises(em.InvalidArgumentError, match="smaller than the filter"):
             em.image.ssim(A[:, :8], B[:, :8], 1.0)
+
+
+def _hsv_ref(x):
+    import colorsys
+    return np.array([colorsys.rgb_to_hsv(*p) for p in x.reshape(-1, 3)]).reshape(x.shape)
+
+
+def test_hsv_and_hue_against_colorsys(device):
+    import colorsys
+    x = A[0].copy()
+    x[0, 0], x[0, 1], x[0, 2], x[0, 3] = [0.5] * 3, [0.0] * 3, [1, 0, 0], [0.2, 0.9, 0.9]
+    with em.device(device):
+        hsv = em.image.rgb_to_hsv(x)
+        np.testing.assert_allclose(hsv.numpy(), _hsv_ref(x), atol=1e-6)
+        np.testing.assert_allclose(em.image.hsv_to_rgb(hsv).numpy(), x, atol=1e-6)
+        for delta in (0.3, -0.45, 1.0):
+            want = np.array([colorsys.hsv_to_rgb((h + delta) % 1, s, v)
+                             for h, s, v in _hsv_ref(x).reshape(-1, 3)]).reshape(x.shape)
+            np.testing.assert_allclose(em.image.adjust_hue(x, delta).numpy(), want, atol=1e-6)
+        u8 = (x * 255).astype(np.uint8)
+        got = em.image.adjust_hue(u8, 0.25)
+        assert got.dtype == em.uint8 and got.shape == u8.shape
+        # the random ones: a delta/factor within bounds, repeatable for a stateless seed
+        a = em.image.stateless_random_hue(x, 0.2, (1, 2)).numpy()
+        np.testing.assert_array_equal(a, em.image.stateless_random_hue(x, 0.2, (1, 2)).numpy())
+        turned = (_hsv_ref(a)[..., 0] - _hsv_ref(x)[..., 0]) % 1
+        sat = _hsv_ref(x)[..., 1] > 0.05
+        d = turned[sat][0]
+        assert (min(d, 1 - d) <= 0.2 + 1e-5) and np.allclose(turned[sat], d, atol=1e-4)
+        s = em.image.stateless_random_saturation(x, 0.5, 0.7, (3, 4)).numpy()
+        ratio = _hsv_ref(s)[..., 1][sat] / _hsv_ref(x)[..., 1][sat]
+        assert 0.5 - 1e-5 <= ratio.min() and ratio.max() <= 0.7 + 1e-5
+        assert em.image.random_hue(x, 0.1).shape == x.shape
+        assert em.image.random_saturation(x, 0.8, 1.2).shape == x.shape
+    with pytest.raises(em.InvalidArgumentError, match="max_delta must be in"):
+        em.image.random_hue(x, 0.6)
+    with pytest.raises(em.InvalidArgumentError, match="delta must be in"):
+        em.image.adjust_hue(x, 1.5)

@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, list[str]]] = [
              "_ops.host"]),
     ("variables and public modules", ["_variable", "_print", "_tensor_array", "_random_gamma",
                                       "random", "_initializers", "nn_ops", "linalg",
-                                      "math", "_image_resize", "image", "dtypes", "debugging",
+                                      "math", "_image_resize", "_image_hsv", "image", "dtypes", "debugging",
                                       "_public_calls", "extend"]),
 ]
 ORDER = [m for _, mods in LAYERS for m in mods]

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _image_hsv as _hsv
 from . import nn_ops
 from . import random as _random
 from ._errors import InvalidArgumentError
@@ -43,7 +44,8 @@ from ._tensor import Tensor
 __all__ = [
     "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_saturation",
     "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches", "psnr",
-    "rgb_to_yuv", "ssim", "yuv_to_rgb",
+    "rgb_to_yuv", "ssim", "yuv_to_rgb", "adjust_hue", "hsv_to_rgb", "random_hue",
+    "random_saturation", "rgb_to_hsv", "stateless_random_hue", "stateless_random_saturation",
     "flip_left_right", "flip_up_down", "grayscale_to_rgb", "pad_to_bounding_box",
     "per_image_standardization", "random_brightness", "random_contrast", "random_crop",
     "random_flip_left_right", "random_flip_up_down", "resize", "resize_with_crop_or_pad",
@@ -287,6 +289,44 @@ def adjust_saturation(image: Any, saturation_factor: Any, name: str | None = Non
     return convert_image_dtype(m.subtract(v, m.multiply(m.subtract(v, f), ratio)), dt)
 
 
+def _rgb(fn: str, image: Any) -> Any:
+    x = image if isinstance(image, Tensor) else _c.convert_to_tensor(image)
+    if x.ndim < 1 or x.shape[-1] != 3:
+        raise InvalidArgumentError(f"image.{fn}: expected 3 channels last, got shape "
+                                   f"{x.shape}")
+    return x
+
+
+def rgb_to_hsv(images: Any, name: str | None = None) -> Any:
+    """RGB (float, in [0, 1]) to HSV, each in [0, 1] (TensorFlow's ``tf.image.rgb_to_hsv``)."""
+    x = _rgb("rgb_to_hsv", images)
+    if x.dtype.kind != "f":
+        raise InvalidArgumentError(f"image.rgb_to_hsv: expected float images, got {x.dtype}")
+    return _hsv.rgb_to_hsv(x)
+
+
+def hsv_to_rgb(images: Any, name: str | None = None) -> Any:
+    """HSV (each in [0, 1]) to RGB (TensorFlow's ``tf.image.hsv_to_rgb``)."""
+    x = _rgb("hsv_to_rgb", images)
+    if x.dtype.kind != "f":
+        raise InvalidArgumentError(f"image.hsv_to_rgb: expected float images, got {x.dtype}")
+    return _hsv.hsv_to_rgb(x)
+
+
+def adjust_hue(image: Any, delta: Any, name: str | None = None) -> Any:
+    """The hue turned by ``delta`` (in [-1, 1], a whole turn being 1), saturation and value
+    kept, in the image's dtype (TensorFlow's; an integer image is converted to float32 and
+    back)."""
+    x = _rgb("adjust_hue", image)
+    if not isinstance(delta, Tensor) and not -1.0 <= float(delta) <= 1.0:
+        raise InvalidArgumentError(f"image.adjust_hue: delta must be in [-1, 1], got {delta}")
+    f, dt = (x, x.dtype) if x.dtype in (np.float16, np.float32) else _as_float(x)
+    hsv = _hsv.rgb_to_hsv(f)
+    h, rest = hsv[..., :1], hsv[..., 1:]
+    turned = m.floormod(m.add(h, m.cast(delta, f.dtype)), 1.0)
+    return convert_image_dtype(_hsv.hsv_to_rgb(_a.concat([turned, rest], axis=-1)), dt)
+
+
 def per_image_standardization(image: Any) -> Any:
     """Each image scaled to mean 0 and variance 1: ``(x - mean) / max(std, 1/sqrt(n))``,
     in float32 (TensorFlow's, whatever the image's dtype)."""
@@ -464,6 +504,44 @@ def random_contrast(image: Any, lower: float, upper: float, seed: Any = None) ->
         raise InvalidArgumentError(f"image.random_contrast: need 0 <= lower < upper, got "
                                    f"lower={lower}, upper={upper}")
     return adjust_contrast(image, _random.uniform([], float(lower), float(upper), seed=seed))
+
+
+def random_hue(image: Any, max_delta: float, seed: Any = None) -> Any:
+    """``adjust_hue`` by a delta drawn from ``[-max_delta, max_delta)`` (0 <= max_delta <=
+    0.5)."""
+    if not 0 <= float(max_delta) <= 0.5:
+        raise InvalidArgumentError(f"image.random_hue: max_delta must be in [0, 0.5], got "
+                                   f"{max_delta}")
+    delta = _random.uniform([], -float(max_delta), float(max_delta), seed=seed)
+    return adjust_hue(image, delta)
+
+
+def random_saturation(image: Any, lower: float, upper: float, seed: Any = None) -> Any:
+    """``adjust_saturation`` by a factor drawn from ``[lower, upper)`` (0 <= lower <
+    upper)."""
+    if not 0 <= float(lower) < float(upper):
+        raise InvalidArgumentError(f"image.random_saturation: need 0 <= lower < upper, got "
+                                   f"lower={lower}, upper={upper}")
+    factor = _random.uniform([], float(lower), float(upper), seed=seed)
+    return adjust_saturation(image, factor)
+
+
+def stateless_random_hue(image: Any, max_delta: float, seed: Any) -> Any:
+    """``random_hue`` whose delta depends on ``seed`` alone."""
+    if not 0 <= float(max_delta) <= 0.5:
+        raise InvalidArgumentError(f"image.stateless_random_hue: max_delta must be in "
+                                   f"[0, 0.5], got {max_delta}")
+    g = _random._stateless("image.stateless_random_hue", seed)
+    return adjust_hue(image, g.uniform([], -float(max_delta), float(max_delta)))
+
+
+def stateless_random_saturation(image: Any, lower: float, upper: float, seed: Any) -> Any:
+    """``random_saturation`` whose factor depends on ``seed`` alone."""
+    if not 0 <= float(lower) < float(upper):
+        raise InvalidArgumentError(f"image.stateless_random_saturation: need 0 <= lower < "
+                                   f"upper, got lower={lower}, upper={upper}")
+    g = _random._stateless("image.stateless_random_saturation", seed)
+    return adjust_saturation(image, g.uniform([], float(lower), float(upper)))
 
 
 def random_crop(value: Any, size: Any, seed: Any = None, name: str | None = None) -> Any:
