@@ -31,7 +31,8 @@ from ._ops.array import (
     transpose,
 )
 from ._ops.conv import _pair, extract_patches, padding_amounts
-from ._ops.creation import convert_to_tensor
+from ._ops.creation import convert_to_tensor, zeros_like
+from ._ops.creation import range as _range
 from ._ops.define_nn import leaky_relu as _leaky_relu
 from ._ops.define_nn import relu, sparse_softmax_xent
 from ._ops.linalg import clip_by_norm
@@ -378,7 +379,14 @@ def max_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
         return max_pool_tiled(x, k)
     low = -np.inf if _dtypes.is_floating(x.dtype) else np.iinfo(x.dtype).min  # bfloat16 too
     p = extract_patches(x, k, s, 1, padding, pad_value=low)
-    return r.reduce_max(p, axis=(3, 4))
+    # each window's first element (row-major) holding its maximum, selected: the gradient
+    # goes to it alone, as TensorFlow's MaxPoolGrad and PyTorch's (reduce_max shares it
+    # among ties); argmax finds a NaN first, so a NaN window stays NaN
+    n, oh, ow = p.shape[:3]
+    flat = reshape(p, (n, oh, ow, k[0] * k[1], x.shape[-1]))
+    first = m.equal(expand_dims(r.argmax(flat, axis=3), 3),
+                    reshape(_range(k[0] * k[1], dtype=np.int64), (1, 1, 1, -1, 1)))
+    return r.reduce_sum(m.where(first, flat, zeros_like(flat)), axis=3)
 
 
 def avg_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALID",

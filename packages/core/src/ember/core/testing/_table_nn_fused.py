@@ -213,14 +213,21 @@ def _pool_torch(T: Any, x: Any, ksize: Any) -> Any:
 
 
 def _pool_grad_ref(x: np.ndarray, y: np.ndarray, dy: np.ndarray, ksize: Any) -> np.ndarray:
+    """Each window's gradient to its first element (row-major) equal to its maximum, as
+    TensorFlow's MaxPoolGrad: a loop over windows."""
     n, h, w, c = x.shape
     kh, kw = ksize
-    blocks = x.reshape(n, h // kh, kh, w // kw, kw, c)
-    at = y[:, :, None, :, None, :]
-    mask = blocks == at
-    ties = np.maximum(mask.sum(axis=(2, 4), keepdims=True), 1)
-    out = np.where(mask, dy[:, :, None, :, None, :] / ties, 0)
-    return out.reshape(x.shape).astype(dy.dtype)
+    out = np.zeros(x.shape, dy.dtype)
+    for b in range(n):
+        for oi in range(h // kh):
+            for oj in range(w // kw):
+                for ch in range(c):
+                    window = x[b, oi * kh:(oi + 1) * kh, oj * kw:(oj + 1) * kw, ch].reshape(-1)
+                    hits = np.flatnonzero(window == y[b, oi, oj, ch])
+                    if hits.size:
+                        i, j = divmod(int(hits[0]), kw)
+                        out[b, oi * kh + i, oj * kw + j, ch] = dy[b, oi, oj, ch]
+    return out
 
 
 def _pool_grad_args(shape: tuple[int, ...], ksize: tuple[int, int], ties: bool = False,

@@ -199,21 +199,23 @@ def _max_pool(op: OpContext, dy: Any) -> Gradients:
 
 @reg("max_pool_tiled_grad")
 def _max_pool_grad(op: OpContext, g: Any) -> Gradients:
-    """Linear in its ``dy``: d(dy) gathers each window's gradient from the elements that
-    held its maximum (shared among ties, as forward); the routing is constant between
-    ties, so ``x`` and ``y`` get none."""
+    """Linear in its ``dy``: d(dy) gathers each window's gradient from the element that
+    took it (the first, row-major, equal to the maximum, as forward); the routing is
+    constant between ties, so ``x`` and ``y`` get none."""
     x, y = op.inputs[0], op.inputs[1]
     kh, kw = op.attrs["ksize"]
     total: Any = None
-    ties: Any = None
+    taken: Any = None
     for i in range(kh):
         for j in range(kw):
             at = (slice(None), slice(i, None, kh), slice(j, None, kw), slice(None))
             m = em.equal(x[at], y)
-            part, count = em.where(m, g[at], 0), em.cast(m, g.dtype)
+            if taken is not None:
+                m = em.logical_and(m, em.logical_not(taken))
+            taken = m if taken is None else em.logical_or(taken, m)
+            part = em.where(m, g[at], 0)
             total = part if total is None else em.add(total, part)
-            ties = count if ties is None else em.add(ties, count)
-    return None, None, em.divide(total, em.maximum(ties, 1))
+    return None, None, total
 
 
 reads_only("bias_activation", inputs=False)  # its rule reads its output, not the sum
