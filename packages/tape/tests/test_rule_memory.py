@@ -66,9 +66,12 @@ def test_max_pool_gradient_keeps_no_float_mask(pool):
         assert _below(peak, 2.0), f"max-pool's gradient peaked at {peak:.2f} inputs"
     else:
         assert_allclose(g.sum(), 16 * 31 * 31 * 16)  # every window sends its 1 somewhere
-        # overlapping windows: their gradient (3.75 inputs), a bool mask and the image
-        # (it was 12 inputs: a float mask, a quotient and a product, each window-sized)
-        assert _below(peak, 8), f"max-pool's gradient peaked at {peak:.2f} inputs"
+        # overlapping windows: each window's gradient goes to its first maximum, as
+        # TensorFlow's and PyTorch's, through a select of the windows (3.75 inputs) and its
+        # gradient, a bool mask and the image: 11.3 inputs (it was 7 while ties shared the
+        # gradient through reduce_max's rule; 12 before that, a float mask, a quotient and
+        # a product, each window-sized)
+        assert _below(peak, 12), f"max-pool's gradient peaked at {peak:.2f} inputs"
 
 
 def test_max_gradient_splits_ties():
