@@ -36,9 +36,9 @@ LAYERS: list[tuple[str, list[str]]] = [
              "_ops.conv_winograd", "_ops.conv_select", "_ops.conv_depthwise", "_ops.define_nn",
              "_ops.nn_fused", "_ops.nn_dense", "_ops.creation", "_ops.random", "_ops.recurrent",
              "_ops.recurrent_fused", "_ops.recurrent_sequence", "_ops.recurrent_gru_sequence",
-             "_ops.host"]),
+             "_ops.host", "_ops.ctc"]),
     ("variables and public modules", ["_variable", "_print", "_tensor_array", "_random_gamma",
-                                      "random", "_initializers", "nn_ops", "linalg",
+                                      "random", "_initializers", "_nn_ctc", "nn_ops", "linalg",
                                       "math", "_image_resize", "_image_hsv", "image", "dtypes", "debugging",
                                       "_public_calls", "extend"]),
 ]

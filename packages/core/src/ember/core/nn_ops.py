@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _dtypes, random
 from ._errors import InvalidArgumentError
+from ._nn_ctc import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss
 from ._ops import _args
 from ._ops import conv_depthwise as _depthwise
 from ._ops import conv_select as _conv
@@ -55,6 +56,7 @@ __all__ = [
     "swish", "tanh", "max_pool", "avg_pool", "embedding_lookup", "flatten",
     "lstm_cell", "gru_cell", "lstm_sequence", "gru_sequence", "batch_norm_training",
     "bias_activation", "dense", "xw_plus_b", "relu_layer", "depth_to_space", "space_to_depth",
+    "ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder",
 ]
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 import ember.core as em
 
+from ._losses_ctc import CTC, ctc
 from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilities by default
     BinaryCrossentropy,
     CategoricalCrossentropy,
@@ -38,10 +39,10 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
     sparse_categorical_crossentropy,
 )
 
-__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
+__all__ = ["BinaryCrossentropy", "CTC", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
            "MeanAbsoluteError", "MeanSquaredError", "Reduction",
            "SparseCategoricalCrossentropy", "absolute_difference", "binary_crossentropy",
-           "categorical_crossentropy", "compute_weighted_loss", "get", "huber", "huber_loss",
+           "categorical_crossentropy", "compute_weighted_loss", "ctc", "get", "huber", "huber_loss",
            "MAE", "MSE", "mae", "mean_absolute_error", "mean_squared_error", "mse",
            "sigmoid_cross_entropy",
            "softmax_cross_entropy", "sparse_categorical_crossentropy",
@@ -213,6 +214,7 @@ _NAMES: dict[str, Any] = {
     "softmax_cross_entropy": softmax_cross_entropy,
     "sparse_softmax_cross_entropy": sparse_softmax_cross_entropy,
     "sigmoid_cross_entropy": sigmoid_cross_entropy,
+    "ctc": CTC,
 }
 
 

@@ -24,6 +24,7 @@ from .._ops.creation import convert_to_tensor
 from .._tensor import Tensor
 from . import (
     _table_array,
+    _table_ctc,
     _table_linalg,
     _table_math,
     _table_math_tf,
@@ -36,7 +37,8 @@ from ._spec import LOW, Case, OpSpec, Raw
 
 OP_SPECS: list[OpSpec] = (_table_math.specs() + _table_reduce.specs() + _table_array.specs()
                           + _table_nn.specs() + _table_linalg.specs() + _table_recurrent.specs()
-                          + _table_nn_fused.specs() + _table_math_tf.specs())
+                          + _table_nn_fused.specs() + _table_math_tf.specs()
+                          + _table_ctc.specs())
 
 _BY_NAME = {s.name: s for s in OP_SPECS}
 if len(_BY_NAME) != len(OP_SPECS):  # pragma: no cover - a table-editing mistake

@@ -48,6 +48,7 @@ from ._core import (
     vectorized_map,
     while_loop,
 )
+from ._ctc import ctc_decode, ctc_loss
 from ._math import (
     erf,
     in_top_k,
@@ -262,7 +263,8 @@ __all__ = [
     "bitwise_right_shift", "bitwise_xor", "broadcast_to", "cast",
     "categorical_crossentropy", "ceil", "celu", "clip", "concatenate", "cond", "conv",
     "convert_to_numpy", "convert_to_tensor", "copy", "cos", "cosh", "count_nonzero",
-    "cumprod", "cumsum", "custom_gradient", "deg2rad", "depthwise_conv", "diag", "diagonal",
+    "ctc_decode", "ctc_loss", "cumprod", "cumsum", "custom_gradient", "deg2rad",
+    "depthwise_conv", "diag", "diagonal",
     "diff", "divide", "divide_no_nan", "dot", "dot_product_attention", "dtype", "einsum",
     "elu", "empty", "empty_like", "equal", "erf", "exp", "exp2", "expand_dims", "expm1",
     "eye", "fabs", "flip", "fliplr", "flipud", "floor", "floor_divide", "fori_loop", "full",
