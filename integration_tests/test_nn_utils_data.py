@@ -130,3 +130,15 @@ def test_timeseries_arguments_out_of_range_are_named(kwargs, match):
     args = {"sequence_length": 3, **kwargs}
     with pytest.raises(ValueError, match=match):
         nn.utils.timeseries_dataset_from_array(np.arange(20), None, **args)
+
+
+def test_timeseries_of_python_lists_takes_tensorflow_s_dtypes():
+    # Keras builds the windows with tf.data, where Python floats are float32 and ints
+    # int32; numpy would make float64 and int64, a float64 model nobody asked for
+    ds = nn.utils.timeseries_dataset_from_array([[0.5], [1.5], [2.5], [3.5]], [1, 2, 3, 4],
+                                                sequence_length=2, batch_size=2)
+    x, y = next(iter(ds))
+    assert x.dtype == np.float32 and y.dtype == np.int32
+    assert_array_equal(x, [[[0.5], [1.5]], [[1.5], [2.5]]])
+    kept = nn.utils.timeseries_dataset_from_array(np.zeros((4, 1)), None, sequence_length=2)
+    assert next(iter(kept)).dtype == np.float64  # a numpy array keeps its dtype

@@ -361,3 +361,18 @@ def test_l2_normalize_floors_the_norm_at_sqrt_epsilon_as_tensorflow():
     np.testing.assert_allclose(em.nn_ops.l2_normalize(x, dim=1).numpy()[1], [0.6, 0.8])
     with pytest.raises(em.InvalidArgumentError, match="give axis= or its TF 1.x spelling"):
         em.nn_ops.l2_normalize(x, axis=1, dim=1)
+
+
+def test_a_list_holding_tensors_packs_with_the_first_tensor_s_dtype():
+    a, b = em.constant(2.0), em.constant([1.0, 2.0])
+    t = em.convert_to_tensor([a, 3, np.float64(4.5)])
+    assert t.dtype == em.float32
+    np.testing.assert_array_equal(t.numpy(), [2.0, 3.0, 4.5])
+    nested = em.convert_to_tensor([[a, 1.0], (2.0, em.Variable(5.0))])
+    np.testing.assert_array_equal(nested.numpy(), [[2.0, 1.0], [2.0, 5.0]])
+    with pytest.raises(em.DTypeError, match="tensor has dtype int32, requested float32"):
+        em.convert_to_tensor([a, em.constant(1)])
+    with pytest.raises(em.InvalidArgumentError, match="entry 1 has shape"):
+        em.convert_to_tensor([a, b])
+    assert em.convert_to_tensor([a, 1], dtype=em.float32).dtype == em.float32
+    assert em.reduce_sum([a, a]).numpy() == 4.0  # ops take such lists too

@@ -148,6 +148,17 @@ def test_bad_arguments_are_rejected_by_name():
         graph.function(3)
     with pytest.raises(TypeError, match="run_eagerly"):
         graph.run_functions_eagerly(1)
+    with pytest.raises(ValueError, match="jit_compile=True asks for XLA"):
+        graph.function(lambda x: x, jit_compile=True)
+
+
+def test_tensorflow_s_jit_compile_false_and_relax_shapes_are_honoured():
+    f = graph.function(lambda x: x * 2, jit_compile=False)
+    assert float(f(em.constant(2.0))) == 4.0
+    g = graph.function(lambda x: x * 2, experimental_relax_shapes=True)
+    for n in (1, 2, 3, 4):
+        g(em.ones((n,)))
+    assert g.experimental_get_tracing_count() == 2  # reduce_retracing's rule
 
 
 def test_run_functions_eagerly_runs_python_every_call():

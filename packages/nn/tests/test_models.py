@@ -260,13 +260,19 @@ def test_input_dtype_is_cast_and_numpy_accepted():
     assert d(np.ones((1, 3))).dtype == np.float32
 
 
-def test_layer_requires_super_init():
-    class Bad(L.Layer):
+def test_model_requires_super_init_and_a_layer_is_initialized_without_it():
+    class Bad(nn.Model):
+        def __init__(self):
+            self.d = L.Dense(1)
+
+    class ModuleLike(L.Layer):  # a tf.Module need not call super().__init__()
         def __init__(self):
             self.d = L.Dense(1)
 
     with pytest.raises(AttributeError, match="super"):
         Bad()
+    m = ModuleLike()
+    assert m.layers == [m.d]
 
 
 def test_initializers_are_seeded_and_shaped():

@@ -147,3 +147,77 @@ def test_frozen_private_sublayer_is_not_trained():
         loss = em.reduce_sum(m(x))
     assert len(m.trainable_variables) == 2
     assert len(t.gradient(loss, m.trainable_variables)) == 2
+
+
+# --- tf.Module's ways, which nn.Layer stands for --------------------------------------------
+class NoSuperDense(nn.layers.Layer):
+    """A tf.Module-style layer: no super().__init__(), variables assigned directly."""
+
+    def __init__(self, n):
+        self.n = n
+        self.w = em.Variable(em.ones((3, n)))
+        self.b = em.Variable(em.zeros((n,)))
+
+    def __call__(self, x):
+        return x @ self.w + self.b
+
+
+class OwnLayersList(nn.layers.Layer):
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_a_layer_without_super_init_is_initialized_when_it_first_tracks():
+    layer = NoSuperDense(3)
+    assert [v.shape for v in layer.trainable_variables] == [(3, 3), (3,)]
+    assert layer.name.startswith("no_super_dense")  # (a unique name, as any layer)
+    np.testing.assert_array_equal(layer(em.ones((1, 3))).numpy(), [[3.0, 3.0, 3.0]])
+
+
+def test_a_layer_may_assign_its_own_layers_list():
+    model = OwnLayersList([NoSuperDense(3), NoSuperDense(3)])
+    assert len(model.layers) == 2 and len(model.trainable_variables) == 4
+    np.testing.assert_array_equal(model(em.ones((1, 3))).numpy(), [[9.0, 9.0, 9.0]])
+
+
+def test_a_model_must_call_super_init_and_keeps_layers_reserved():
+    class NoSuper(nn.Model):
+        def __init__(self):
+            self.dense = nn.layers.Dense(2)
+
+    class OwnLayers(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.layers = [nn.layers.Dense(2)]
+
+    with pytest.raises(AttributeError, match=r"NoSuper: call super\(\).__init__\(\) before"):
+        NoSuper()
+    with pytest.raises(AttributeError, match="'layers' is reserved for the model's layers"):
+        OwnLayers()
+
+
+def test_a_layer_without_super_init_and_no_variables_yet_is_tracked_by_its_parent():
+    class Inner(nn.layers.Layer):  # tf.Module-style, variables made on first use
+        def __init__(self):
+            self.units = 2
+
+        def __call__(self, x):
+            if not hasattr(self, "w"):
+                self.w = em.Variable(em.ones((x.shape[-1], self.units)))
+            return x @ self.w
+
+    class Outer(nn.layers.Layer):
+        def __init__(self, inner):
+            self.inner = inner
+            self.stack = [Inner(), Inner()]
+
+    outer = Outer(Inner())
+    assert outer.layers == [outer.inner, *outer.stack]
+    outer.inner(em.ones((1, 3)))
+    outer.stack[1](em.ones((1, 2)))
+    assert [tuple(v.shape) for v in outer.variables] == [(3, 2), (2, 2)]

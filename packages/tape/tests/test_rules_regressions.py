@@ -120,3 +120,22 @@ def test_a_second_derivative_through_relu_is_zeros_not_none(layer):
     got = outer.gradient(penalty, b)
     assert got is not None
     assert float(got) == 0.0
+
+
+def test_a_list_of_tensors_converts_by_stacking_so_gradients_flow_through_it():
+    # TensorFlow packs [a, b] into one tensor with an op; ember read the values into a
+    # constant, so d/da of reduce_sum(convert_to_tensor([a, b]) * a) lost the 2a + b's 2a
+    # part (5 for 7) and reduce_sum([a * a, b]) gave None
+    a, b = em.constant(2.0), em.constant(3.0)
+    with tape.GradientTape(persistent=True) as t:
+        t.watch(a)
+        y1 = em.reduce_sum(em.convert_to_tensor([a, b]) * a)
+        y2 = em.reduce_sum([a * a, b, 1.0])
+        y3 = em.reduce_sum(em.convert_to_tensor([[a, 1.0], [b, a]]))
+    assert float(t.gradient(y1, a)) == 7.0
+    assert float(t.gradient(y2, a)) == 4.0
+    assert float(t.gradient(y3, a)) == 2.0
+    with tape.GradientTape() as t:
+        t.watch(a)
+        y4 = em.reduce_sum(em.constant([a, b]) * a)  # em.constant reads values, as TF's
+    assert float(t.gradient(y4, a)) == 5.0

@@ -233,7 +233,27 @@ def as_tensor(value: Any, dtype: np.dtype | None = None, op: str = "convert_to_t
         return value
     if getattr(type(value), "__ember_function__", None) is not None:
         raise TakenOver(value)  # a symbolic tensor: the public function makes a node
+    if _PACK and type(value) in (list, tuple) and op != "constant" and holds_tensor(value):
+        return _PACK[0](value, dtype, op)  # type: ignore[no-any-return]
     if dtype is None:
         dtype = _dtypes.infer_dtype(value)
     dev = placement(dtype if dtype is not None else getattr(value, "dtype", None))
     return wrap(convert_array(value, dtype, dev, op), dev)
+
+
+# A list holding tensors converts by stacking them, an op (the ops layer registers it:
+# ``_ops.array``), as TensorFlow packs such a list: a tape differentiates through it and a
+# trace replays it, where reading the values on the host gave a constant (no gradient) and,
+# in a trace, a guard on every value. ``em.constant`` still reads the values (it makes a
+# constant, as TensorFlow's does).
+_PACK: list[Any] = []
+
+
+def holds_tensor(value: Any) -> bool:
+    """Whether a (nested) list or tuple holds a tensor or a variable."""
+    for v in value:
+        t = type(v)
+        if t is Tensor or is_variable(v) or getattr(t, "__ember_function__", None) is not None \
+                or ((t is list or t is tuple) and holds_tensor(v)):
+            return True
+    return False

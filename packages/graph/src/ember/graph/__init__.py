@@ -48,7 +48,8 @@ __all__ = ["Function", "SignatureMismatchError", "TensorSpec", "function",
 
 def function(fn: Callable[..., Any] | None = None, input_signature: Any = None, *,
              reduce_retracing: bool = False, max_traces: int = 8,
-             cuda_graphs: bool = True) -> Any:
+             cuda_graphs: bool = True, jit_compile: bool | None = None,
+             experimental_relax_shapes: bool | None = None) -> Any:
     """Trace ``fn`` once per input signature and replay it on later calls.
 
     Usable as ``@graph.function`` or ``@graph.function(max_traces=4)``, on functions and
@@ -76,6 +77,9 @@ def function(fn: Callable[..., Any] | None = None, input_signature: Any = None, 
             (random draws are: each launch draws new numbers on the GPU);
             ``Function.cuda_graph_status()`` says which and why.
             False replays op by op (to profile kernels one by one, say).
+        jit_compile: TensorFlow's request for XLA. None and False (no XLA) are accepted;
+            True raises, as ember does not compile with XLA.
+        experimental_relax_shapes: TensorFlow 2's older name of ``reduce_retracing``.
 
     Returns:
         A ``graph.Function`` (or, without ``fn``, a decorator that makes one).
@@ -94,6 +98,11 @@ def function(fn: Callable[..., Any] | None = None, input_signature: Any = None, 
         >>> scale(em.constant([1.0]), 2.0)
         ember.Tensor([2.], shape=(1,), dtype=float32)
     """
+    if jit_compile:
+        raise ValueError("graph.function: jit_compile=True asks for XLA compilation, which "
+                         "ember does not do; leave it out (or False) to trace and replay")
+    if experimental_relax_shapes is not None:
+        reduce_retracing = experimental_relax_shapes
     if not isinstance(reduce_retracing, bool):
         raise TypeError(f"graph.function: reduce_retracing must be a bool, "
                         f"got {type(reduce_retracing).__name__}")

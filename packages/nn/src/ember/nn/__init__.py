@@ -33,6 +33,7 @@ from ._version import __version__ as __version__  # tf.__version__, keras.__vers
 from .global_step import get_global_step, get_or_create_global_step, reset_global_step
 from .layers import Input, Layer
 from .model import Functional, Model, Sequential
+from .variables import Variable
 
 __all__ = [
     "Layer", "Model", "Sequential", "activations", "callbacks", "get_global_step",
@@ -41,4 +42,4 @@ __all__ = [
 ]
 __all__ += ["constraints", "regularizers", "models", "Input", "Functional", "saving"]
 __all__ += ["dtype_policies", "mixed_precision"]
-__all__ += ["utils", "ops", "random", "preprocessing", "backend", "config"]
+__all__ += ["utils", "ops", "random", "preprocessing", "backend", "config", "Variable"]

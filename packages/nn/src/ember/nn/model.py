@@ -39,6 +39,9 @@ class Model(Layer):
         ['dense1/kernel', 'dense1/bias', 'dense2/kernel', 'dense2/bias']
     """
 
+    _ember_init_when_missing = False  # a Model calls super().__init__(), as in Keras
+    _ember_layers_reserved = True  # Keras's Model.layers cannot be assigned either
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Model(inputs, outputs) is a functional model, as Keras makes one (a subclass's
         # own arguments are its own: Model.__init__ decides for it)

@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _tensor
 from .._config import DETERMINISTIC
 from .._convert import convert_array
 from .._device import Device, get_device
 from .._errors import InvalidArgumentError
 from .._registry import OpDef, execute, notify, register
-from .._tensor import Tensor, is_variable, wrap
+from .._tensor import Tensor, as_tensor, is_variable, wrap
 from ..recording import _active
 from . import _args
 from . import math as m
@@ -223,6 +223,38 @@ def stack(values: Any, axis: int = 0, name: str | None = None) -> Any:
                                        f"has {vals[0].shape}")
     a = _args.axis1("stack", axis, vals[0].ndim + 1)
     return concat([expand_dims(v, a) for v in vals], a)
+
+
+def _pack(value: Any, dtype: Any, op: str) -> Any:
+    """A (nested) list or tuple holding tensors as one tensor, stacked (see
+    ``_tensor._PACK``). Its numbers and arrays take the dtype of its first tensor (or
+    ``dtype``); tensors of another dtype are an error, as in TensorFlow."""
+    if dtype is None:
+        dtype = _first_dtype(value)
+    parts = [_pack(v, dtype, op) if type(v) in (list, tuple) and _tensor.holds_tensor(v)
+             else as_tensor(v, dtype, op) for v in value]
+    if not parts:
+        return as_tensor(value, dtype, op)
+    for i, p in enumerate(parts):
+        if p.shape != parts[0].shape:
+            raise InvalidArgumentError(f"{op}: a list of tensors packs into one only when its "
+                                       f"entries have one shape: entry {i} has shape {p.shape}, "
+                                       f"entry 0 {parts[0].shape}")
+    return stack(parts, 0)
+
+
+def _first_dtype(value: Any) -> Any:
+    for v in value:
+        if type(v) is Tensor or is_variable(v):
+            return as_tensor(v).dtype
+        if type(v) in (list, tuple):
+            found = _first_dtype(v)
+            if found is not None:
+                return found
+    return None
+
+
+_tensor._PACK.append(_pack)
 
 
 def unstack(value: Any, num: Any = None, axis: int = 0, name: str | None = None) -> list[Any]:

@@ -56,7 +56,13 @@ def state_of(obj: Any) -> LayerState | None:
 
 
 def is_layer(value: Any) -> bool:
-    return state_of(value) is not None
+    """Whether ``value`` is a layer; a Layer subclass that never called
+    ``super().__init__()`` (as a tf.Module need not) is initialized here, so that a parent
+    it is assigned to tracks it (and the variables it makes later) as any layer."""
+    if state_of(value) is not None:
+        return True
+    init = getattr(type(value), "_ember_state_or_init", None)
+    return init is not None and init(value) is not None
 
 
 def is_trackable(value: Any) -> bool:

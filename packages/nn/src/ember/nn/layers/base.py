@@ -199,9 +199,22 @@ class Layer(_tracking._Listened):
         if init is not None and not getattr(init, "_ember_wrapped", False):
             cls.__init__ = _recording_init(init)  # type: ignore[method-assign]
 
+    # A subclass that never calls super().__init__() (as tf.Module subclasses need not,
+    # which nn.Layer stands for) is initialized with the defaults when it first needs its
+    # state; a Model must call it (as in Keras: its constructor's arguments matter).
+    _ember_init_when_missing = True
+    _ember_layers_reserved = False  # a Model's ``layers`` are its layers, as in Keras
+
+    def _ember_state_or_init(self) -> _tracking.LayerState | None:
+        st = _tracking.state_of(self)
+        if st is None and type(self)._ember_init_when_missing:
+            Layer.__init__(self)
+            st = _tracking.state_of(self)
+        return st
+
     @property
     def _ember(self) -> _tracking.LayerState:
-        st = _tracking.state_of(self)
+        st = self._ember_state_or_init()
         if st is None:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() first")
         return st
@@ -299,13 +312,19 @@ class Layer(_tracking._Listened):
         if name.startswith("_ember"):
             raise AttributeError(f"{type(self).__name__}: attribute names starting with "
                                  f"'_ember' are reserved for ember's own state ({name!r})")
+        if name == "layers" and type(self)._ember_layers_reserved:
+            raise AttributeError(f"{type(self).__name__}: the attribute 'layers' is reserved "
+                                 "for the model's layers (as Keras's Model.layers); use "
+                                 "another name")
         st = _tracking.state_of(self)
         if st is None:
-            if _tracking.is_trackable(value):
+            if not _tracking.is_trackable(value):
+                object.__setattr__(self, name, value)
+                return
+            st = self._ember_state_or_init()
+            if st is None:
                 raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
                                      f"assigning layers or variables (attribute {name!r})")
-            object.__setattr__(self, name, value)
-            return
         value = _tracking.wrap(value)
         if not _tracking.is_trackable(value):
             st.children.pop(name, None)
@@ -449,8 +468,16 @@ class Layer(_tracking._Listened):
 
     @property
     def layers(self) -> list[Layer]:
-        """Direct sub-layers in attribute order."""
+        """Direct sub-layers in attribute order, unless the layer assigned its own
+        ``self.layers`` (a Keras 3 layer, or a tf.Module, may: neither reserves the name)."""
+        own = self.__dict__.get("layers")
+        if own is not None:
+            return own  # type: ignore[no-any-return]
         return _tracking.direct_layers(self._ember.children)
+
+    @layers.setter
+    def layers(self, value: Any) -> None:
+        self.__dict__["layers"] = value  # (tracked by __setattr__ first)
 
     @property
     def metrics(self) -> list[Any]:

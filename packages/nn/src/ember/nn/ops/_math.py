@@ -108,3 +108,82 @@ def segment_min(data: Any, segment_ids: Any, num_segments: Any = None,
     """The minimum of the rows of ``data`` in each segment (inf, or the integer maximum,
     for an empty segment). Memory grows as segments x rows."""
     return _segment_extreme("segment_min", data, segment_ids, num_segments, False)
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> em.Tensor:
+    """``keras.ops.norm`` (numpy's ``linalg.norm``): a vector norm along an int ``axis``, a
+    matrix norm over a 2-tuple ``axis``; with ``axis=None``, the 2-norm of all entries
+    (``ord=None``), else a vector or matrix norm of a 1-D or 2-D ``x``.
+
+    Vector ``ord``: None or 2 (Euclidean), ``inf``/``-inf`` (largest/smallest magnitude),
+    0 (count of nonzeros), any other number p: ``sum(|x|**p)**(1/p)``. Matrix ``ord``:
+    None or ``"fro"``, ``"nuc"`` (sum of singular values), 1/-1 (largest/smallest column
+    sum of magnitudes), ``inf``/``-inf`` (rows), 2/-2 (largest/smallest singular value).
+    Integer inputs compute in float32.
+    """
+    t = as_float(x)
+    ndim = t.ndim
+    if axis is None:
+        if ord is None:
+            r = em.sqrt(em.reduce_sum(em.square(t)))
+            return em.reshape(r, (1,) * ndim) if keepdims else r
+        if ndim not in (1, 2):
+            raise em.InvalidArgumentError(f"ember.nn.ops.norm: ord={ord!r} with axis=None "
+                                          f"needs a 1-D or 2-D x, got shape {tuple(t.shape)}")
+        axis = 0 if ndim == 1 else (0, 1)
+    if isinstance(axis, (list, tuple)) and len(axis) == 1:
+        axis = axis[0]
+    if isinstance(axis, (list, tuple)):
+        ax = axes_of("norm", axis, ndim)
+        if len(ax) != 2:
+            raise em.InvalidArgumentError(f"ember.nn.ops.norm: axis must be an int or a "
+                                          f"2-tuple of distinct axes, got {axis!r}")
+        r = _matrix_norm(t, ord, tuple(int(a) % ndim for a in axis))
+        out_axes = sorted(ax)
+    else:
+        a = axes_of("norm", axis, ndim)[0]
+        r = _vector_norm(t, ord, a)
+        out_axes = [a]
+    if keepdims:
+        for a in out_axes:
+            r = em.expand_dims(r, a)
+    return r
+
+
+def _vector_norm(t: em.Tensor, ord: Any, a: int) -> em.Tensor:
+    mag = em.abs(t)
+    if ord is None or ord == 2:
+        return em.sqrt(em.reduce_sum(em.square(t), a))
+    if ord == np.inf:
+        return em.reduce_max(mag, a)
+    if ord == -np.inf:
+        return em.reduce_min(mag, a)
+    if ord == 0:
+        return em.reduce_sum(em.cast(em.not_equal(t, 0), t.dtype), a)
+    if ord == 1:
+        return em.reduce_sum(mag, a)
+    if isinstance(ord, str) or isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise em.InvalidArgumentError(f"ember.nn.ops.norm: ord={ord!r} is not a vector "
+                                      "norm (use a number, inf or -inf)")
+    p = float(ord)
+    return em.pow(em.reduce_sum(em.pow(mag, p), a), 1.0 / p)
+
+
+def _matrix_norm(t: em.Tensor, ord: Any, axes: tuple[int, int]) -> em.Tensor:
+    rows, cols = axes
+    if ord is None or ord == "fro":
+        return em.sqrt(em.reduce_sum(em.square(t), list(axes)))
+    if ord in ("nuc", 2, -2):
+        rest = [i for i in range(t.ndim) if i not in axes]
+        s = em.linalg.svd(em.transpose(t, rest + [rows, cols]), compute_uv=False)
+        if ord == "nuc":
+            return em.reduce_sum(s, -1)
+        return em.reduce_max(s, -1) if ord == 2 else em.reduce_min(s, -1)
+    if ord in (1, -1, np.inf, -np.inf) and not isinstance(ord, bool):
+        # 1: the sums down each column (over the rows), inf: along each row
+        over, then = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = em.reduce_sum(em.abs(t), over)
+        then -= then > over  # the summed axis is gone
+        return em.reduce_max(sums, then) if ord > 0 else em.reduce_min(sums, then)
+    raise em.InvalidArgumentError(f"ember.nn.ops.norm: ord={ord!r} is not a matrix norm "
+                                  "(use None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf)")

@@ -55,7 +55,7 @@ def timeseries_dataset_from_array(data: Any, targets: Any, sequence_length: int,
         ImportError: ember-data is not installed.
     """
     fn = "timeseries_dataset_from_array"
-    series = np.asarray(data)
+    series = _as_array(data)
     n = len(series)
     sequence_length = _int(fn, "sequence_length", sequence_length, 1)
     sequence_stride = _int(fn, "sequence_stride", sequence_stride, 1)
@@ -77,7 +77,7 @@ def timeseries_dataset_from_array(data: Any, targets: Any, sequence_length: int,
         if end_index <= start or end_index >= n:
             raise ValueError(f"{fn}: end_index must be in ({start}, {n}), got {end_index}")
     end = n if end_index is None else end_index
-    labels = None if targets is None else np.asarray(targets)
+    labels = None if targets is None else _as_array(targets)
     windows = end - start - (sequence_length - 1) * sampling_rate
     if labels is not None:
         windows = min(windows, len(labels))
@@ -102,3 +102,23 @@ def timeseries_dataset_from_array(data: Any, targets: Any, sequence_length: int,
             ds = ds.shuffle(buffer_size=batch_size * 8, seed=seed)
         return ds.batch(batch_size)
     return ds.shuffle(buffer_size=1024, seed=seed) if shuffle else ds
+
+
+def _as_array(x: Any) -> np.ndarray:
+    """``x`` as a numpy array; Python numbers (lists of them) take TensorFlow's dtypes, as
+    ``em.constant`` and ``data.Dataset.from_tensor_slices`` give them: float32 and int32
+    (int64 where a value does not fit), not numpy's float64 and int64."""
+    a = np.asarray(x)
+    if a.dtype.kind in "fi" and a.dtype.itemsize == 8 and _python_numbers(x):
+        if a.dtype.kind == "f":
+            return a.astype(np.float32)
+        if a.size == 0 or (a.min() >= -2**31 and a.max() < 2**31):
+            return a.astype(np.int32)
+    return a
+
+
+def _python_numbers(x: Any) -> bool:
+    """Whether ``x`` is a Python int or float, or a (nested) list or tuple of them."""
+    if type(x) in (int, float):
+        return True
+    return isinstance(x, (list, tuple)) and all(_python_numbers(v) for v in x)
