@@ -275,15 +275,39 @@ def slice(inputs: Any, start_indices: Any, shape: Any) -> em.Tensor:
 
 
 def slice_update(inputs: Any, start_indices: Any, updates: Any) -> em.Tensor:
-    """A copy of ``inputs`` with the block at ``start_indices`` replaced by ``updates``."""
+    """A copy of ``inputs`` with the block at ``start_indices`` replaced by ``updates``.
+
+    Start indices given as tensors (or a list holding one) are not read on the host: the
+    block's positions are computed by ops and written with ``tensor_scatter_nd_update``,
+    so a traced function replays it for every start (as XLA's dynamic_update_slice, which
+    Keras's TensorFlow and JAX backends use). A block reaching outside ``inputs`` is an
+    error either way (those backends would clamp the start; numpy's raises)."""
     x = tensor(inputs)
     u = tensor(updates, x.dtype)
+    if _holds_tensor(start_indices):
+        st = em.reshape(em.convert_to_tensor(start_indices), [-1])
+        if st.shape[0] != x.ndim or u.ndim != x.ndim:
+            raise em.InvalidArgumentError(f"ember.nn.ops.slice_update: start_indices of "
+                                          f"shape {st.shape} and updates {u.shape} must have "
+                                          f"one entry per axis of inputs {x.shape}")
+        with on_device_of(x):
+            st = em.cast(st, em.int64)
+            grids = em.meshgrid(*[em.range(n, dtype=em.int64) for n in u.shape],
+                                indexing="ij") if u.ndim else []
+            idx = em.stack([em.add(g, st[i]) for i, g in enumerate(grids)], axis=-1)
+        return em.tensor_scatter_nd_update(x, idx, u)
     starts = host_ints(start_indices)
     if len(starts) != x.ndim or u.ndim != x.ndim:
         raise em.InvalidArgumentError(f"ember.nn.ops.slice_update: start_indices {starts} and "
                                       f"updates {u.shape} must have one entry per axis of "
                                       f"inputs {x.shape}")
     return em.index_update(x, tuple(_slice(s, s + n) for s, n in zip(starts, u.shape)), u)
+
+
+def _holds_tensor(v: Any) -> bool:
+    if isinstance(v, (em.Tensor, em.Variable)):
+        return True
+    return isinstance(v, (list, tuple)) and any(_holds_tensor(e) for e in v)
 
 
 def unstack(x: Any, num: Any = None, axis: int = 0) -> list[em.Tensor]:

@@ -48,3 +48,23 @@ def test_the_euclidean_norm_differentiates():
     x = np.random.default_rng(1).standard_normal((3, 4))
     tape.check_gradients(lambda t: nn.ops.norm(t, axis=1), [x], order=2)
     tape.check_gradients(lambda t: nn.ops.norm(t, ord="fro"), [x], order=1)
+
+
+def test_slice_update_with_tensor_starts_stays_traced_and_differentiates():
+    from ember import graph
+
+    @graph.function
+    def put(x, i):
+        return nn.ops.slice_update(x, [i, 1], em.constant([[5.0, 6.0]]))
+
+    for i in range(3):
+        want = np.zeros((3, 4), np.float32)
+        want[i, 1:3] = [5.0, 6.0]
+        np.testing.assert_array_equal(put(em.zeros((3, 4)), em.constant(i)).numpy(), want)
+    assert put.experimental_get_tracing_count() == 1  # the start is never read on the host
+    x = np.random.default_rng(2).standard_normal((3, 4))
+    u = np.random.default_rng(3).standard_normal((2, 2))
+    tape.check_gradients(
+        lambda a, b: nn.ops.slice_update(a, em.constant([1, 2]), b) ** 2, [x, u], order=2)
+    with pytest.raises(em.InvalidArgumentError, match="indices must be in"):
+        nn.ops.slice_update(em.zeros((3, 4)), em.constant([2, 0]), em.ones((2, 2)))
