@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("variables and public modules", ["_variable", "_print", "_tensor_array", "_random_gamma",
                                       "random", "_initializers", "_nn_ctc", "nn_ops", "linalg",
                                       "math", "_image_resize", "_image_hsv", "image", "dtypes", "debugging",
+                                      "control_flow",
                                       "_public_calls", "extend"]),
 ]
 ORDER = [m for _, mods in LAYERS for m in mods]

@@ -22,7 +22,7 @@ OP_MODULES = ["math", "array", "reduce", "linalg", "conv", "conv_geometry", "con
               "conv_fft", "conv_winograd", "conv_select", "conv_depthwise",
               "define_nn", "nn_fused", "nn_dense", "creation",
               "random", "recurrent", "recurrent_fused", "recurrent_sequence", "recurrent_gru_sequence",
-              "host"]
+              "host", "ctc"]
 
 
 def _family_of_module(mod: str) -> str:

@@ -61,6 +61,10 @@ EXEMPT = {
     "Generator", "get_global_generator", "get_global_seed", "set_seed", "STATE_FORMAT",
     "checked_state", "new_seed",
     "gamma",  # random.gamma: a rejection sampler over normal and uniform draws: tests/test_random.py
+    # functional control flow: Python functions that call other functions (fn, cond,
+    # body, branches) over ops, not ops: tests/test_control_flow.py
+    "case", "cond", "foldl", "foldr", "map_fn", "scan", "switch_case", "vectorized_map",
+    "while_loop",
 }
 # Registered ops that the table reaches only through other paths.
 REGISTRY_EXEMPT = {

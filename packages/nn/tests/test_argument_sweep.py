@@ -740,11 +740,37 @@ LOSS_INPUTS = {
     "CategoricalCrossentropy": (Y_HOT, P_PROB), "SparseCategoricalCrossentropy": (Y_INT, P_PROB),
     "KLDivergence": (P_PROB[::-1].copy(), P_PROB), "kl_divergence": (P_PROB[::-1].copy(), P_PROB),
 }
+# Keras 3's other losses (keras_losses_more): probabilities, masks, counts, embeddings
+_UNIT_P = REG_P / np.linalg.norm(REG_P, axis=-1, keepdims=True)
+for _names, _inputs in (
+        (("BinaryFocalCrossentropy", "binary_focal_crossentropy", "Dice", "dice", "Tversky",
+          "tversky"), ((REG_Y > 0).astype(np.float32), P_PROB)),
+        (("CategoricalFocalCrossentropy", "categorical_focal_crossentropy"), (Y_HOT, P_PROB)),
+        (("CategoricalGeneralizedCrossEntropy", "categorical_generalized_cross_entropy"),
+         (Y_INT, P_PROB)),
+        (("Poisson", "poisson"), (np.abs(REG_Y), np.abs(REG_P))),
+        (("Circle", "circle"), (Y_INT, _UNIT_P))):
+    LOSS_INPUTS.update(dict.fromkeys(_names, _inputs))
+# CTC: labels (batch, length) in [1, classes), logits (batch, frames, classes)
+LOSS_INPUTS.update(dict.fromkeys(("CTC", "ctc"), (
+    np.array([[1, 2], [2, 1], [1, 1], [2, 2]]),
+    np.random.default_rng(0).standard_normal((4, 5, 3)).astype(np.float32))))
 LOSS_ALTS = {"weights": np.array([[1.0], [0.0], [2.0], [0.5]], np.float32),
              "sample_weight": np.array([1.0, 0.0, 2.0, 0.5], np.float32),
              "reduction": "__reduction__", "label_smoothing": 0.3, "delta": 0.2,
              "from_logits": True, "axis": 0, "name": "sweep_loss",
              "dtype": "float64"}  # the loss computes in float64: its value is float64
+LOSS_ALTS.update({"apply_class_balancing": True, "alpha": 0.6, "gamma": 1.0, "beta": 0.2,
+                  "q": 0.8, "margin": 0.1, "remove_diagonal": False,
+                  "ref_labels": np.array([0, 0, 1, 1]), "ref_embeddings": _UNIT_P[::-1].copy()})
+# what a probe's baseline needs: an argument without a default, or a reduction under which
+# the argument shows (the mean of the means over either axis is the same; one value for the
+# batch is the same reduced or not)
+LOSS_BASE_KW: dict[tuple[str, str], dict[str, Any]] = {
+    ("categorical_generalized_cross_entropy", "q"): {"q": 0.5},
+    ("BinaryFocalCrossentropy", "axis"): {"reduction": "none"},
+    ("Dice", "reduction"): {"axis": 1}, ("Tversky", "reduction"): {"axis": 1},
+}
 
 
 def _loss_names() -> list[str]:
@@ -790,7 +816,7 @@ def test_loss_argument_is_honoured_or_rejected(case):
     obj = getattr(LOSS, n)
     if isinstance(alt, str) and alt == "__reduction__":
         alt = "none" if inspect.isclass(obj) else LOSS.Reduction.NONE
-    base_kw: dict = {}
+    base_kw: dict = dict(LOSS_BASE_KW.get((n, p), {}))
     if p == "from_logits":
         base = _loss_value(n, {}, {})
         y, logits = LOSS_INPUTS.get(n, (REG_Y, REG_P))
@@ -799,7 +825,8 @@ def test_loss_argument_is_honoured_or_rejected(case):
         return
     is_call = inspect.isclass(obj) and p in inspect.signature(obj.__call__).parameters
     base = _loss_value(n, base_kw, {})
-    changed = _loss_value(n, {} if is_call else {p: alt}, {p: alt} if is_call else {})
+    changed = _loss_value(n, base_kw if is_call else {**base_kw, p: alt},
+                          {p: alt} if is_call else {})
     assert base[0] == "ok", base
     if changed[0] == "error":
         assert p in changed[2], changed

@@ -201,6 +201,17 @@ from ._tensor_array import TensorArray
 from ._threads import set_num_threads
 from ._variable import Variable
 from ._version import __version__ as __version__  # tf.__version__, keras.__version__
+from .control_flow import (
+    case,
+    cond,
+    foldl,
+    foldr,
+    map_fn,
+    scan,
+    switch_case,
+    vectorized_map,
+    while_loop,
+)
 from .nn_ops import l2_normalize  # tf.math.l2_normalize (also tf.nn's: nn_ops)
 
 bool = bool_
@@ -285,6 +296,9 @@ __all__ = [
     "tensor_scatter_nd_update",
     "tensordot", "tile", "top_k", "transpose", "truediv", "uint8", "uint16", "uint32", "uint64",
     "unstack", "variance", "where", "zeros", "zeros_like",
+    # functional control flow (tf.map_fn, tf.while_loop, tf.cond, ...): control_flow
+    "case", "cond", "foldl", "foldr", "map_fn", "scan", "switch_case", "vectorized_map",
+    "while_loop",
 ]
 
 # every public function hands a call on a foreign operand (a functional model's symbolic

@@ -82,10 +82,10 @@ def log_cosh(y_true: Any, y_pred: Any) -> Any:
 
 
 def _l2_normalize(x: Any, axis: int) -> Any:
-    """Keras's ``normalize(x, axis)``: ``x * min(rsqrt(sum(x^2)), 1e7)`` (zeros stay
-    zeros)."""
-    inv = em.rsqrt(em.reduce_sum(em.square(x), axis=axis, keepdims=True))
-    return em.multiply(x, em.minimum(inv, 1.0 / _EPSILON))
+    """Keras 3's ``normalize(x, axis)``: ``x * rsqrt(max(sum(x^2), eps^2))``: zeros stay
+    zeros, and their gradient is finite (clamping after the rsqrt gave NaN there)."""
+    sq = em.reduce_sum(em.square(x), axis=axis, keepdims=True)
+    return em.multiply(x, em.rsqrt(em.maximum(sq, _EPSILON * _EPSILON)))
 
 
 def cosine_similarity(y_true: Any, y_pred: Any, axis: int = -1) -> Any:

@@ -386,8 +386,8 @@ class Huber(Loss):
     """Quadratic below ``delta``, linear above, averaged over the last axis."""
 
     def __init__(self, delta: float = 1.0, reduction: str | None = "sum_over_batch_size",
-                 name: str | None = None, dtype: Any = None) -> None:
-        super().__init__(reduction, name, dtype)
+                 name: str | None = "huber_loss", dtype: Any = None) -> None:
+        super().__init__(reduction, name, dtype)  # (Keras 3's default name)
         self.delta = float(delta)
 
     def call(self, y_true: Any, y_pred: Any) -> Any:

@@ -38,6 +38,36 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
     match_ranks,
     sparse_categorical_crossentropy,
 )
+from .keras_losses_more import (  # Keras 3's other losses
+    BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy,
+    CategoricalGeneralizedCrossEntropy,
+    CategoricalHinge,
+    Circle,
+    CosineSimilarity,
+    Dice,
+    Hinge,
+    LogCosh,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
+    Poisson,
+    SquaredHinge,
+    Tversky,
+    binary_focal_crossentropy,
+    categorical_focal_crossentropy,
+    categorical_generalized_cross_entropy,
+    categorical_hinge,
+    circle,
+    cosine_similarity,
+    dice,
+    hinge,
+    log_cosh,
+    mean_absolute_percentage_error,
+    mean_squared_logarithmic_error,
+    poisson,
+    squared_hinge,
+    tversky,
+)
 
 __all__ = ["BinaryCrossentropy", "CTC", "CategoricalCrossentropy", "Huber", "KLDivergence", "Loss",
            "MeanAbsoluteError", "MeanSquaredError", "Reduction",
@@ -47,6 +77,16 @@ __all__ = ["BinaryCrossentropy", "CTC", "CategoricalCrossentropy", "Huber", "KLD
            "sigmoid_cross_entropy",
            "softmax_cross_entropy", "sparse_categorical_crossentropy",
            "sparse_softmax_cross_entropy", "kl_divergence"]
+__all__ += ["BinaryFocalCrossentropy", "CategoricalFocalCrossentropy",
+            "CategoricalGeneralizedCrossEntropy", "CategoricalHinge", "Circle",
+            "CosineSimilarity", "Dice", "Hinge", "LogCosh", "MeanAbsolutePercentageError",
+            "MeanSquaredLogarithmicError", "Poisson", "SquaredHinge", "Tversky",
+            "binary_focal_crossentropy", "categorical_focal_crossentropy",
+            "categorical_generalized_cross_entropy", "categorical_hinge", "circle",
+            "cosine_similarity", "dice", "hinge", "log_cosh", "mean_absolute_percentage_error",
+            "mean_squared_logarithmic_error", "poisson", "squared_hinge", "tversky",
+            "KLD", "kld", "kullback_leibler_divergence", "logcosh", "MAPE", "mape", "MSLE",
+            "msle"]
 
 
 class Reduction:
@@ -146,6 +186,11 @@ def mse(y_true: Any, y_pred: Any) -> Any:
 
 mae = MAE = mean_absolute_error
 MSE = mse
+# tf.keras's short names of Keras's per-example functions (keras.losses exports them too)
+KLD = kld = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
+MAPE = mape = mean_absolute_percentage_error
+MSLE = msle = mean_squared_logarithmic_error
 
 
 def huber_loss(labels: Any, predictions: Any, weights: Any = 1.0, delta: float = 1.0,
@@ -216,6 +261,34 @@ _NAMES: dict[str, Any] = {
     "sigmoid_cross_entropy": sigmoid_cross_entropy,
     "ctc": CTC,
 }
+# Keras 3's other names (keras.losses.ALL_OBJECTS_DICT): each class's own, each function's,
+# and the short ones
+_NAMES.update({
+    "BinaryCrossentropy": BinaryCrossentropy, "bce": BinaryCrossentropy,
+    "BCE": BinaryCrossentropy, "CategoricalCrossentropy": CategoricalCrossentropy,
+    "SparseCategoricalCrossentropy": SparseCategoricalCrossentropy, "CTC": CTC,
+    "Huber": Huber, "KLDivergence": KLDivergence, "KLD": KLDivergence,
+    "MeanAbsoluteError": MeanAbsoluteError, "MAE": MeanAbsoluteError,
+    "MeanSquaredError": MeanSquaredError, "MSE": MeanSquaredError,
+    "BinaryFocalCrossentropy": BinaryFocalCrossentropy,
+    "binary_focal_crossentropy": BinaryFocalCrossentropy,
+    "CategoricalFocalCrossentropy": CategoricalFocalCrossentropy,
+    "categorical_focal_crossentropy": CategoricalFocalCrossentropy,
+    "CategoricalHinge": CategoricalHinge, "categorical_hinge": CategoricalHinge,
+    "Circle": Circle, "circle": Circle,
+    "CosineSimilarity": CosineSimilarity, "cosine_similarity": CosineSimilarity,
+    "Dice": Dice, "dice": Dice, "Hinge": Hinge, "hinge": Hinge,
+    "LogCosh": LogCosh, "log_cosh": LogCosh,
+    "MeanAbsolutePercentageError": MeanAbsolutePercentageError,
+    "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+    "mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
+    "MeanSquaredLogarithmicError": MeanSquaredLogarithmicError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+    "msle": MeanSquaredLogarithmicError, "MSLE": MeanSquaredLogarithmicError,
+    "Poisson": Poisson, "poisson": Poisson,
+    "SquaredHinge": SquaredHinge, "squared_hinge": SquaredHinge,
+    "Tversky": Tversky, "tversky": Tversky,
+})
 
 
 def get(identifier: Any) -> Any:

@@ -15,6 +15,9 @@ from .layers import _symbolic, _tracking
 from .layers.base import Layer, _held_metrics
 from .layers.input_layer import InputLayer
 
+_LAYERS_RESERVED = ("the attribute 'layers' is reserved for the model's layers (as Keras's "
+                    "Model.layers); use another name")
+
 
 class Model(Layer):
     """A layer that groups layers: subclass it and write ``call``.
@@ -546,6 +549,10 @@ class Functional(Model):
         return [layer for layer in keras_layer_order(self, with_inputs=True)
                 if not isinstance(layer, _Operation)]
 
+    @layers.setter
+    def layers(self, value: Any) -> None:
+        raise AttributeError(_LAYERS_RESERVED)
+
     def _ember_variables_by_path(self) -> dict[str, tuple[Any, bool]]:
         # the paths stay those of the calls' order (checkpoints use them); the order of
         # the entries is Keras's, layer by layer
@@ -842,6 +849,10 @@ class Sequential(Model):
     @property
     def layers(self) -> list[Layer]:  # type: ignore[override]
         return list(self._ember.stack)
+
+    @layers.setter
+    def layers(self, value: Any) -> None:
+        raise AttributeError(_LAYERS_RESERVED)
 
     def add(self, layer: Layer) -> None:
         """Append a layer (building the model when its input shape is known: from an

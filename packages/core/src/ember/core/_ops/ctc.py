@@ -151,7 +151,7 @@ def _ctc_loss(be: Any, logits: Any, labels: Any, label_length: Any, logit_length
     return loss, grad
 
 
-_ctc_op = register(_OP, _ctc_loss, family="nn")
+_ctc_op = register(_OP, _ctc_loss, family="ctc")
 
 
 def ctc_loss_op(logits: Any, labels: Any, label_length: Any, logit_length: Any,
@@ -184,7 +184,7 @@ def _ctc_greedy(be: Any, logits: Any, sequence_length: Any, *, blank: int,
     return out[:, :frames], score
 
 
-_greedy_op = register("ctc_greedy_decode", _ctc_greedy, family="nn", differentiable=False)
+_greedy_op = register("ctc_greedy_decode", _ctc_greedy, family="ctc", differentiable=False)
 
 
 def ctc_greedy_op(logits: Any, sequence_length: Any, blank: int,

@@ -124,11 +124,11 @@ def specs() -> list[OpSpec]:
             case("merged", args(_distinct(6, 2, 4), _ints(6, 4))),
             case("unmerged", args(_distinct(5, 2, 3), _ints(5, 5)), merge_repeated=False),
             case("blank_first", args(_distinct(5, 3, 4), _ints(5, 2, 0)), blank_index=0),
-        ), FLOATS, False),
+        ), FLOATS, False, ()),
         OpSpec("nn_ops.ctc_beam_search_decoder", nn.ctc_beam_search_decoder, _beam_ref, (
             case("top1", args(arr(4, 2, 3), _ints(4, 3))),
             case("top3", args(arr(5, 2, 3), _ints(5, 4)), beam_width=50, top_paths=3),
-        ), FLOATS, False),
+        ), FLOATS, False, ()),
     ]
 
 

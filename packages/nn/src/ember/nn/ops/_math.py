@@ -138,7 +138,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> e
         if len(ax) != 2:
             raise em.InvalidArgumentError(f"ember.nn.ops.norm: axis must be an int or a "
                                           f"2-tuple of distinct axes, got {axis!r}")
-        r = _matrix_norm(t, ord, tuple(int(a) % ndim for a in axis))
+        r = _matrix_norm(t, ord, (int(axis[0]) % ndim, int(axis[1]) % ndim))
         out_axes = sorted(ax)
     else:
         a = axes_of("norm", axis, ndim)[0]

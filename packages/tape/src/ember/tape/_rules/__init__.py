@@ -90,6 +90,7 @@ def _load() -> None:
     from . import (  # noqa: F401  (registers the rules)
         array,
         conv,
+        ctc,
         linalg,
         math,
         nn,

@@ -70,21 +70,6 @@ def _sparse_xent_grad(op: OpContext, gg: Any) -> Gradients:
 
 MISSING_AS_NONE.add("sparse_softmax_xent")
 
-
-@reg("ctc_loss")
-def _ctc_loss(op: OpContext, dy: Any) -> Gradients:
-    """d(logits) = dloss * the op's own gradient output (softmax - occupancy), as
-    TensorFlow's CTCLoss; that output has no gradient, so a second order raises."""
-    dloss, dgrad = dy
-    if dgrad is not None:
-        raise LookupError("ctc_loss has no second-order gradient: its gradient is computed "
-                          "with the loss (as TensorFlow's CTCLoss) and is not differentiable")
-    if dloss is None:
-        return None, None, None, None
-    return em.multiply(op.outputs[1], em.reshape(dloss, (1, -1, 1))), None, None, None
-
-
-MISSING_AS_NONE.add("ctc_loss")
 _XENT_GRAD = REGISTRY["sparse_softmax_xent_grad"]
 
 
