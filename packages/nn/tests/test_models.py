@@ -419,3 +419,21 @@ def test_sequential_takes_an_input_first_as_keras():
     sym = nn.layers.Dense(2)(nn.Input(shape=(3,)))
     with pytest.raises(TypeError, match="the output of a layer"):
         nn.Sequential([sym])
+
+
+def test_losses_added_while_a_model_is_built_symbolically_are_not_kept():
+    # Keras 3 drops what add_loss gets while tracing on symbolic inputs; ember builds by
+    # probing on zeros, and model.losses held the probe's number until the first call
+    class AddLoss(L.Layer):
+        def call(self, x):
+            self.add_loss(em.reduce_sum(x) + 1.0)
+            return x
+
+    inp = nn.Input(shape=(3,))
+    functional = nn.Model(inp, AddLoss()(inp))
+    stacked = nn.Sequential([L.Input((3,)), AddLoss(), L.Dense(2, activity_regularizer="l2")])
+    assert functional.losses == [] and stacked.losses == []
+    functional(em.ones((2, 3)))
+    assert [float(v) for v in functional.losses] == [7.0]
+    stacked(em.ones((1, 3)))
+    assert float(stacked.losses[0]) == 4.0 and len(stacked.losses) == 2

@@ -890,7 +890,7 @@ class Sequential(Model):
     def build(self, input_shape: Any) -> None:
         shape = tuple(1 if s is None else int(s) for s in input_shape)
         dtype = self.dtype if self._input is None else self._input[1]
-        with em.recording.paused():
+        with em.recording.paused(), _symbolic.losses_kept_out(self):
             out = _symbolic.run_probe(self.call, shape, dtype)
         self._ember.batch_input_shape = (None,) + tuple(shape[1:])
         self._ember.output_shape = tuple(out.shape) if hasattr(out, "shape") else None

@@ -4,6 +4,8 @@ that made it). ``nn.Model(inputs, outputs)`` replays those calls on real tensors
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -210,6 +212,22 @@ def probe_tensor(shape: tuple[int, ...], dtype: Any, fill: str) -> Any:
     return em.constant(np.random.default_rng(0).uniform(0.5, 1.5, shape).astype(dtype))
 
 
+@contextlib.contextmanager
+def losses_kept_out(layer: Any) -> Iterator[None]:
+    """Losses that ``add_loss`` and activity regularizers add while ``layer`` runs on a
+    probe are the probe's: they are dropped afterwards, as Keras 3 drops those added while
+    a model is traced symbolically (``model.losses`` held a number computed on zeros)."""
+    def tree() -> list[Any]:
+        return [layer, *layer.submodules]
+
+    before = {id(one): list(one._ember.call_losses) for one in tree()}
+    try:
+        yield
+    finally:
+        for one in tree():
+            one._ember.call_losses[:] = before.get(id(one), [])
+
+
 def run_probe(fn: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """``fn`` on a probe input of ``shape``: zeros; where the values make a layer refuse
     them (an index out of range after ``x - 1``, a singular matrix), ones, then numbers in
@@ -289,8 +307,9 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         raise first
 
     _build_symbolically(layer, inputs)
-    with em.recording.paused():  # symbolic tensors among the other arguments (a recurrent
-        # layer's initial_state=) are read the same way, and replayed with their values
+    # symbolic tensors among the other arguments (a recurrent layer's initial_state=) are
+    # read the same way, and replayed with their values
+    with em.recording.paused(), losses_kept_out(layer):
         unknown = _unknown_axes(layer, inputs, args, kwargs)
         try:
             out, size = probe_any(1), 1
