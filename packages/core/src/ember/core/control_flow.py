@@ -237,7 +237,8 @@ def _predicate(fn: str, what: str, pred: Any) -> bool | Tensor:
     t = _to_tensor(pred)
     if t.dtype != bool_:
         raise DTypeError(f"{fn}: {what} must be a Python bool or a scalar bool tensor, got "
-                         f"a {t.dtype.name} tensor (compare it, e.g. x > 0, to make one)")
+                         f"{'an' if t.dtype.name[0] in 'aeiou' else 'a'} {t.dtype.name} tensor "
+                         f"(compare it, e.g. x > 0, to make one)")
     if t.shape != ():
         raise InvalidArgumentError(
             f"{fn}: {what} must be a scalar bool tensor, got one of shape {tuple(t.shape)} "
@@ -898,8 +899,8 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             break
         out = body(*args)
         count += 1
-        if not _is_nested(out):
-            out = [out]  # one loop variable, returned alone
+        if not isinstance(out, (list, tuple)):
+            out = [out]  # one loop variable, returned alone (eager TensorFlow's rule)
         _assert_same_structure("while_loop", f"body's result (iteration {count})", loop_vars,
                                "loop_vars", out, check_types=False)
         nxt: list[Any] = []
