@@ -376,3 +376,14 @@ def test_a_list_holding_tensors_packs_with_the_first_tensor_s_dtype():
         em.convert_to_tensor([a, b])
     assert em.convert_to_tensor([a, 1], dtype=em.float32).dtype == em.float32
     assert em.reduce_sum([a, a]).numpy() == 4.0  # ops take such lists too
+
+
+def test_range_and_linspace_infer_tensorflow_s_dtypes():
+    assert em.range(5).dtype == em.int32 and em.range(1.0, 3).dtype == em.float32
+    assert em.range(np.float64(1.0), 3.0).dtype == em.float64   # numpy's dtype kept
+    assert em.range(em.constant(1, em.int64), 3).dtype == em.int64
+    assert em.range(2**40, 2**40 + 2).dtype == em.int64
+    assert em.linspace(em.constant(-2.0, em.float64), 2.0, 5).dtype == em.float64
+    assert em.linspace(np.float16(0), 1, 3).dtype == em.float16
+    assert em.linspace(-2, 2, 5).dtype == em.float32  # (TensorFlow: float64 for integers)
+    np.testing.assert_array_equal(em.linspace(-2, 2, 5).numpy(), [-2, -1, 0, 1, 2])

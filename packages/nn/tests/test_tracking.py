@@ -221,3 +221,13 @@ def test_a_layer_without_super_init_and_no_variables_yet_is_tracked_by_its_paren
     outer.inner(em.ones((1, 3)))
     outer.stack[1](em.ones((1, 2)))
     assert [tuple(v.shape) for v in outer.variables] == [(3, 2), (2, 2)]
+
+
+def test_a_list_assigned_before_any_variable_by_a_layer_without_super_init_is_tracked():
+    class Slots(nn.layers.Layer):  # TensorFlow's optimizers core guide: slots appended later
+        def __init__(self):
+            self.slots = []
+
+    s = Slots()
+    s.slots.append(em.Variable(0.0))
+    assert len(s.variables) == 1

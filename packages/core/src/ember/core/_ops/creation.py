@@ -143,16 +143,44 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,
         start, limit = 0, start
     vals = [v.numpy().item() if hasattr(v, "numpy") else v for v in (start, limit, delta)]
     if dtype is None:
-        dt = _F32 if any(isinstance(v, float) for v in vals) else _dtypes.int32
+        # TensorFlow's: each argument's dtype as a tensor (a Python int int32, a float
+        # float32, a tensor's or numpy value's its own), the widest of int32 < int64 <
+        # float16 < bfloat16 < float32 < float64
+        kinds = [_value_dtype(v) for v in (start, limit, delta)]
+        dt = max(kinds, key=lambda d: _RANGE_ORDER.index(d) if d in _RANGE_ORDER else -1)
+        if dt not in _RANGE_ORDER:
+            raise InvalidArgumentError(f"range: arguments of dtype {dt} are not supported "
+                                       f"(use {[str(d) for d in _RANGE_ORDER]}, or dtype=)")
     else:
         dt = _dtypes.as_dtype(dtype)
     return execute(_range, (), {"start": vals[0], "limit": vals[1], "delta": vals[2], "dtype": dt})
 
 
-def linspace(start: Any, stop: Any, num: int, dtype: Any = _F32, name: str | None = None) -> Any:
-    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
+_RANGE_ORDER = [_dtypes.int32, _dtypes.int64, _dtypes.float16, _dtypes.bfloat16, _F32,
+                _dtypes.float64]
+
+
+def _value_dtype(v: Any) -> Any:
+    """The dtype ``v`` converts to: a tensor's, variable's or numpy value's own; a Python
+    int int32 (int64 when it does not fit), a float float32."""
+    dt = getattr(v, "dtype", None)
+    if dt is not None:
+        return _dtypes.as_dtype(dt)
+    return _dtypes.infer_dtype(v) or np.asarray(v).dtype
+
+
+def linspace(start: Any, stop: Any, num: int, dtype: Any = None, name: str | None = None) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive.
+
+    The dtype is ``dtype`` if given, else ``start``'s when it is a floating tensor or numpy
+    value (as TensorFlow's), else float32 (TensorFlow computes integer ends in float64)."""
+    if dtype is None:
+        dt = _value_dtype(start)
+        dt = dt if _dtypes.is_floating(dt) else _F32
+    else:
+        dt = _dtypes.as_dtype(dtype)
     return execute(_linspace, (), {"start": float(start), "stop": float(stop), "num": int(num),
-                                   "dtype": _dtypes.as_dtype(dtype)})
+                                   "dtype": dt})
 
 
 def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None,

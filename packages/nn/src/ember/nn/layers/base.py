@@ -318,7 +318,10 @@ class Layer(_tracking._Listened):
                                  "another name")
         st = _tracking.state_of(self)
         if st is None:
-            if not _tracking.is_trackable(value):
+            # a layer without super().__init__() starts tracking at its first variable,
+            # layer or container (an empty list filled later, as a tf.Module's)
+            container = type(value) in (list, dict) and type(self)._ember_init_when_missing
+            if not container and not _tracking.is_trackable(value):
                 object.__setattr__(self, name, value)
                 return
             st = self._ember_state_or_init()
