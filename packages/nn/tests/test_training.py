@@ -580,3 +580,32 @@ def test_a_metric_of_several_results_logs_an_array_as_keras(tmp_path):
     logs = model.evaluate(x, y, verbose=0, return_dict=True)
     assert np.shape(logs["precision"]) == (2,)
     assert '"[' in log.read_text()  # Keras's CSV form of an array
+
+
+def test_a_per_example_add_loss_counts_as_its_sum_logged_and_trained_as_keras_3():
+    # Keras 3's _aggregate_additional_loss sums each extra loss: batches [1..4] and [5]
+    # give 10 and 5, weighted by their sizes: (4 * 10 + 1 * 5) / 5 = 9 (ember logged 45/17)
+    class AddLoss(nn.layers.Layer):
+        def call(self, x):
+            self.add_loss(x)
+            return x
+
+    inp = nn.Input(shape=(1,))
+    model = nn.Model(inp, AddLoss()(inp))
+    model.compile(optimizer="sgd")
+    x = np.arange(1, 6, dtype="float32").reshape(5, 1)
+    assert model.evaluate(x, batch_size=4, verbose=0) == pytest.approx(9.0)
+    # and the step minimises that sum: d(sum(w * x))/dw = sum(x)
+    w = em.Variable(1.0)
+
+    class Scaled(nn.layers.Layer):
+        def call(self, x):
+            self.add_loss(w * x)
+            return x
+
+    inp = nn.Input(shape=(1,))
+    scaled = nn.Model(inp, Scaled()(inp))
+    scaled.w = w
+    scaled.compile(optimizer=nn.optimizers.SGD(0.1))
+    scaled.fit(x, batch_size=5, epochs=1, verbose=0)
+    assert float(w) == pytest.approx(1.0 - 0.1 * 15.0)

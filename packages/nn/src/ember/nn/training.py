@@ -88,7 +88,10 @@ class CompiledLoss:
                                  f"one output")
             parts.append(_loss(model, model._ember.extra["loss_fn"], y_true, y_pred,
                                _one_weight(model, sample_weight)))
-        parts += list(regularization_losses or [])
+        # each extra loss (add_loss, regularizers) counts as its sum, as Keras 3's
+        # _aggregate_additional_loss: a per-example (batch, 1) add_loss is trained on and
+        # logged as one number (the mean over its elements was logged, the sum trained on)
+        parts += [_summed(v) for v in regularization_losses or []]
         if not parts:
             raise ValueError(f"{model.name}: nothing to minimise: compile(loss=...) or call "
                              f"add_loss() in call()")
@@ -99,6 +102,13 @@ class CompiledLoss:
         model._ember.extra["loss_tracker"].update_state(
             total, sample_weight=_batch_size(y_true, y_pred))
         return total
+
+
+def _summed(loss: Any) -> Any:
+    t = loss if isinstance(loss, em.Tensor) else em.convert_to_tensor(loss)
+    if t.ndim:
+        t = em.reduce_sum(t)
+    return t if t.dtype.kind == "f" else em.cast(t, em.float32)
 
 
 def _output_losses(model: Any, outputs: Any, y_true: Any, y_pred: Any,
