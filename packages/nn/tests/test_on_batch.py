@@ -1,5 +1,5 @@
 """``train_on_batch`` / ``test_on_batch`` (Keras's): one step on one batch, the same step
-``fit`` and ``evaluate`` take, with metrics accumulating until ``reset_metrics``."""
+``fit`` and ``evaluate`` take, the metrics reset at each call (as Keras 3.15's)."""
 
 import numpy as np
 import pytest
@@ -29,8 +29,7 @@ def test_train_on_batch_takes_fits_step():
     assert isinstance(out, list) and len(out) == 2  # [loss, accuracy]: metrics_names' order
     logs = a.test_on_batch(X, Y, return_dict=True)
     assert list(logs) == ["accuracy", "loss"]
-    a.reset_metrics()
-    fresh = a.test_on_batch(X, Y, return_dict=True)
+    fresh = a.test_on_batch(X, Y, return_dict=True)  # (no reset_metrics() needed)
     assert fresh == pytest.approx(a.evaluate(X, Y, batch_size=16, verbose=0,
                                              return_dict=True))
 
@@ -40,7 +39,6 @@ def test_weights_and_refusals():
     before = [w.copy() for w in model.get_weights()]
     model.test_on_batch(X, Y)
     assert all(np.array_equal(u, v) for u, v in zip(before, model.get_weights()))
-    model.reset_metrics()  # (test_on_batch's loss would be averaged in)
     zero = model.train_on_batch(X, Y, sample_weight=np.zeros(16, np.float32))
     assert zero[0] == 0.0  # every example weighted 0: no loss
     assert all(np.array_equal(u, v) for u, v in zip(before, model.get_weights()))
@@ -51,3 +49,13 @@ def test_weights_and_refusals():
         model.train_on_batch(iter([(X, Y)]))
     with pytest.raises(RuntimeError, match="compile"):
         nn.Sequential([nn.layers.Dense(1)]).train_on_batch(X, Y)
+
+
+def test_each_call_reports_its_own_batch_as_keras_3_15():
+    # keras 3.15.1 calls reset_metrics() at the start of train_on_batch and test_on_batch
+    model = nn.Sequential([nn.layers.Input((1,)), nn.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile(optimizer=nn.optimizers.SGD(0.0), loss="mse")
+    x = np.ones((2, 1), np.float32)
+    got = [model.train_on_batch(x, np.zeros((2, 1))), model.train_on_batch(x, np.full((2, 1), 2.0)),
+           model.test_on_batch(x, np.zeros((2, 1))), model.test_on_batch(x, np.full((2, 1), 2.0))]
+    assert got == [0.0, 4.0, 0.0, 4.0]

@@ -1411,9 +1411,8 @@ NOT_IN_EMBER = [
     "view_as_real", "vsplit",
 ]
 KERAS_IMAGE_NOT_IN_EMBER = [
-    "affine_transform", "crop_images", "elastic_transform", "extract_patches_3d",
-    "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images", "perspective_transform",
-    "rgb_to_grayscale", "rgb_to_hsv", "scale_and_translate", "sobel_edges", "ssim",
+    "affine_transform", "elastic_transform", "extract_patches_3d", "gaussian_blur",
+    "map_coordinates", "perspective_transform", "scale_and_translate", "sobel_edges", "ssim",
 ]
 
 

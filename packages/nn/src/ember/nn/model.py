@@ -168,7 +168,7 @@ class Model(Layer):
                        class_weight: Any = None, return_dict: bool = False) -> Any:
         """One training step on the batch ``(x, y)`` (Keras's): the loss, or the loss and
         the metrics as a list in ``metrics_names``' order (a dict with ``return_dict``).
-        The metrics accumulate across calls until ``reset_metrics()``, as in Keras 3.
+        The metrics are reset first: each call reports its own batch, as Keras 3.15's.
 
         Examples:
             >>> import numpy as np

@@ -868,8 +868,8 @@ def _on_batch_result(logs: dict[str, Any], return_dict: bool) -> Any:
 
 def train_on_batch(model: Any, x: Any, y: Any, sample_weight: Any, class_weight: Any,
                    return_dict: bool) -> Any:
-    """One training step on one batch (Keras's ``train_on_batch``): the metrics keep
-    accumulating across calls until ``reset_metrics``, as in Keras 3."""
+    """One training step on one batch (Keras's ``train_on_batch``): the metrics are reset
+    first, so each call reports its own batch (as Keras 3.15's, and tf.keras's default)."""
     _require_compiled(model)
     if class_weight is not None:
         table = _class_weights.table(class_weight)
@@ -881,16 +881,18 @@ def train_on_batch(model: Any, x: Any, y: Any, sample_weight: Any, class_weight:
             raise ValueError("class_weight reads the classes from the targets: give y")
         one = list(y.values()) if isinstance(y, dict) else y
         sample_weight = _class_weights.sample_weights(_single(one), table)
-    return _on_batch_result(_step(model, "train_step", _one_batch(x, y, sample_weight)),
-                            return_dict)
+    batch = _one_batch(x, y, sample_weight)
+    model.reset_metrics()
+    return _on_batch_result(_step(model, "train_step", batch), return_dict)
 
 
 def test_on_batch(model: Any, x: Any, y: Any, sample_weight: Any, return_dict: bool) -> Any:
-    """One test step on one batch (Keras's ``test_on_batch``), metrics accumulating as
+    """One test step on one batch (Keras's ``test_on_batch``), the metrics reset first as
     ``train_on_batch``'s."""
     _require_compiled(model)
-    return _on_batch_result(_step(model, "test_step", _one_batch(x, y, sample_weight)),
-                            return_dict)
+    batch = _one_batch(x, y, sample_weight)
+    model.reset_metrics()
+    return _on_batch_result(_step(model, "test_step", batch), return_dict)
 
 
 def predict_on_batch(model: Any, x: Any) -> Any:

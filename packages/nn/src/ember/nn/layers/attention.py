@@ -234,6 +234,10 @@ class MultiHeadAttention(Layer):
                             "is given)")
         value = self._ember_convert(value)
         key = value if key is None else self._ember_convert(key)
+        if self._overridden():
+            return self._keras_call(query, value, key, query_mask, value_mask, key_mask,
+                                    attention_mask, return_attention_scores, training,
+                                    use_causal_mask)
         q = self._heads(self.query_dense(query), self.key_dim)       # (N, H, Tq, K)
         k = self._heads(self.key_dense(key), self.key_dim)           # (N, H, Tv, K)
         v = self._heads(self.value_dense(value), self.value_dim)     # (N, H, Tv, V)
@@ -254,3 +258,82 @@ class MultiHeadAttention(Layer):
         ctx = em.reshape(em.transpose(ctx, (0, 2, 1, 3)), (n, tq, self.num_heads * self.value_dim))
         out = self.output_dense(ctx)
         return (out, weights) if return_attention_scores else out
+
+    # --- Keras 3's internals, for subclasses that override them ---------------------------
+    # keras-io's locality self-attention (ViT on small datasets) overrides
+    # _compute_attention and reads _key_dim, _dot_product_equation, _masked_softmax,
+    # _dropout_layer and _combine_equation. A subclass that overrides _compute_attention or
+    # _masked_softmax gets Keras's call: the projections as (N, T, heads, dim), the merged
+    # mask (N, Tq, Tv), then its method. The class's own call keeps the fused path above.
+    _dot_product_equation = "aecd,abcd->acbe"
+    _combine_equation = "acbe,aecd->abcd"
+
+    @property
+    def _num_heads(self) -> int:
+        return self.num_heads
+
+    @property
+    def _key_dim(self) -> int:
+        return self.key_dim
+
+    @property
+    def _value_dim(self) -> int:
+        return self.value_dim
+
+    @property
+    def _inverse_sqrt_key_dim(self) -> float:
+        return 1.0 / math.sqrt(float(self.key_dim))
+
+    @property
+    def _dropout_layer(self) -> Any:
+        return self.dropout_layer
+
+    @property
+    def _softmax(self) -> Any:
+        """Keras's ``Softmax(axis=-1)`` sub-layer (no weights; not tracked, so that files
+        hold what Keras's do)."""
+        layer = self.__dict__.get("_ember_softmax")
+        if layer is None:
+            from .core import Softmax
+
+            layer = Softmax(axis=-1, dtype=self.dtype_policy)
+            self.__dict__["_ember_softmax"] = layer
+        return layer
+
+    def _overridden(self) -> bool:
+        cls = type(self)
+        return (cls._compute_attention is not MultiHeadAttention._compute_attention
+                or cls._masked_softmax is not MultiHeadAttention._masked_softmax)
+
+    def _masked_softmax(self, attention_scores: Any, attention_mask: Any = None) -> Any:
+        """Keras's: the mask (N, Tq, Tv) widened over the heads, then ``Softmax`` with it."""
+        if attention_mask is not None:
+            while attention_mask.ndim < attention_scores.ndim:
+                attention_mask = em.expand_dims(attention_mask, -3)
+        return self._softmax(attention_scores, mask=attention_mask)
+
+    def _compute_attention(self, query: Any, key: Any, value: Any, attention_mask: Any = None,
+                           training: Any = None) -> tuple[Any, Any]:
+        """Keras's: (output (N, Tq, heads, V), scores (N, heads, Tq, Tv)) from the projected
+        ``query`` (N, Tq, heads, K), ``key`` (N, Tv, heads, K), ``value`` (N, Tv, heads,
+        V)."""
+        query = em.multiply(query, em.cast(self._inverse_sqrt_key_dim, query.dtype))
+        scores = em.einsum(self._dot_product_equation, key, query)
+        scores = self._masked_softmax(scores, attention_mask)
+        final = self._dropout_layer(scores, training=training) if self.dropout else scores
+        return em.einsum(self._combine_equation, final, value), scores
+
+    def _keras_call(self, query: Any, value: Any, key: Any, query_mask: Any, value_mask: Any,
+                    key_mask: Any, attention_mask: Any, return_attention_scores: bool,
+                    training: Any, use_causal_mask: bool) -> Any:
+        q, k, v = (self.query_dense(query), self.key_dense(key), self.value_dense(value))
+        n, tq = int(q.shape[0]), int(q.shape[1])
+        tv = int(k.shape[1])
+        q = em.reshape(q, (n, tq, self.num_heads, self.key_dim))
+        k = em.reshape(k, (n, tv, self.num_heads, self.key_dim))
+        v = em.reshape(v, (n, tv, self.num_heads, self.value_dim))
+        mask = _attention_mask(query_mask, value_mask, key_mask, attention_mask,
+                               (tq, tv, q) if use_causal_mask else None)
+        ctx, scores = self._compute_attention(q, k, v, mask, training)
+        out = self.output_dense(em.reshape(ctx, (n, tq, self.num_heads * self.value_dim)))
+        return (out, scores) if return_attention_scores else out

@@ -299,14 +299,39 @@ class ActivityRegularization(Layer):
 
 
 class Softmax(Layer):
-    """``softmax`` over ``axis`` (the last by default)."""
+    """``softmax`` over ``axis`` (the last by default; a list or tuple of axes normalizes
+    over them together), as Keras 3's layer. ``mask`` (True where kept, the inputs' shape
+    or broadcasting to it; the inputs' Keras mask by default) adds -1e9 (-3e4 in float16)
+    to the masked entries first."""
 
-    def __init__(self, axis: int = -1, **kwargs: Any) -> None:
+    supports_masking = True
+
+    def __init__(self, axis: Any = -1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.axis = int(axis)
+        self.axis = type(axis)(int(a) for a in axis) if isinstance(axis, (list, tuple)) \
+            else int(axis)
 
-    def call(self, inputs: Any) -> Any:
-        return activations.softmax(inputs, axis=self.axis)  # (remembers its logits)
+    def call(self, inputs: Any, mask: Any = None) -> Any:
+        x = inputs
+        if mask is not None:
+            m = em.convert_to_tensor(mask)
+            if m.ndim < x.ndim and tuple(m.shape) == tuple(x.shape[:m.ndim]):
+                # a timestep mask (an Embedding's, (N, T) for (N, T, K)) covers each masked
+                # step's entries (Keras would broadcast it against the last axes instead)
+                m = em.reshape(m, tuple(m.shape) + (1,) * (x.ndim - m.ndim))
+            try:
+                np.broadcast_shapes(tuple(m.shape), tuple(x.shape))
+            except ValueError:
+                raise ValueError(f"Softmax: mask of shape {tuple(m.shape)} does not fit the "
+                                 f"inputs' shape {tuple(x.shape)}") from None
+            hidden = em.subtract(1.0, em.cast(m, x.dtype))
+            x = em.add(x, em.multiply(hidden, -3e4 if x.dtype == np.float16 else -1e9))
+        if isinstance(self.axis, (list, tuple)):
+            if len(self.axis) > 1:
+                return em.exp(em.subtract(x, em.reduce_logsumexp(x, list(self.axis),
+                                                                  keepdims=True)))
+            return activations.softmax(x, axis=self.axis[0])
+        return activations.softmax(x, axis=self.axis)  # (remembers its logits)
 
 
 class Dropout(Layer):

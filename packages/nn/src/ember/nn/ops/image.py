@@ -18,23 +18,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import ember.core as em
 
 from ..layers import _image_ops
 from ._core import host_ints, reject, tensor
 
-__all__ = ["extract_patches", "resize"]
+__all__ = ["crop_images", "extract_patches", "hsv_to_rgb", "pad_images", "resize",
+           "rgb_to_grayscale", "rgb_to_hsv"]
 
 # every public name of keras 3.15's keras.ops.image that ember does not have
 _KERAS_ONLY = (
-    "affine_transform", "crop_images", "elastic_transform", "extract_patches_3d",
-    "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images", "perspective_transform",
-    "rgb_to_grayscale", "rgb_to_hsv", "scale_and_translate", "sobel_edges", "ssim",
+    "affine_transform", "elastic_transform", "extract_patches_3d", "gaussian_blur",
+    "map_coordinates", "perspective_transform", "scale_and_translate", "sobel_edges", "ssim",
 )
 _NEAREST = {
     "affine_transform": "nn.layers.RandomRotation / RandomZoom / RandomTranslation",
-    "crop_images": "nn.layers.CenterCrop, or slicing",
-    "pad_images": "nn.ops.pad",
 }
 
 
@@ -131,3 +131,98 @@ def extract_patches(images: Any, size: Any, strides: Any = None, dilation_rate: 
     n, oh, ow = patches.shape[:3]
     y = em.reshape(patches, (n, oh, ow, -1))
     return _restore(y, first, single)
+
+
+def _two_of_three(fn: str, names: tuple[str, str, str], before: Any, after: Any, target: Any,
+                  size: int, sign: int) -> tuple[int, int]:
+    """Keras's rule for a padding or cropping along one axis: exactly two of (before,
+    after, target) given; the third follows (``sign`` +1 to pad, -1 to crop)."""
+    given = [before, after, target]
+    if given.count(None) != 1:
+        raise em.InvalidArgumentError(
+            f"ember.nn.ops.image.{fn}: give exactly two of {names[0]}, {names[1]} and "
+            f"{names[2]}, got {names[0]}={before}, {names[1]}={after}, {names[2]}={target}")
+    if before is None:
+        before = sign * (int(target) - size) - int(after)
+    if after is None:
+        after = sign * (int(target) - size) - int(before)
+    before, after = int(before), int(after)
+    for name, v in ((names[0], before), (names[1], after)):
+        if v < 0:
+            raise em.InvalidArgumentError(f"ember.nn.ops.image.{fn}: {name} must be >= 0, "
+                                          f"got {v} (images of size {size} along that axis)")
+    if sign < 0 and before + after >= size:
+        raise em.InvalidArgumentError(f"ember.nn.ops.image.{fn}: {names[0]} + {names[1]} = "
+                                      f"{before + after} leaves nothing of size {size}")
+    return before, after
+
+
+def pad_images(images: Any, top_padding: Any = None, left_padding: Any = None,
+               bottom_padding: Any = None, right_padding: Any = None,
+               target_height: Any = None, target_width: Any = None,
+               data_format: Any = None) -> em.Tensor:
+    """``images`` with zeros around them (Keras's ``pad_images``): along each axis give
+    exactly two of the paddings before and after and the target size."""
+    first = _channels_first("pad_images", data_format)
+    x, single = _batch_nhwc("pad_images", images, first)
+    h, w = int(x.shape[1]), int(x.shape[2])
+    top, bottom = _two_of_three("pad_images", ("top_padding", "bottom_padding",
+                                                "target_height"),
+                                top_padding, bottom_padding, target_height, h, 1)
+    left, right = _two_of_three("pad_images", ("left_padding", "right_padding",
+                                                "target_width"),
+                                left_padding, right_padding, target_width, w, 1)
+    y = em.pad(x, [[0, 0], [top, bottom], [left, right], [0, 0]])
+    return _restore(y, first, single)
+
+
+def crop_images(images: Any, top_cropping: Any = None, left_cropping: Any = None,
+                bottom_cropping: Any = None, right_cropping: Any = None,
+                target_height: Any = None, target_width: Any = None,
+                data_format: Any = None) -> em.Tensor:
+    """``images`` cut down (Keras's ``crop_images``): along each axis give exactly two of
+    the croppings before and after and the target size."""
+    first = _channels_first("crop_images", data_format)
+    x, single = _batch_nhwc("crop_images", images, first)
+    h, w = int(x.shape[1]), int(x.shape[2])
+    top, bottom = _two_of_three("crop_images", ("top_cropping", "bottom_cropping",
+                                                 "target_height"),
+                                top_cropping, bottom_cropping, target_height, h, -1)
+    left, right = _two_of_three("crop_images", ("left_cropping", "right_cropping",
+                                                 "target_width"),
+                                left_cropping, right_cropping, target_width, w, -1)
+    return _restore(x[:, top:h - bottom, left:w - right, :], first, single)
+
+
+def rgb_to_grayscale(images: Any, data_format: Any = None) -> em.Tensor:
+    """Keras's: ``0.2989 R + 0.5870 G + 0.1140 B``, one channel kept, computed in float and
+    cast back to the images' dtype."""
+    first = _channels_first("rgb_to_grayscale", data_format)
+    x, single = _batch_nhwc("rgb_to_grayscale", images, first)
+    if x.shape[-1] != 3:
+        raise em.InvalidArgumentError(f"ember.nn.ops.image.rgb_to_grayscale: images must have "
+                                      f"3 channels, got shape {x.shape}")
+    dt = x.dtype
+    f = x if dt in (em.float32, em.float64, em.float16) else em.cast(x, em.float32)
+    weights = em.constant(np.array([0.2989, 0.5870, 0.1140]), dtype=f.dtype)
+    gray = em.reduce_sum(em.multiply(f, weights), -1, keepdims=True)
+    return _restore(gray if gray.dtype == dt else em.cast(gray, dt), first, single)
+
+
+def _hsv(fn: str, images: Any, data_format: Any, convert: Any) -> em.Tensor:
+    first = _channels_first(fn, data_format)
+    x, single = _batch_nhwc(fn, images, first)
+    if x.dtype not in (em.float16, em.float32, em.float64) and x.dtype != em.bfloat16:
+        raise em.InvalidArgumentError(f"ember.nn.ops.image.{fn}: images must be floating, "
+                                      f"got {x.dtype}")
+    return _restore(convert(x), first, single)
+
+
+def rgb_to_hsv(images: Any, data_format: Any = None) -> em.Tensor:
+    """RGB in [0, 1] to HSV (TensorFlow's conversion, which Keras's backends share)."""
+    return _hsv("rgb_to_hsv", images, data_format, em.image.rgb_to_hsv)
+
+
+def hsv_to_rgb(images: Any, data_format: Any = None) -> em.Tensor:
+    """HSV to RGB in [0, 1] (TensorFlow's conversion, which Keras's backends share)."""
+    return _hsv("hsv_to_rgb", images, data_format, em.image.hsv_to_rgb)
