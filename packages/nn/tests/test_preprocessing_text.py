@@ -270,4 +270,7 @@ def test_a_model_given_text_says_where_strings_go(run_eagerly):
         model.fit(text, np.array([1.0, 0.0]), verbose=0)
     with pytest.raises(TypeError, match="was given strings"):
         model(text)
+    for objects in (text, text.astype(object)):  # predict too (the multi-label example)
+        with pytest.raises(TypeError, match="was given strings"):
+            model.predict(objects, verbose=0)
     assert vectorize(text).dtype == em.int64  # on its own, the layer takes the strings

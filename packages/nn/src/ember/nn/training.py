@@ -920,7 +920,11 @@ def predict(model: Any, x: Any, batch_size: int | None, verbose: int, callbacks:
             break
         bx, _, _ = _unpack(batch)
         cbs.on_predict_batch_begin(step, {})
-        outs.append(_predict_step(model)(bx))  # stays on the device, as in Keras 3
+        try:
+            outs.append(_predict_step(model)(bx))  # stays on the device, as in Keras 3
+        except em.DTypeError:
+            _refuse_string_batch(model, bx)
+            raise
         cbs.on_predict_batch_end(step, {"outputs": outs[-1]})
     cbs.on_predict_end({})
     if not outs:
