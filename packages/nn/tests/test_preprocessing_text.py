@@ -274,3 +274,24 @@ def test_a_model_given_text_says_where_strings_go(run_eagerly):
         with pytest.raises(TypeError, match="was given strings"):
             model.predict(objects, verbose=0)
     assert vectorize(text).dtype == em.int64  # on its own, the layer takes the strings
+
+
+def test_lookups_take_ragged_rows_where_their_output_is_not_ragged():
+    # keras-io multi-label classification: StringLookup(output_mode="multi_hot") adapted
+    # on and applied to rows of several lengths (tf.ragged.constant there)
+    terms = [["cs.LG"], ["cs.CV", "cs.LG"], ["stat.ML", "cs.LG", "cs.CV"]]
+    lookup = nn.layers.StringLookup(output_mode="multi_hot")
+    lookup.adapt(terms)
+    assert lookup.get_vocabulary() == ["[UNK]", "cs.LG", "cs.CV", "stat.ML"]
+    got = lookup([["cs.LG"], ["cs.CV", "cs.LG", "astro-ph"]]).numpy()
+    np.testing.assert_array_equal(got, [[0, 1, 0, 0], [1, 1, 1, 0]])
+    rows = np.empty(2, dtype=object)
+    rows[:] = [["stat.ML"], ["cs.CV", "cs.CV"]]
+    np.testing.assert_array_equal(lookup(rows).numpy(), [[0, 0, 0, 1], [0, 0, 1, 0]])
+    counts = nn.layers.IntegerLookup(output_mode="count")
+    counts.adapt([[1, 2], [2], [3, 3, 3]])
+    np.testing.assert_array_equal(counts([[1, 2, 2], [3]]).numpy(), [[0, 0, 2, 1], [0, 1, 0, 0]])
+    with pytest.raises(TypeError, match="rows of several lengths .* output_mode='int'"):
+        nn.layers.StringLookup(vocabulary=["a"])([["a"], ["a", "a"]])
+    with pytest.raises(TypeError, match="expects strings, got int"):
+        lookup([["cs.LG"], ["cs.CV", 3]])

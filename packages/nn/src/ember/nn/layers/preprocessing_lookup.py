@@ -26,6 +26,26 @@ from .preprocessing_categorical import hash_values, standardize_salt
 OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
 
 
+_PAD = object()  # what pads a ragged row (never a token)
+
+
+def _ragged_rows(x: Any) -> list[Any] | None:
+    """``x``'s rows when it is a batch of rows of several lengths (a list, or a 1-D object
+    array, of lists, tuples or 1-D arrays: TensorFlow's ragged batches); else None."""
+    if isinstance(x, np.ndarray):
+        if x.dtype != object or x.ndim != 1:
+            return None
+        x = list(x)
+    if not isinstance(x, (list, tuple)) or not x:
+        return None
+    if not all(isinstance(r, (list, tuple)) or (isinstance(r, np.ndarray) and r.ndim == 1)
+               for r in x):
+        return None
+    if len({len(r) for r in x}) < 2:
+        return None  # rows of one length: a plain 2-D batch
+    return [list(r) for r in x]
+
+
 class IndexLookup(Layer):
     """What StringLookup and IntegerLookup share (Keras's ``IndexLookup``): a vocabulary
     with a mask token (index 0 in ``"int"`` mode), ``num_oov_indices`` out-of-vocabulary
@@ -253,7 +273,10 @@ class IndexLookup(Layer):
         ``ember.data.Dataset`` (at most ``steps`` of them). Tokens are ordered by count,
         ties by the token, both descending; ``max_tokens`` keeps the most frequent."""
         self.reset_state()
-        if _host_data.is_batch_like(data) or isinstance(data, (list, tuple)):
+        rows = _ragged_rows(data)
+        if rows is not None:  # rows of several lengths (tf.ragged's): their tokens count
+            self.update_state(self._host([t for row in rows for t in row]).reshape(-1, 1))
+        elif _host_data.is_batch_like(data) or isinstance(data, (list, tuple)):
             values = self._host(data)
             if values.ndim == 1:
                 values = values.reshape(-1, 1)
@@ -267,17 +290,35 @@ class IndexLookup(Layer):
     def _ember_convert(self, x: Any) -> Any:
         if self.invert:
             return _host_data.to_numpy(x)
-        return self._host(x)
+        rows = _ragged_rows(x)
+        if rows is None:
+            return self._host(x)
+        if self.output_mode not in ("multi_hot", "count", "tf_idf"):
+            raise TypeError(
+                f"layer {self.name!r} ({self._KIND}) was given rows of several lengths (a "
+                f"ragged batch): with output_mode={self.output_mode!r} the output would be "
+                f"ragged too, which ember tensors cannot be; pad the rows first "
+                f"(nn.utils.pad_sequences) or encode them (output_mode='multi_hot', "
+                f"'count' or 'tf_idf')")
+        width = max((len(r) for r in rows), default=0)
+        out = np.full((len(rows), max(width, 1)), _PAD, dtype=object)
+        for i, row in enumerate(rows):  # each row checked as the layer checks any input
+            out[i, :len(row)] = self._host(list(row)) if len(row) else []
+        return out
 
     def _lookup(self, values: np.ndarray) -> np.ndarray:
         flat = values.reshape(-1)
         index = self._index
         out = np.fromiter((index.get(v, -1) for v in flat), np.int64, flat.size)
+        pad = np.fromiter((v is _PAD for v in flat), bool, flat.size) if \
+            values.dtype == object else np.zeros(flat.size, bool)
         if self.mask_token is not None:
             is_mask = np.fromiter((v == self.mask_token for v in flat), bool, flat.size)
             out[is_mask] = 0 if self.output_mode == "int" else -1
         else:
             is_mask = np.zeros(flat.size, bool)
+        out[pad] = -1  # a ragged row's padding: encoded as nothing
+        is_mask |= pad
         oov = (out == -1) & ~is_mask
         if oov.any():
             if self.num_oov_indices == 0:
