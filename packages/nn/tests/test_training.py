@@ -609,3 +609,47 @@ def test_a_per_example_add_loss_counts_as_its_sum_logged_and_trained_as_keras_3(
     scaled.compile(optimizer=nn.optimizers.SGD(0.1))
     scaled.fit(x, batch_size=5, epochs=1, verbose=0)
     assert float(w) == pytest.approx(1.0 - 0.1 * 15.0)
+
+
+def test_a_custom_train_step_returning_the_tracked_loss_logs_the_epoch_mean():
+    # Keras 3's _get_metrics_result_or_logs: step logs naming exactly the model's metrics
+    # are replaced by the metrics' results at the epoch's end (ember kept the last batch)
+    class Custom(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = nn.layers.Dense(1)
+
+        def call(self, x):
+            return self.d(x)
+
+        def train_step(self, data):
+            x, y = data
+            with tape.GradientTape() as t:
+                loss = self.compiled_loss(y, self(x, training=True))
+            g = t.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(g, self.trainable_variables))
+            return {"loss": loss}
+
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 3), dtype=np.float32)
+    y = (x.sum(1, keepdims=True) * 3).astype(np.float32)
+    batches = []
+    seen = nn.callbacks.LambdaCallback(
+        on_train_batch_end=lambda step, logs: batches.append(float(logs["loss"])))
+    model = Custom()
+    model.compile("sgd", "mse")
+    history = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0,
+                        callbacks=[seen])
+    np.testing.assert_allclose(history.history["loss"],
+                               [np.mean(batches[:4]), np.mean(batches[4:])], rtol=1e-5)
+    assert history.history["loss"][0] != pytest.approx(batches[3])
+
+
+def test_model_loss_is_what_compile_was_given():
+    model = nn.Sequential([nn.layers.Input((2,)), nn.layers.Dense(1)])
+    mse = nn.losses.MeanSquaredError()
+    model.compile("sgd", mse)
+    assert model.loss is mse  # keras-io DDPM's train_step calls self.loss(noise, pred)
+    assert float(model.loss(np.zeros((1, 1)), np.ones((1, 1)))) == 1.0
+    model.compile("sgd", "mae")
+    assert model.loss == "mae"

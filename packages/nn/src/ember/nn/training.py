@@ -36,6 +36,7 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
                   loss_weights: Any = None, auto_scale_loss: bool = True,
                   weighted_metrics: Any = None) -> None:
     extra = model._ember.extra
+    object.__setattr__(model, "loss", loss)  # as given, as Keras 3's ``Model.loss``
     loss = training_outputs.one_output_loss(model, loss)
     outputs = training_outputs.resolve(model, loss, loss_weights, metrics, weighted_metrics)
     opt = _optimizers.get(optimizer)
@@ -690,6 +691,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             hook, resumed = resumed, None
             hook()
             logs = _sorted(_logs(model))
+        logs = _metrics_or_logs(model, logs)
         skip = 0
         val: dict[str, Any] = {}
         validates = validation_data is not None and (
@@ -818,7 +820,18 @@ def _test_logs(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int,
         cbs.on_test_batch_begin(step, {})
         logs = _step(model, "test_step", batch)
         cbs.on_test_batch_end(step, _sorted(logs))
-    return logs, cbs
+    return _metrics_or_logs(model, logs), cbs
+
+
+def _metrics_or_logs(model: Any, logs: dict[str, Any]) -> dict[str, Any]:
+    """An epoch's (or evaluation's) logs: the model's metrics' results when the step's
+    logs name exactly those metrics, else the last step's logs, as Keras 3's
+    ``_get_metrics_result_or_logs`` (a custom ``train_step`` returning ``{"loss": loss}``
+    of ``compiled_loss`` logs the epoch's mean, not its last batch)."""
+    results = _logs(model)
+    if set(logs) == set(results):
+        return {k: results[k] for k in logs}  # (in the logs' order: evaluate's list keeps it)
+    return logs
 
 
 def _predict_step(model: Any) -> Any:
