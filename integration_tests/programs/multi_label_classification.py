@@ -57,10 +57,8 @@ is below 0.3, asserted). It reaches 0.996 and an F1 of 0.97 (upstream reports ~9
 accuracy on the real data).
 Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it;
 "silent" = a different value and no error; all three are loud):
-1. no ragged tensors: tf.ragged.constant has no em.ragged (AttributeError), and
-StringLookup refuses a list of unequal lists (TypeError "expects strings, got list"): adapt
-takes the training terms flattened (the same counts, so the same vocabulary), and
-lookup(labels) becomes one lookup per row (a 1-D input is one sample), stacked.
+1. no ragged tensors: tf.ragged.constant has no em.ragged (AttributeError): the terms stay
+the column's rows (a 1-D object array of lists), which StringLookup adapts on and encodes.
 2. (by design, docs/guide/input-pipelines.md) elements of ember.data are numpy arrays, which
 have no .numpy() (AttributeError): upstream's `label_batch[i].numpy()` drops `.numpy()`.
 3. (by design, docs/guide/preprocessing.md: a model cannot take strings)
@@ -68,6 +66,11 @@ model_for_inference.predict(text_batch) raises the TypeError that says to vector
 input pipeline (it raised a bare DTypeError "cannot make a tensor from ndarray data of dtype
 object" until ember's predict said so as calling the model does): the MLP predicts on
 text_vectorizer(text_batch).
+Fixed in ember since the first version of this port: GAP 1 in part: StringLookup refused a
+list of unequal lists (TypeError "expects strings, got list"), so adapt took the terms
+flattened and lookup(labels) became one lookup per row, stacked; it now adapts on and
+multi-hot encodes ragged rows, so upstream's lookup.adapt(terms) and lookup(labels) run as
+written.
 Not a GAP (Keras 3's behaviour, not upstream's tf.keras 2's): StringLookup(output_mode=
 "multi_hot") returns int64 (tf.keras 2: float32, "output int64 when output_mode='int' and
 floats otherwise"), so the labels are int64; binary cross-entropy and binary accuracy take
@@ -486,11 +489,10 @@ assert sorted(np.concatenate([train_df.index, val_df.index, test_df.index]).toli
 """
 
 # GAP 1: terms = tf.ragged.constant(train_df["terms"].values)
-# (ember has no ragged tensors: em.ragged is an AttributeError, and StringLookup refuses a
-# list of unequal lists, TypeError "expects strings, got list"); adapt counts the terms
-# of all rows, so it is given them flattened: the same counts, the same vocabulary
-assert not hasattr(em, "ragged"), "GAP 1 is fixed: restore upstream's lines"
-terms = np.concatenate(train_df["terms"].values)
+# (ember has no ragged tensors: em.ragged is an AttributeError); StringLookup takes the
+# rows as they are, a 1-D object array of lists of terms
+assert not hasattr(em, "ragged"), "GAP 1 is fixed: restore upstream's line"
+terms = train_df["terms"].values
 lookup = layers.StringLookup(output_mode="multi_hot")
 lookup.adapt(terms)
 vocab = lookup.get_vocabulary()
@@ -506,8 +508,9 @@ print("Vocabulary:\n")
 print(vocab)
 # (added) [UNK], then the terms by count, ties by the larger term (Keras's order)
 _term_counts = {}
-for _t in terms.tolist():
-  _term_counts[_t] = _term_counts.get(_t, 0) + 1
+for _row_terms in terms:
+  for _t in _row_terms:
+    _term_counts[_t] = _term_counts.get(_t, 0) + 1
 assert vocab == ["[UNK]"] + sorted(_term_counts, key=lambda t: (_term_counts[t], t),
                                    reverse=True)
 assert set(vocab[1:3]) == {"cs.CV", "cs.LG"} and lookup.vocabulary_size() == len(vocab)
@@ -536,17 +539,10 @@ padding_token = "<pad>"
 auto = data.AUTOTUNE
 
 
-def multi_hot_rows(labels):
-    """(added) GAP 1's stand-in for lookup(tf.ragged.constant(labels)): one multi-hot row
-    per list of terms (a 1-D input is one sample, as in Keras), stacked."""
-    return em.stack([lookup(np.array(t, dtype=object)) for t in labels])
-
-
 def make_dataset(dataframe, is_train=True):
     # GAP 1: labels = tf.ragged.constant(dataframe["terms"].values)
     labels = dataframe["terms"].values
-    # GAP 1: label_binarized = lookup(labels).numpy()
-    label_binarized = multi_hot_rows(labels).numpy()
+    label_binarized = lookup(labels).numpy()
     dataset = data.Dataset.from_tensor_slices(
         (dataframe["summaries"].values, label_binarized)
     )
