@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+import ember.core as em
+
 from ._from_directory import _data
 
 
@@ -105,20 +107,9 @@ def timeseries_dataset_from_array(data: Any, targets: Any, sequence_length: int,
 
 
 def _as_array(x: Any) -> np.ndarray:
-    """``x`` as a numpy array; Python numbers (lists of them) take TensorFlow's dtypes, as
-    ``em.constant`` and ``data.Dataset.from_tensor_slices`` give them: float32 and int32
-    (int64 where a value does not fit), not numpy's float64 and int64."""
-    a = np.asarray(x)
-    if a.dtype.kind in "fi" and a.dtype.itemsize == 8 and _python_numbers(x):
-        if a.dtype.kind == "f":
-            return a.astype(np.float32)
-        if a.size == 0 or (a.min() >= -2**31 and a.max() < 2**31):
-            return a.astype(np.int32)
-    return a
-
-
-def _python_numbers(x: Any) -> bool:
-    """Whether ``x`` is a Python int or float, or a (nested) list or tuple of them."""
-    if type(x) in (int, float):
-        return True
-    return isinstance(x, (list, tuple)) and all(_python_numbers(v) for v in x)
+    """``x`` as a numpy array; a Python list or tuple converts as ``em.constant`` converts
+    it (Python floats float32, ints int32, as tf.data gives them; numpy would make float64
+    and int64), arrays keep their dtype."""
+    if isinstance(x, (list, tuple)):
+        return np.asarray(em.convert_to_tensor(x).numpy())
+    return np.asarray(x)
