@@ -19,10 +19,13 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -43,7 +46,8 @@ from ._ops.random import (
 )
 
 __all__ = ["STATE_FORMAT", "Generator", "categorical", "checked_state", "fold_in", "gamma",
-           "get_global_generator", "get_global_seed", "new_seed", "normal", "set_seed",
+           "generator_scope", "get_global_generator", "get_global_seed", "new_seed", "normal",
+           "set_seed",
            "shuffle", "split", "stateless_categorical", "stateless_normal",
            "stateless_truncated_normal", "stateless_uniform", "truncated_normal", "uniform"]
 
@@ -415,9 +419,46 @@ def get_global_generator() -> Generator:
     return _global.generator
 
 
+_SCOPE: ContextVar[Generator | None] = ContextVar("ember_random_generator_scope",
+                                                  default=None)
+
+
+@contextlib.contextmanager
+def generator_scope(generator: Generator) -> Iterator[Generator]:
+    """Inside the block, draws without a seed (``em.random.uniform(shape)``, dropout, ...)
+    come from ``generator`` instead of the global one; seeded draws are unchanged.
+
+    ember.data runs each ``map`` function in a scope of its own, keyed when the map is
+    made (``new_seed``): its draws repeat after ``set_seed`` and never take numbers from
+    the global stream, which a prefetching map in a background thread did, so that
+    ``set_seed`` no longer made the program's own draws (a model's initial weights)
+    repeat. In TensorFlow, a dataset function's random ops get their seeds when it is
+    traced, to the same effect.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.random.set_seed(0)
+        >>> first = float(em.random.uniform(()))
+        >>> em.random.set_seed(0)
+        >>> with em.random.generator_scope(em.random.Generator(5)):
+        ...     _ = em.random.uniform((3,))  # from the scope's generator
+        >>> float(em.random.uniform(())) == first  # the global stream did not move
+        True
+    """
+    if not isinstance(generator, Generator) or isinstance(generator, _Stream):
+        raise TypeError(f"generator_scope: expected an em.random.Generator, got "
+                        f"{type(generator).__name__}")
+    token = _SCOPE.set(generator)
+    try:
+        yield generator
+    finally:
+        _SCOPE.reset(token)
+
+
 def _gen(seed: Any) -> Generator:
     if seed is None:
-        return _global.generator
+        scoped = _SCOPE.get()
+        return _global.generator if scoped is None else scoped
     g = _global.op_generators.get(seed)
     if g is None:
         g = _global.op_generators[seed] = Generator._op_stream(int(_global.seed or 0), seed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
@@ -45,11 +47,34 @@ class _MapIterator(_It):
         self._it.set_state(state)
 
 
+def _own_random_stream(fn, probe=False):
+    """``fn`` drawing its unseeded random numbers from a stream of its own, where
+    ember-core is loaded (looked up in ``sys.modules``, never imported): a generator keyed
+    by ``ember.core.random.new_seed()`` when the map is made, so its draws repeat after
+    ``set_seed`` and never take numbers from the global stream (a map prefetching in a
+    background thread made the program's own draws, a model's initial weights, differ
+    from run to run). ``probe``: a throwaway stream for the calls that only learn the
+    element spec, so that they draw nothing the map's elements would have drawn."""
+    random = getattr(sys.modules.get("ember.core"), "random", None)
+    scope = getattr(random, "generator_scope", None)
+    if random is None or scope is None:
+        return fn
+    generator = random.Generator(0 if probe else random.new_seed())
+
+    def in_own_stream(*args, **kwargs):
+        with scope(generator):
+            return fn(*args, **kwargs)
+
+    return in_own_stream
+
+
 class MapDataset(_UnaryDataset):
     def __init__(self, input_ds, fn, num_parallel_calls, deterministic):
         super().__init__(input_ds)
         if not callable(fn):
             raise TypeError("map needs a callable")
+        self._user_fn = fn
+        fn = _own_random_stream(fn)
         self._fn, self._parallel, self._det = fn, num_parallel_calls, deterministic
 
     def _make_iterator(self, epoch):
@@ -76,7 +101,8 @@ class MapDataset(_UnaryDataset):
         except StopIteration:
             raise ValueError("element_spec of MapDataset is unknown: the dataset is "
                              "empty") from None
-        out = spec_of(call_unpacked(self._fn, first))
+        probe_fn = _own_random_stream(self._user_fn, probe=True)
+        out = spec_of(call_unpacked(probe_fn, first))
         in_spec = flatten(self._input.element_spec)
         varying = [(i, d) for i, s in enumerate(in_spec) if s.shape is not None
                    for d, n in enumerate(s.shape) if n is None]
@@ -89,7 +115,7 @@ class MapDataset(_UnaryDataset):
             a = probe_leaves[i]
             probe_leaves[i] = np.take(a, [*range(a.shape[d]), a.shape[d] - 1], axis=d)
         try:
-            probe = spec_of(call_unpacked(self._fn, pack_as(first, probe_leaves)))
+            probe = spec_of(call_unpacked(probe_fn, pack_as(first, probe_leaves)))
             grown = [s.shape for s in flatten(probe)]
         except Exception:
             grown = None
