@@ -438,3 +438,21 @@ def test_gamma_draws_are_the_same_on_every_device(device):
     with em.device(device):
         got = random.Generator(8).gamma([50], [0.3, 7.0])
     np.testing.assert_allclose(got.numpy(), want, rtol=2e-6)
+
+
+def test_generator_scope_takes_unseeded_draws_and_leaves_the_global_stream():
+    em.random.set_seed(1)
+    alone = [float(em.random.uniform(())) for _ in range(3)]
+    em.random.set_seed(1)
+    g = em.random.Generator(7)
+    with em.random.generator_scope(g) as inside:
+        assert inside is g
+        scoped = em.random.normal((4,)).numpy()
+        seeded = em.random.uniform((), seed=3)  # an op seed keeps its own stream
+    np.testing.assert_array_equal(scoped, em.random.Generator(7).normal((4,)).numpy())
+    assert [float(em.random.uniform(())) for _ in range(3)] == alone
+    em.random.set_seed(1)
+    assert float(em.random.uniform((), seed=3)) == float(seeded)
+    with pytest.raises(TypeError, match="generator_scope: expected an em.random.Generator"):
+        with em.random.generator_scope(5):
+            pass
