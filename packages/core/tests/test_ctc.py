@@ -13,6 +13,15 @@ from ember.core.testing._table_ctc import ctc_loss_ref
 nn = em.nn_ops
 
 
+@pytest.fixture(autouse=True)
+def _on_the_host():
+    """These tests check the host's argument checks (raised at the call, not at the next
+    read as on a GPU) and bfloat16 (the CPU's); the op's GPU path is the op table's
+    strict-GPU cases, and a GPU's deferred label check is in ember-nn's test_ctc_keras."""
+    with em.device("/cpu:0"):
+        yield
+
+
 def _logits(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
