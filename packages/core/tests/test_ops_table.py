@@ -60,6 +60,7 @@ EXEMPT = {
     # random: state, not samplers
     "Generator", "get_global_generator", "get_global_seed", "set_seed", "STATE_FORMAT",
     "checked_state", "new_seed",
+    "generator_scope",  # which generator unseeded draws use: tests/test_random.py
     "gamma",  # random.gamma: a rejection sampler over normal and uniform draws: tests/test_random.py
     # functional control flow: Python functions that call other functions (fn, cond,
     # body, branches) over ops, not ops: tests/test_control_flow.py
