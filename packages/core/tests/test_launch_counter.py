@@ -36,6 +36,9 @@ KNOWN = {
     "nn_ops.sparse_softmax_cross_entropy_with_logits-": "the label range is checked into "
                  "the GPU's error flag (min, max and a kernel updating it in place), where bbc82ec "
                  "checked nothing on the GPU",
+    "nn_ops.sigmoid_cross_entropy_with_logits-": "max(x, 0) and -|x| are selections on "
+                 "x >= 0 (TensorFlow's: the gradient at 0 is sigmoid(0) - z), where bbc82ec "
+                 "ran relu and abs",
     "rank-matrix-": "a 0-d upload goes up as one element (a copy; cupy fills a 0-d array, "
                     "which lost -0.0's sign), where bbc82ec's cupy.asarray filled it",
     "size-matrix-": "the same 0-d upload",

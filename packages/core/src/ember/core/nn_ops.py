@@ -508,12 +508,22 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
 
 
 def sigmoid_cross_entropy_with_logits(labels: Any, logits: Any, name: str | None = None) -> Any:
-    """Binary cross entropy from logits: max(x, 0) - x * z + log1p(exp(-|x|))."""
+    """Binary cross entropy from logits: max(x, 0) - x * z + log1p(exp(-|x|)).
+
+    As TensorFlow's, the max and the absolute value are selections on ``x >= 0``, so that
+    the gradient is ``sigmoid(x) - z`` at ``x = 0`` too (``relu`` and ``abs`` have
+    gradient 0 there, which gave ``-z``: a zero-initialized logistic regression took a
+    wrong first step).
+    """
     x, z = _args.tensor(logits), _args.tensor(labels)
     if x.shape != z.shape:
         raise InvalidArgumentError(f"sigmoid_cross_entropy_with_logits: labels {z.shape} and "
                                    f"logits {x.shape} must have the same shape")
-    return m.add(m.subtract(relu(x), m.multiply(x, z)), m.log1p(m.exp(m.negative(m.abs(x)))))
+    zeros = zeros_like(x)
+    positive = m.greater_equal(x, zeros)
+    relu_x = m.where(positive, x, zeros)
+    neg_abs_x = m.where(positive, m.negative(x), x)
+    return m.add(m.subtract(relu_x, m.multiply(x, z)), m.log1p(m.exp(neg_abs_x)))
 
 
 def l2_loss(t: Any, name: str | None = None) -> Any:

@@ -11,7 +11,7 @@ from .._errors import DTypeError, InvalidArgumentError
 from .._registry import execute, register
 from .._tensor import Tensor
 from . import _args
-from ._define import binary, to_float, unary
+from ._define import _F32, binary, to_float, unary
 
 F = "math"
 
@@ -145,9 +145,28 @@ round = unary("round", "round", F,
 
 
 def _sigmoid(be: Any, x: Any) -> Any:
+    """``1 / (1 + exp(-x))``, accurate to a few ulps in both tails, as TensorFlow's and
+    PyTorch's: ``exp(-x)`` overflowing to inf (x below -88 in float32) gives 0, the limit.
+    (``(tanh(x / 2) + 1) / 2``, used before, lost the tail to cancellation: 0 at x = -20
+    where the sigmoid is 2e-9, so ``log(sigmoid(x))`` became -inf.) Float16 and bfloat16
+    compute in float32 and round once."""
     x = to_float(x)
-    half = x.dtype.type(0.5)  # a Python 0.5 would promote bfloat16 to float32
-    return (be.xp.tanh(x * half) + 1) * half  # stable for large |x|, unlike 1/(1+exp(-x))
+    dt = x.dtype
+    xp = be.xp
+    if dt.kind == "c":
+        return 1 / (1 + xp.exp(-x))
+    if dt.itemsize < 4:
+        return _sigmoid(be, x.astype(_F32)).astype(dt)
+    one = dt.type(1)
+    t = xp.empty_like(x)  # (a 0-d negative() would be a scalar, not an array)
+    xp.negative(x, out=t)
+    if xp is np:  # the overflow to inf is the point: no warning (cupy gives none)
+        with np.errstate(over="ignore"):
+            xp.exp(t, out=t)
+    else:
+        xp.exp(t, out=t)
+    t += one
+    return xp.divide(one, t, out=t)
 
 
 def _softplus(be: Any, x: Any) -> Any:
