@@ -102,10 +102,12 @@ def np_dice(y, p, axis=None):
 
 
 def np_tversky(y, p, alpha=0.5, beta=0.5, axis=None):
+    """Keras 3.15's code (losses.py, ``tversky``): its ``fp`` (weighed by alpha) is
+    ``sum((1 - y_pred) y_true)`` and its ``fn`` (beta) ``sum(y_pred (1 - y_true))``."""
     tp = (p * y).sum(axis)
-    fp = ((1.0 - y) * p).sum(axis)
-    fn = (y * (1.0 - p)).sum(axis)
-    return 1.0 - tp / (tp + alpha * fp + beta * fn + EPS)
+    keras_fp = ((1.0 - p) * y).sum(axis)
+    keras_fn = (p * (1.0 - y)).sum(axis)
+    return 1.0 - tp / (tp + alpha * keras_fp + beta * keras_fn + EPS)
 
 
 def np_circle(labels, emb, ref_labels=None, ref=None, remove_diagonal=True, gamma=80.0,
@@ -392,12 +394,18 @@ def test_dice_and_tversky_axis():
     np.testing.assert_allclose(float(got), 0.6164384, rtol=1e-6)
     np.testing.assert_allclose(L.dice(y, p, axis=[1, 2, 3]).numpy(), [0.5, 0.75757575],
                                rtol=1e-6)
-    # Tversky by hand (alpha 0.3, beta 0.7): row 0 TP .5 FP .5 FN .5, row 1 TP 1 FP 0 FN 1
+    # Tversky by hand (alpha 0.3, beta 0.7), as Keras 3 computes it: alpha weighs the
+    # missed positives sum((1 - p) y), beta the extra ones sum(p (1 - y)). Row 0: TP .5,
+    # missed .5, extra .5; row 1: TP 1, missed 1, extra 0
     y2, p2 = [[1.0, 0.0], [1.0, 1.0]], [[0.5, 0.5], [1.0, 0.0]]
     np.testing.assert_allclose(L.tversky(y2, p2, alpha=0.3, beta=0.7, axis=1).numpy(),
-                               [1 - 0.5 / (1.0 + 1e-7), 1 - 1 / (1.7 + 1e-7)], rtol=1e-6)
+                               [1 - 0.5 / (1.0 + 1e-7), 1 - 1 / (1.3 + 1e-7)], rtol=1e-6)
     np.testing.assert_allclose(float(L.tversky(y2, p2, alpha=0.3, beta=0.7)),
-                               1 - 1.5 / 2.7, rtol=1e-6)
+                               1 - 1.5 / 2.3, rtol=1e-6)
+    # keras.losses.tversky([[1., 1., 0., 0.]], [[.9, .2, .6, .1]], alpha=0.3, beta=0.7) in
+    # Keras 3.15.1 (torch backend): 0.40860 (the docstring's reading gives 0.43299)
+    np.testing.assert_allclose(float(L.tversky([[1.0, 1.0, 0.0, 0.0]], [[0.9, 0.2, 0.6, 0.1]],
+                                               alpha=0.3, beta=0.7)), 0.40860, rtol=2e-5)
     # alpha = beta = 0.5 is Dice (up to the epsilon)
     r = _rng(8)
     y3, p3 = (r.random((4, 5)) > 0.5).astype(np.float64), r.random((4, 5))

@@ -286,16 +286,20 @@ def dice(y_true: Any, y_pred: Any, axis: Any = None) -> Any:
 
 def tversky(y_true: Any, y_pred: Any, alpha: float = 0.5, beta: float = 0.5,
             axis: Any = None) -> Any:
-    """Keras's ``keras.losses.tversky``: ``1 - TP / (TP + alpha FP + beta FN + 1e-7)``
-    with ``TP = sum(y_pred y_true)``, ``FP = sum(y_pred (1 - y_true))`` and ``FN =
-    sum((1 - y_pred) y_true)`` over ``axis`` (None: every axis). ``alpha = beta = 0.5``
-    is the Dice loss (without its epsilon's factor 2).
+    """Keras's ``keras.losses.tversky``, computed as Keras 3 computes it: ``1 - TP / (TP +
+    alpha A + beta B + 1e-7)`` with ``TP = sum(y_pred y_true)``, ``A = sum((1 - y_pred)
+    y_true)`` (the false negatives) and ``B = sum(y_pred (1 - y_true))`` (the false
+    positives) over ``axis`` (None: every axis). Keras's docstring and Salehi et al. call
+    ``alpha`` the false positives' weight, but its code weighs the false negatives by it;
+    ember gives Keras's numbers, so a model ported from Keras trains the same. To weigh
+    false positives by ``a`` and false negatives by ``b``, pass ``alpha=b, beta=a``.
+    ``alpha = beta = 0.5`` is the Dice loss (without its epsilon's factor 2).
 
     Args:
         y_true: the target masks.
         y_pred: the predicted masks, probabilities (refused outside ``[0, 1]``).
-        alpha: the weight of false positives.
-        beta: the weight of false negatives.
+        alpha: the weight of ``sum((1 - y_pred) y_true)`` (Keras's ``fp``).
+        beta: the weight of ``sum(y_pred (1 - y_true))`` (Keras's ``fn``).
         axis: None, an axis or a tuple of axes.
 
     Examples:
@@ -309,9 +313,9 @@ def tversky(y_true: Any, y_pred: Any, alpha: float = 0.5, beta: float = 0.5,
     ax = _axes(fn, axis)
     y, p = _segmentation_pair(fn, y_true, y_pred, ax)
     tp = _sum(em.multiply(p, y), ax)
-    fp = _sum(em.multiply(em.subtract(1.0, y), p), ax)
-    fn_ = _sum(em.multiply(y, em.subtract(1.0, p)), ax)
-    denom = em.add(em.add(em.add(tp, em.multiply(fp, a)), em.multiply(fn_, b)), _EPSILON)
+    missed = _sum(em.multiply(em.subtract(1.0, p), y), ax)  # Keras's fp, weighed by alpha
+    extra = _sum(em.multiply(p, em.subtract(1.0, y)), ax)  # Keras's fn, weighed by beta
+    denom = em.add(em.add(em.add(tp, em.multiply(missed, a)), em.multiply(extra, b)), _EPSILON)
     return em.subtract(1.0, em.divide(tp, denom))
 
 
@@ -630,8 +634,9 @@ class Tversky(Loss):
     reduced.
 
     Args:
-        alpha: the weight of false positives (default 0.5).
-        beta: the weight of false negatives (default 0.5).
+        alpha: the weight of ``sum((1 - y_pred) y_true)`` (default 0.5; Keras's ``fp``:
+            see ``tversky`` for why it counts the false negatives).
+        beta: the weight of ``sum(y_pred (1 - y_true))`` (default 0.5; Keras's ``fn``).
         reduction, name, dtype: see ``Loss`` (name default ``"tversky"``).
         axis: None, an axis or a tuple of axes.
     """
