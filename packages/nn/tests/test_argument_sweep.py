@@ -626,7 +626,10 @@ def _opt_fingerprint(cls: type, kw: dict) -> Any:
                  np.array([0.5, 0.5, -2.0], np.float32)]
         for g in grads:
             opt.apply_gradients([(em.constant(g), v)])
-        return ("ok", opt.name, v.numpy(), sorted(opt.get_slot_names()))
+        # (the loss a fit step differentiates: loss_scale_factor scales it, and Adam's or
+        # RMSprop's update is nearly blind to the gradients' scale it divides away)
+        return ("ok", opt.name, v.numpy(), sorted(opt.get_slot_names()),
+                float(opt.scale_loss(em.constant(3.0))))
     except Exception as e:
         return ("error", type(e).__name__, str(e))
 

@@ -711,6 +711,9 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         epoch_logs = logs
         if model.stop_training:
             break
+    finalize = getattr(model.optimizer, "finalize_variable_values", None)
+    if finalize is not None and epochs > initial_epoch:  # use_ema: the averages (Keras 3)
+        finalize(model.trainable_weights)
     cbs.on_train_end(dict(epoch_logs))
     return history
 

@@ -70,24 +70,17 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: ``v -= lr * weight_decay * v`` before each step.
+    """Adam with decoupled weight decay: ``v -= lr * weight_decay * v`` before each step
+    (the base class's ``weight_decay``, 0.004 here, as Keras 3's AdamW).
 
     ``weight_decay`` is read at every step, like the other hyperparameters.
     """
-
-    weight_decay = Hyper()
 
     def __init__(self, learning_rate: Any = 0.001, weight_decay: Any = 0.004,
                  beta_1: Any = 0.9, beta_2: Any = 0.999, epsilon: Any = 1e-7,
                  amsgrad: bool = False, **kwargs: Any) -> None:
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, **kwargs)
         self.weight_decay = weight_decay
-
-    def apply_single(self, grad: Any, var: Any, lr: float) -> None:
-        wd = self._hyper("weight_decay")
-        if self._host_hyper("weight_decay"):
-            var.assign(em.multiply(var.value(), 1 - lr * wd))
-        super().apply_single(grad, var, lr)
 
 
 AdamOptimizer = Adam

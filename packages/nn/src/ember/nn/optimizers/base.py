@@ -21,6 +21,7 @@ silently ignored.
 from __future__ import annotations
 
 import inspect
+import re
 import warnings
 from typing import Any
 
@@ -29,7 +30,6 @@ import numpy as np
 import ember.core as em
 
 from .. import constraints as _constraints
-from ..layers._keras_args import only_default
 from ..layers._tracking import _Listened
 from .schedules import LearningRateSchedule
 
@@ -70,21 +70,39 @@ class Optimizer(_Listened):
         clipnorm: clip each gradient to this L2 norm.
         clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
         global_clipnorm: scale all gradients together so their global norm is at most this.
+            A clip of 0 clips nothing, as Keras 3's (``if self.clipnorm and self.clipnorm >
+            0``); a negative one is refused by name (Keras ignores it).
         name: the optimizer's name (used in messages).
-        weight_decay: Keras 3's, which its saved optimizers always name, as are
-            ``use_ema``, ``ema_momentum``, ``ema_overwrite_frequency``,
-            ``loss_scale_factor`` and ``gradient_accumulation_steps``: taken at their
-            defaults only (``AdamW`` has its own ``weight_decay``); any other value is
-            refused by name.
+        weight_decay: decoupled weight decay, Keras 3's for every optimizer: before each
+            update ``v -= v * weight_decay * lr`` for every variable not excluded by
+            ``exclude_from_weight_decay``.
+        use_ema: keep an exponential moving average of each variable (``average`` slots:
+            ``average = m * average + (1 - m) * v`` after every step, ``m`` 0 at the first
+            step and ``ema_momentum`` after, as Keras 3); ``finalize_variable_values``
+            (which ``fit`` calls after its last epoch) writes the averages into the
+            variables.
+        ema_momentum: the average's momentum, in ``[0, 1]``.
+        ema_overwrite_frequency: with ``use_ema``, write the averages into the variables
+            every this many steps (an integer >= 1), as Keras 3.
+        loss_scale_factor: a fixed loss scale: ``scale_loss`` (which ``fit`` calls)
+            multiplies the loss by it and ``apply_gradients`` divides the gradients by it.
+        gradient_accumulation_steps: an integer >= 2: the gradients of that many calls are
+            averaged into one update, as Keras 3's. ``iterations`` counts updates (Keras's
+            ``optimizer.iterations``); a learning-rate schedule is called with the number
+            of calls (Keras's ``_iterations``). Computed on the device without a host read
+            (a traced step stays one trace): a call that only accumulates runs the update
+            and keeps what it wrote only on the update step.
     """
 
     # Hyperparameters whose being zero or not decides slots or the update's form.
     _STRUCTURAL = frozenset({"momentum", "weight_decay"})
+    _CLIPS = ("clipnorm", "clipvalue", "global_clipnorm")
 
     learning_rate = Hyper()
     clipnorm = Hyper()
     clipvalue = Hyper()
     global_clipnorm = Hyper()
+    weight_decay = Hyper()
 
     def __init__(self, learning_rate: Any = 0.001, clipnorm: Any = None,
                  clipvalue: Any = None, global_clipnorm: Any = None,
@@ -92,18 +110,45 @@ class Optimizer(_Listened):
                  ema_momentum: float = 0.99, ema_overwrite_frequency: Any = None,
                  loss_scale_factor: Any = None,
                  gradient_accumulation_steps: Any = None) -> None:
-        only_default(type(self).__name__,
-                     weight_decay=(weight_decay, None, "decoupled weight decay is AdamW's"),
-                     use_ema=(use_ema, False, "ember keeps no moving average of weights"),
-                     ema_momentum=(ema_momentum, 0.99, "it belongs to use_ema"),
-                     ema_overwrite_frequency=(ema_overwrite_frequency, None,
-                                              "it belongs to use_ema"),
-                     loss_scale_factor=(loss_scale_factor, None,
-                                        "use LossScaleOptimizer to scale the loss"),
-                     gradient_accumulation_steps=(gradient_accumulation_steps, None,
-                                                  "ember applies every step's gradients"))
-        if clipnorm is not None and global_clipnorm is not None:
-            raise ValueError("set at most one of clipnorm and global_clipnorm")
+        who = type(self).__name__
+        if clipnorm is not None and global_clipnorm is not None and \
+                not (_is_zero(clipnorm) or _is_zero(global_clipnorm)):
+            raise ValueError(f"{who}: set at most one of clipnorm and global_clipnorm")
+        if gradient_accumulation_steps is not None and (
+                isinstance(gradient_accumulation_steps, bool) or
+                not isinstance(gradient_accumulation_steps, (int, np.integer)) or
+                gradient_accumulation_steps < 2):
+            raise ValueError(f"{who}: gradient_accumulation_steps must be an integer >= 2 "
+                             f"(or None), got {gradient_accumulation_steps!r}")
+        if not isinstance(use_ema, (bool, np.bool_)):
+            raise TypeError(f"{who}: use_ema must be a bool, got {use_ema!r}")
+        if not use_ema and (ema_momentum != 0.99 or ema_overwrite_frequency is not None):
+            raise ValueError(f"{who}: ema_momentum and ema_overwrite_frequency act only with "
+                             f"use_ema=True (got ema_momentum={ema_momentum!r}, "
+                             f"ema_overwrite_frequency={ema_overwrite_frequency!r})")
+        if use_ema and not 0 <= float(ema_momentum) <= 1:
+            raise ValueError(f"{who}: ema_momentum must be in [0, 1], got {ema_momentum!r}")
+        if ema_overwrite_frequency is not None and (
+                isinstance(ema_overwrite_frequency, bool) or
+                not isinstance(ema_overwrite_frequency, (int, np.integer)) or
+                ema_overwrite_frequency < 1):
+            raise ValueError(f"{who}: ema_overwrite_frequency must be an integer >= 1 or "
+                             f"None, got {ema_overwrite_frequency!r}")
+        if loss_scale_factor is not None:
+            factor = _number(self, "loss_scale_factor", loss_scale_factor)
+            if not (factor > 0 and np.isfinite(factor)):
+                raise ValueError(f"{who}: loss_scale_factor must be a positive number, got "
+                                 f"{loss_scale_factor!r}")
+            loss_scale_factor = factor
+        self.use_ema = bool(use_ema)
+        self.ema_momentum = float(ema_momentum)
+        self.ema_overwrite_frequency = None if ema_overwrite_frequency is None else \
+            int(ema_overwrite_frequency)
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = None if gradient_accumulation_steps is None \
+            else int(gradient_accumulation_steps)
+        self._wd_excluded: set[int] = set()
+        self._wd_pattern: str | None = None
         self.name = name or type(self).__name__
         self._hypers: dict[str, Any] = {}
         self._traced = False  # a graph.function trace has read the hyperparameters
@@ -111,6 +156,10 @@ class Optimizer(_Listened):
                                       trainable=False)
         self.learning_rate = learning_rate
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        self.weight_decay = weight_decay
+        if self.gradient_accumulation_steps:  # calls since the last update (0 .. steps-1)
+            self._accumulated = em.Variable(np.int64(0), name=f"{self.name}/accumulated",
+                                            trainable=False)
         self._slots: dict[int, dict[str, Any]] = {}
         self._primaries: dict[int, Any] = {}
         self._warned: set[int] = set()
@@ -126,6 +175,13 @@ class Optimizer(_Listened):
         decisions made in Python (is momentum zero?), so those read no device."""
         mirror = self.__dict__.setdefault("_mirror", {})
         old = self._hypers.get(name)
+        if name in self._CLIPS and value is not None and not _is_dynamic(value):
+            number = _number(self, name, value)
+            if number < 0:
+                raise ValueError(f"{self.name}: {name} must be positive (or 0 or None: no "
+                                 f"clipping), got {value!r}")
+            if number == 0:  # Keras 3: ``if self.clipnorm and self.clipnorm > 0``
+                value = None
         if value is None or _is_dynamic(value):
             if old is not None and value is not old and self.__dict__.get("_traced"):
                 raise ValueError(
@@ -188,7 +244,7 @@ class Optimizer(_Listened):
         with a schedule back to eager). A schedule that takes only an int is called with
         the step read to the host, as before."""
         try:
-            rate = schedule(self.iterations.value())
+            rate = schedule(self._calls())
         except Exception:  # a schedule of one's own that wants an int
             rate = None
         if isinstance(rate, em.Tensor) and not rate.shape and rate.dtype.kind == "f":
@@ -196,8 +252,21 @@ class Optimizer(_Listened):
         if isinstance(rate, (int, float)) and not isinstance(rate, bool):
             return float(rate)  # a constant
         step = int(self._host_value(self.iterations))
+        if self.gradient_accumulation_steps:
+            return float(schedule(step * self.gradient_accumulation_steps +
+                                  int(self._accumulated.numpy())))
         self._known_step = step + 1
         return float(schedule(step))
+
+    def _calls(self) -> Any:
+        """The step a schedule is called with: ``iterations``' value, or with gradient
+        accumulation the number of calls (Keras 3 calls its schedule with
+        ``_iterations``, which counts calls, where ``iterations`` counts updates)."""
+        it = self.iterations.value()
+        steps = self.gradient_accumulation_steps
+        if not steps:
+            return it
+        return em.add(em.multiply(it, np.int64(steps)), self._accumulated.value())
 
     def _host_hyper(self, name: str) -> Any:
         """Hyperparameter ``name`` as a float, for decisions made in Python (is momentum
@@ -249,6 +318,8 @@ class Optimizer(_Listened):
     # --- checkpoint protocol ---------------------------------------------------------
     def __checkpoint_children__(self) -> dict[str, Any]:
         kids: dict[str, Any] = {"iterations": self.iterations}
+        if self.gradient_accumulation_steps:
+            kids["accumulated"] = self._accumulated
         for name, src in self._hypers.items():
             # the learning rate, and a user's variable; numbers given to the constructor
             # are its config (what Keras saves), not state
@@ -336,19 +407,130 @@ class Optimizer(_Listened):
             self._traced = True
         with em.recording.paused():
             grads = [g if type(g) is em.Tensor else em.convert_to_tensor(g) for g, _ in pairs]
-            self._now = {name: self._read_hyper(name) for name in self._hypers}
-            try:
-                self._apply(grads, pairs)
-            finally:
-                self._now = None
-            self.iterations.assign_add(1)
+            if self.loss_scale_factor is not None:  # Keras 3: g / loss_scale_factor
+                grads = [em.divide(g, self.loss_scale_factor) for g in grads]
+            step = self.iterations.value()  # before this call's update (the averages')
+            if self.gradient_accumulation_steps:
+                updated = self._apply_accumulating(grads, pairs)
+            else:
+                self._apply_now(grads, pairs)
+                updated = None
+            if self.use_ema:
+                self._update_averages(pairs, step)
             if self._known_step is not None:  # a schedule read the step: keep it on the host
                 self.__dict__.setdefault("_host_values", {})[self.iterations.uid] = (
                     self.iterations.value(), float(self._known_step))
                 self._known_step = None
             if global_step is not None:
-                global_step.assign_add(1)
+                global_step.assign_add(1 if updated is None else em.cast(
+                    updated.to(global_step.device), global_step.dtype))
         return self.iterations
+
+    def _apply_now(self, grads: list[Any], pairs: list[tuple[Any, Any]]) -> None:
+        """One update: the hyperparameters read once, clipping, weight decay, each
+        variable's update, constraints, and ``iterations`` counted."""
+        self._now = {name: self._read_hyper(name) for name in self._hypers}
+        try:
+            self._apply(grads, pairs)
+        finally:
+            self._now = None
+        self.iterations.assign_add(1)
+
+    def _ensure_slots(self, var: Any) -> None:
+        """``init_slots(var)`` at ``var``'s first update."""
+        if var.uid not in self._slots:
+            self._slots[var.uid] = {}
+            self._primaries[var.uid] = var
+            self.init_slots(var)
+
+    def _apply_accumulating(self, grads: list[Any], pairs: list[tuple[Any, Any]]) -> Any:
+        """Gradient accumulation, as Keras 3's: the gradients add into
+        ``gradient_accumulator`` slots, and every ``gradient_accumulation_steps``-th call
+        updates with their mean and zeroes them. Decided on the device (no host read, so a
+        traced step stays one trace): every call runs the update on the mean so far, and
+        a call that is not an update step puts back what it wrote (variables, slots,
+        ``iterations``), as ``LossScaleOptimizer`` skips a step. Returns the bool tensor
+        "this call updated"."""
+        steps = self.gradient_accumulation_steps
+        count = self._accumulated
+        update = em.equal(count.value(), np.int64(steps - 1))
+        on = _OnDevices(update)
+        for _, v in pairs:
+            self._ensure_slots(v)
+        accs = [self.add_slot(v, "gradient_accumulator") for _, v in pairs]
+        totals = [em.add(a.value(), g if g.dtype == a.dtype else em.cast(g, a.dtype))
+                  for a, g in zip(accs, grads)]
+        keep = {a.uid for a in accs}
+        before = {v.uid: (v, v.value()) for _, v in pairs}
+        before[self.iterations.uid] = (self.iterations, self.iterations.value())
+        for slots in self._slots.values():
+            for slot in slots.values():
+                if slot.uid not in keep:
+                    before[slot.uid] = (slot, slot.value())
+        listener = _SlotsMade(before)  # slots the update makes, at their initial value
+        self._ember_listeners().append(listener)
+        try:
+            self._apply_now([em.divide(t, float(steps)) for t in totals], pairs)
+        finally:
+            self._ember_listeners().remove(listener)
+        for var, old in before.values():
+            var.assign(em.where(on(var.device), var.value(), old))
+        for a, t in zip(accs, totals):
+            a.assign(em.where(on(a.device), em.zeros_like(t), t))
+        count.assign(em.where(update, em.zeros_like(count.value()),
+                              em.add(count.value(), np.int64(1))))
+        return update
+
+    def _update_averages(self, pairs: list[tuple[Any, Any]], step: Any) -> None:
+        """``use_ema``: ``average = m * average + (1 - m) * v`` for every variable this
+        optimizer updates, ``m`` 0 at the first step (``step``, the count before this
+        call, is 0) and ``ema_momentum`` after; every ``ema_overwrite_frequency`` steps
+        the averages are written into the variables. As Keras 3's, on the device."""
+        for _, v in pairs:
+            self._ensure_slots(v)
+            self.add_slot(v, "average")
+        first = _OnDevices(em.not_equal(step, np.int64(0)))
+        freq = self.ema_overwrite_frequency
+        overwrite = None if not freq else _OnDevices(em.equal(
+            em.floormod(em.add(step, np.int64(1)), np.int64(freq)), np.int64(0)))
+        for uid, slots in self._slots.items():
+            avg = slots.get("average")
+            if avg is None:
+                continue
+            v = self._primaries[uid]
+            m = em.multiply(em.cast(first(v.device), v.dtype), self.ema_momentum)
+            avg.assign(em.add(em.multiply(m, avg.value()),
+                              em.multiply(em.subtract(1.0, m), v.value())))
+            if overwrite is not None:
+                v.assign(em.where(overwrite(v.device), avg.value(), v.value()))
+
+    def finalize_variable_values(self, var_list: Any) -> None:
+        """With ``use_ema``, write each variable's moving average into it (``fit`` calls
+        this after its last epoch, as Keras 3's); otherwise nothing."""
+        if not self.use_ema:
+            return
+        for v in var_list:
+            avg = self._slots.get(v.uid, {}).get("average")
+            if avg is not None:
+                v.assign(avg.value())
+
+    def exclude_from_weight_decay(self, var_list: Any = None, var_names: Any = None) -> None:
+        """Leave ``var_list``'s variables, and every variable whose name contains one of
+        ``var_names`` (``re.search``, as Keras 3), out of ``weight_decay``.
+
+        Raises:
+            ValueError: called after the first update (Keras: after ``build``).
+        """
+        if self._slots or self.__dict__.get("_placed"):
+            raise ValueError(f"{self.name}: exclude_from_weight_decay() can only be "
+                             "configured before the optimizer's first update")
+        self._wd_excluded = {v.uid for v in var_list or ()}
+        self._wd_pattern = "|".join(sorted(set(var_names))) if var_names else None
+
+    def _use_weight_decay(self, var: Any) -> bool:
+        if var.uid in self._wd_excluded:
+            return False
+        return self._wd_pattern is None or re.search(self._wd_pattern, var.name) is None
 
     def _place(self, device: str) -> None:
         """Move the optimizer's own variables to ``device`` (where the first variable it
@@ -364,7 +546,8 @@ class Optimizer(_Listened):
         if self.__dict__.get("_placed"):
             return
         self._placed = True
-        own = [self.iterations] + [v for v in self._hypers.values()
+        own = [self.iterations, *([self._accumulated] if self.gradient_accumulation_steps
+                                  else [])] + [v for v in self._hypers.values()
                                    if isinstance(v, em.Variable) and v.uid in _OWNED]
         for var in own:
             if var.device != device:
@@ -424,23 +607,28 @@ class Optimizer(_Listened):
         global_clipnorm = self._hyper("global_clipnorm")
         if global_clipnorm is not None:
             clipped, _ = em.clip_by_global_norm(clipped, global_clipnorm)
+        decay = self._hypers.get("weight_decay") is not None and (
+            self._host_hyper("weight_decay") or self._user_dynamic("weight_decay"))
         for g, (_, v) in zip(clipped, pairs):
             self._now = per_device[v.device]
             lr = self._hyper("learning_rate")
-            if v.uid not in self._slots:
-                self._slots[v.uid] = {}
-                self._primaries[v.uid] = v
-                self.init_slots(v)
+            self._ensure_slots(v)
             if g.dtype != v.dtype:
                 g = em.cast(g, v.dtype)
+            if decay and self._use_weight_decay(v):  # decoupled, before the update
+                wd = self._hyper("weight_decay")
+                v.assign(em.multiply(v.value(), 1 - lr * wd))
             self.apply_single(g, v, lr)
             constraint = _constraints.of(v)
             if constraint is not None:  # after the update, as Keras
                 v.assign(constraint(v.value()))
 
     def scale_loss(self, loss: Any) -> Any:
-        """The loss to differentiate: ``loss`` itself here; a ``LossScaleOptimizer``
-        multiplies it by its loss scale (Keras 3's hook, which ``fit``'s step calls)."""
+        """The loss to differentiate: ``loss`` times ``loss_scale_factor`` when one was
+        given, else ``loss`` itself; a ``LossScaleOptimizer`` multiplies it by its loss
+        scale (Keras 3's hook, which ``fit``'s step calls)."""
+        if self.loss_scale_factor is not None:
+            return em.multiply(loss, self.loss_scale_factor)
         return loss
 
     def compute_gradients(self, loss: Any, var_list: Any = None) -> list[tuple[Any, Any]]:
@@ -474,7 +662,9 @@ class Optimizer(_Listened):
         set; ``from_config`` makes an equal optimizer (without its state)."""
         config: dict[str, Any] = {"name": self.name}
         params = inspect.signature(type(self).__init__).parameters
-        for name in ["learning_rate", "clipnorm", "clipvalue", "global_clipnorm", *params]:
+        for name in ["learning_rate", "clipnorm", "clipvalue", "global_clipnorm",
+                     "weight_decay", "use_ema", "ema_momentum", "ema_overwrite_frequency",
+                     "loss_scale_factor", "gradient_accumulation_steps", *params]:
             if name in config or name in ("self", "kwargs", "name"):
                 continue
             if name in self._hypers:
@@ -502,3 +692,34 @@ def _number(opt: Any, name: str, value: Any) -> float:
         raise TypeError(f"{type(opt).__name__}: {name} must be a number, a Variable, a tensor, "
                         f"a callable or a LearningRateSchedule, got {type(value).__name__}"
                         ) from None
+
+
+def _is_zero(value: Any) -> bool:
+    return not _is_dynamic(value) and float(value) == 0
+
+
+class _OnDevices:
+    """A value computed on one device, copied to each other device asked for once."""
+
+    def __init__(self, value: Any) -> None:
+        self._by_device = {value.device: value}
+
+    def __call__(self, device: str) -> Any:
+        hit = self._by_device.get(device)
+        if hit is None:
+            hit = self._by_device[device] = next(iter(self._by_device.values())).to(device)
+        return hit
+
+
+class _SlotsMade:
+    """Listens to the optimizer during an update that may be put back: a slot it makes is
+    recorded with the value it starts from."""
+
+    def __init__(self, before: dict[int, tuple[Any, Any]]) -> None:
+        self._before = before
+
+    def slot_created(self, owner: Any, primary: Any, slot_name: str, slot: Any) -> None:
+        self._before.setdefault(slot.uid, (slot, slot.value()))
+
+    def child_created(self, owner: Any, name: str, child: Any) -> None:
+        pass

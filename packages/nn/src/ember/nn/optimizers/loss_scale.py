@@ -250,6 +250,10 @@ class LossScaleOptimizer(Optimizer):
         self.dynamic_scale.assign(em.where(grow, doubled, em.where(
             finite, scale, em.multiply(scale, 0.5))))
 
+    def finalize_variable_values(self, var_list: Any) -> None:
+        """The inner optimizer's (its ``use_ema`` averages, written at ``fit``'s end)."""
+        self.inner_optimizer.finalize_variable_values(var_list)
+
     def get_config(self) -> dict[str, Any]:
         inner = self.inner_optimizer
         return {"name": self.name,
