@@ -224,3 +224,15 @@ def test_auc_takes_logits_label_weights_and_thresholds_as_keras():
         M.AUC(multi_label=True)
     with pytest.raises(ValueError, match="label_weights for y_pred"):
         M.AUC(label_weights=[1.0, 2.0]).update_state(em.constant(y), em.constant(b_p))
+
+
+def test_top_k_keeps_exactly_k_of_tied_scores():
+    """Keras's ``_filter_top_k`` keeps the k indices ``top_k`` returns (of ties, the first):
+    Keras 3.15.1 gives Precision(top_k=1) = 1.0 here; a ``>=`` the k-th value kept both
+    0.9s (0.5). Found by a parity sweep against Keras."""
+    m = nn.metrics.Precision(top_k=1)
+    m.update_state([[1.0, 0.0, 0.0]], [[0.9, 0.9, 0.1]])
+    assert float(m.result()) == 1.0
+    r = nn.metrics.Recall(top_k=2)  # row 0 keeps columns 0, 1; row 1 keeps 1, 2
+    r.update_state([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]], [[0.5, 0.5, 0.5], [0.2, 0.9, 0.9]])
+    assert float(r.result()) == pytest.approx(1 / 3)

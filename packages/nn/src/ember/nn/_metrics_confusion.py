@@ -139,14 +139,16 @@ class _ConfusionCounts(Metric):
 
     def _top_k(self, p: Any) -> Any:
         """``p`` with all but each row's ``top_k`` largest entries set below every
-        threshold (Keras's ``_filter_top_k``)."""
+        threshold (Keras's ``_filter_top_k``): exactly ``top_k`` entries are kept, those
+        ``top_k`` returns, so of tied scores the first ones (a ``>=`` the k-th value kept
+        every tie: Precision(top_k=1) of [.9, .9, .1] counted two predictions)."""
         k = self.top_k
         assert k is not None  # (update_state calls this only with one)
         if not p.ndim or p.shape[-1] <= k:
             return p
-        values = em.top_k(p, k=k).values
-        kth = values[..., k - 1:k]
-        return em.where(em.greater_equal(p, kth), p, _NEG_INF)
+        kept = em.reduce_max(em.one_hot(em.top_k(p, k=k).indices, p.shape[-1], dtype=em.int8),
+                             axis=-2)
+        return em.where(em.cast(kept, em.bool), p, _NEG_INF)
 
     def _out(self, value: Any) -> Any:
         value = em.cast(value, self.dtype)
