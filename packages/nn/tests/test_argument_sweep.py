@@ -613,17 +613,25 @@ OPT_ALTS: dict[str, Any] = {
     "inner_optimizer": lambda: OPT.Adam(0.1), "initial_scale": 8.0, "dynamic_growth_steps": 2,
     "use_ema": True, "ema_momentum": 0.5, "ema_overwrite_frequency": 2,
     "loss_scale_factor": 2.0, "gradient_accumulation_steps": 2,
+    "relative_step": False, "epsilon_1": 1e-2, "epsilon_2": 5.0, "clip_threshold": 0.01,
+    "beta_2_decay": -0.3, "beta": 0.5, "learning_rate_power": -0.1,
+    "l1_regularization_strength": 0.5, "l2_regularization_strength": 0.5,
+    "l2_shrinkage_regularization_strength": 0.5,
 }
 OPT_BASE = {"SGD": {"momentum": 0.9},  # so nesterov has momentum to act on
-            "LossScaleOptimizer": {"inner_optimizer": lambda: OPT.SGD(0.1)}}
+            "LossScaleOptimizer": {"inner_optimizer": lambda: OPT.SGD(0.1)},
+            "Adadelta": {"learning_rate": 1.0}}  # (its 0.001 moves too little to see)
+# Lion steps by signs: gradients whose mix with the momentum changes sign under clipping
+# or another beta_1 (the default gradients keep every sign)
+OPT_GRADS = {"Lion": [[1.0, -1.0, 0.01], [-0.05, 0.1, 5.0], [0.3, -3.0, -0.05]]}
 
 
 def _opt_fingerprint(cls: type, kw: dict) -> Any:
     try:
         opt = cls(**{k: _value(v) for k, v in kw.items()})
         v = em.Variable(np.array([1.0, -2.0, 0.5], np.float32))
-        grads = [np.array([0.3, -1.2, 2.0], np.float32), np.array([-0.7, 0.4, 1.1], np.float32),
-                 np.array([0.5, 0.5, -2.0], np.float32)]
+        grads = [np.array(g, np.float32) for g in OPT_GRADS.get(cls.__name__, [
+            [0.3, -1.2, 2.0], [-0.7, 0.4, 1.1], [0.5, 0.5, -2.0]])]
         for g in grads:
             opt.apply_gradients([(em.constant(g), v)])
         # (the loss a fit step differentiates: loss_scale_factor scales it, and Adam's or

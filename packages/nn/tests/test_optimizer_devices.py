@@ -25,6 +25,13 @@ OPTIMIZERS = {
     "rmsprop": lambda: O.RMSProp(0.05, momentum=0.5, centered=True, clipnorm=1.0),
     "adagrad": lambda: O.Adagrad(0.1, clipvalue=0.5),
     "adam-global-clip": lambda: O.Adam(0.1, global_clipnorm=0.5),
+    "adamax": lambda: O.Adamax(0.1),
+    "adadelta": lambda: O.Adadelta(1.0, clipnorm=1.0),
+    "nadam": lambda: O.Nadam(0.1),
+    "ftrl": lambda: O.Ftrl(0.1, l1_regularization_strength=0.01, beta=0.1),
+    "lion": lambda: O.Lion(0.05),
+    "lamb": lambda: O.Lamb(0.1),
+    "adafactor": lambda: O.Adafactor(0.1),
 }
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.2]], np.float32)
 Y = np.array([1.0, -2.0], np.float32)
@@ -75,7 +82,8 @@ def test_an_optimizer_made_on_the_host_updates_variables_on_the_gpu(name):
     assert uploads[1:] == [0, 0, 0], f"uploads per step {uploads}"
 
 
-@pytest.mark.parametrize("name", ["sgd-momentum", "adam", "rmsprop"])
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam", "rmsprop", "nadam", "lamb",
+                                  "adafactor"])
 def test_traced_steps_on_the_gpu_equal_eager_ones_and_upload_nothing(name):
     expected, _, _, _ = _run(OPTIMIZERS[name], 6, on_gpu=True)
     got, opt, uploads, step = _run(OPTIMIZERS[name], 6, on_gpu=True, traced=True)
@@ -91,7 +99,7 @@ def _change_learning_rate(opt, i):
         opt.learning_rate.assign(0.001)  # the variable's own form
 
 
-@pytest.mark.parametrize("name", ["sgd-momentum", "adam", "adagrad"])
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam", "adagrad", "ftrl", "lion"])
 def test_a_later_learning_rate_change_takes_effect_in_a_traced_step(name):
     unchanged, _, _, _ = _run(OPTIMIZERS[name], 8, on_gpu=True, traced=True)
     eager, _, _, _ = _run(OPTIMIZERS[name], 8, on_gpu=True, between=_change_learning_rate)

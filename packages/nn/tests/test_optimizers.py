@@ -48,7 +48,12 @@ def test_minimize_without_var_list_uses_the_trainable_variables_read():
     (lambda: O.SGD(0.1, momentum=0.9), ["momentum"]), (lambda: O.Adam(), ["m", "v"]),
     (lambda: O.AdamW(), ["m", "v"]), (lambda: O.RMSProp(momentum=0.5, centered=True),
                                       ["rms", "momentum", "mg"]),
-    (lambda: O.Adagrad(), ["accumulator"])])
+    (lambda: O.Adagrad(), ["accumulator"]), (lambda: O.Adamax(), ["m", "v"]),
+    (lambda: O.Adadelta(), ["accum_grad", "accum_var"]),
+    (lambda: O.Ftrl(), ["accumulator", "linear"]), (lambda: O.Lion(), ["m"]),
+    (lambda: O.Lamb(), ["m", "v"])])
+# (Adafactor's r and c, and Nadam's u_product, are shaped otherwise:
+# test_optimizers_keras_more.py)
 def test_slots_are_tracked_variables_on_the_parameter_device(opt, names):
     o = opt()
     v = em.Variable(np.ones((2, 3), np.float32))

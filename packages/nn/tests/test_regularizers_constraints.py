@@ -111,7 +111,14 @@ def test_add_weight_regularizer_and_constraint_on_a_custom_layer():
 
 @pytest.mark.parametrize("opt", [lambda: nn.optimizers.SGD(0.5), lambda: nn.optimizers.Adam(0.5),
                                  lambda: nn.optimizers.RMSProp(0.5),
-                                 lambda: nn.optimizers.Adagrad(0.5)])
+                                 lambda: nn.optimizers.Adagrad(0.5),
+                                 lambda: nn.optimizers.Adamax(0.5),
+                                 lambda: nn.optimizers.Adadelta(0.5),
+                                 lambda: nn.optimizers.Nadam(0.5),
+                                 lambda: nn.optimizers.Ftrl(0.5),
+                                 lambda: nn.optimizers.Lion(0.5),
+                                 lambda: nn.optimizers.Lamb(0.5),
+                                 lambda: nn.optimizers.Adafactor(0.5)])
 def test_every_optimizer_applies_dense_constraints(opt):
     d = Dense(4, kernel_constraint=C.MaxNorm(0.5), bias_constraint="non_neg")
     x = em.ones((2, 3))

@@ -319,6 +319,17 @@ OPTS = [
                                    centered=True)),
     ("adagrad", lambda: nn.optimizers.Adagrad(0.1, initial_accumulator_value=0.1, epsilon=1e-10),
      lambda p: torch.optim.Adagrad(p, lr=0.1, initial_accumulator_value=0.1, eps=1e-10)),
+    # (PyTorch's Adamax adds eps inside the maximum, Keras's after it: a small eps)
+    ("adamax", lambda: nn.optimizers.Adamax(0.05, epsilon=1e-10),
+     lambda p: torch.optim.Adamax(p, lr=0.05, eps=1e-10)),
+    ("adadelta", lambda: nn.optimizers.Adadelta(1.0, rho=0.9, epsilon=1e-6),
+     lambda p: torch.optim.Adadelta(p, lr=1.0, rho=0.9, eps=1e-6)),
+    # (Keras's Nadam is PyTorch's NAdam with momentum_decay=1)
+    ("nadam", lambda: nn.optimizers.Nadam(0.05, epsilon=1e-8),
+     lambda p: torch.optim.NAdam(p, lr=0.05, eps=1e-8, momentum_decay=1.0)),
+    # (PyTorch clamps the estimate at eps1 ** 2 where Keras adds eps1 to g^2)
+    ("adafactor", lambda: nn.optimizers.Adafactor(0.1, epsilon_1=1e-30),
+     lambda p: torch.optim.Adafactor(p, lr=0.1, eps=(1e-30, 1e-3))),
 ]
 
 

@@ -452,6 +452,7 @@ class Optimizer(_Listened):
         ``iterations``), as ``LossScaleOptimizer`` skips a step. Returns the bool tensor
         "this call updated"."""
         steps = self.gradient_accumulation_steps
+        assert steps is not None  # (only called with accumulation)
         count = self._accumulated
         update = em.equal(count.value(), np.int64(steps - 1))
         on = _OnDevices(update)

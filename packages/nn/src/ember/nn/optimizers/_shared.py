@@ -1,0 +1,73 @@
+"""What the optimizers ported from Keras 3's ``update_step`` (Adamax, Adadelta, Nadam,
+Ftrl, Lion, Lamb, Adafactor) share: hyperparameters and the step count in the variable's
+dtype, scalars computed once a step, and slots of a shape of their own.
+
+Keras casts the learning rate, each hyperparameter and ``iterations + 1`` to the variable's
+dtype before any arithmetic (``ops.cast(self.beta_1, variable.dtype)``), so a float64
+variable is stepped in float64 throughout. The optimizers here hold their hyperparameters
+as float32 variables (base.py); a float32 variable needs no cast, any other dtype gets one
+cast a step per hyperparameter and device, kept in the step's ``_now`` as Adam keeps its
+bias correction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import ember.core as em
+
+
+def per_step(opt: Any, key: Any, make: Callable[[], Any]) -> Any:
+    """``make()``, computed once a step (per device: ``_now`` is the device's) and reused
+    for every variable of that step; computed afresh outside ``apply_gradients``."""
+    now = opt.__dict__.get("_now")
+    if now is None:
+        return make()
+    hit = now.get(key)
+    if hit is None:
+        hit = now[key] = make()
+    return hit
+
+
+def like(value: Any, dtype: Any) -> Any:
+    """``value`` (a float, None or a tensor) in ``dtype``: a float stays a float."""
+    if not isinstance(value, em.Tensor) or value.dtype == dtype:
+        return value
+    return em.cast(value, dtype)
+
+
+def hyper(opt: Any, name: str, dtype: Any) -> Any:
+    """Hyperparameter ``name`` of this step in ``dtype``, cast once a step."""
+    value = opt._hyper(name)
+    if not isinstance(value, em.Tensor) or value.dtype == dtype:
+        return value
+    return per_step(opt, ("_typed", name, str(dtype)), lambda: em.cast(value, dtype))
+
+
+def step(opt: Any, dtype: Any) -> Any:
+    """This step's number (``iterations + 1``) in ``dtype``, as Keras's ``local_step``."""
+    t = opt._step
+    if t.dtype == dtype:
+        return t
+    return per_step(opt, ("_typed", "_step", str(dtype)), lambda: em.cast(t, dtype))
+
+
+def shaped_slot(opt: Any, var: Any, slot_name: str, shape: tuple[int, ...],
+                initializer: float = 0.0) -> Any:
+    """``opt.add_slot`` for a slot of a shape of its own (Adafactor's row and column means,
+    Nadam's scalar ``u_product``): ``initializer`` in ``var``'s dtype on its device, made
+    once and reported to checkpoint listeners like every slot."""
+    slots = opt._slots.setdefault(var.uid, {})
+    if slot_name in slots:
+        return slots[slot_name]
+    opt._primaries[var.uid] = var
+    with em.device(var.device):
+        slot = em.Variable(np.full(shape, initializer, dtype=var.dtype),
+                           name=f"{var.name.split(':')[0]}/{slot_name}", trainable=False)
+    slots[slot_name] = slot
+    for listener in list(opt._ember_listeners()):
+        listener.slot_created(opt, var, slot_name, slot)
+    return slot
