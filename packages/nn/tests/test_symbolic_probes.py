@@ -50,3 +50,29 @@ def test_a_real_error_is_still_raised():
         assert "reshape" in str(e)
     else:
         raise AssertionError("a reshape of 4 values into rows of 3 must fail")
+
+
+def test_an_operations_output_keeps_the_batch_axis_only_where_it_follows_the_batch():
+    """Probed at two batch sizes, as Keras's ops infer shapes symbolically: a reduction
+    over the batch has no batch axis (ember said ``(None,)`` for all of these; found
+    porting keras-io's "Introduction to Keras for researchers")."""
+    inp = nn.Input(shape=(32,))
+    assert em.reduce_mean(inp).shape == ()
+    assert em.reduce_sum(inp, axis=0).shape == (32,)
+    assert em.reduce_sum(inp, axis=1).shape == (None,)
+    assert em.transpose(inp).shape == (32, None)
+    assert inp[0].shape == (32,)
+    assert (inp * 2.0).shape == (None, 32)
+    seq = nn.Input(shape=(None, 8))
+    assert em.reduce_mean(seq, axis=1).shape == (None, 8)
+    assert seq[:, 0].shape == (None, 8)
+    assert em.reduce_max(seq).shape == ()
+    assert nn.layers.Lambda(lambda t: em.reduce_sum(t, axis=0))(inp).shape == (32,)
+    # downstream nodes are probed with the real leading size, not the batch's 1
+    total = em.reduce_sum(inp, axis=0)
+    model = nn.Model(inp, nn.layers.Dense(3)(em.reshape(total, (1, 32))))
+    assert model.output_shape == (1, 3)
+    x = np.ones((5, 32), np.float32)
+    assert model(x).shape == (1, 3)
+    assert nn.Model(inp, total).output_shape == (32,)
+    np.testing.assert_allclose(nn.Model(inp, total)(x).numpy(), np.full(32, 5.0))

@@ -65,19 +65,23 @@ class SymbolicTensor:
             (on zeros of batch 1), or None: the next layer is built with it, as Keras
             builds layers with the masks its symbolic tensors carry (a layer whose call
             reads ``mask`` sees one at build time as it will when the model runs).
+        batched: whether the first axis is the batch's (probed at size 1); an operation's
+            output may have none (``em.reduce_sum(x, axis=0)``: shape ``(32,)``).
     """
 
-    __slots__ = ("dtype", "index", "mask", "name", "node", "shape")
+    __slots__ = ("batched", "dtype", "index", "mask", "name", "node", "shape")
     # what core's hand-over error adds where a call cannot make a node (em.constant(x))
     __ember_hint__ = ("a symbolic tensor of the functional API holds no values; ember's "
                       "functions and ops on it make nodes of the model's graph, and any "
                       "other computation goes in nn.layers.Lambda(...)")
 
     def __init__(self, shape: tuple[Any, ...], dtype: Any, node: Node | None = None,
-                 index: int = 0, name: str | None = None, mask: Any = None) -> None:
+                 index: int = 0, name: str | None = None, mask: Any = None,
+                 batched: bool = True) -> None:
         self.shape, self.dtype, self.node, self.index, self.name = (
             tuple(shape), em.as_dtype(dtype), node, index, name)
         self.mask = mask
+        self.batched = batched and bool(self.shape)
 
     @property
     def ndim(self) -> int:
@@ -199,6 +203,7 @@ def _unknown_axes(layer: Any, inputs: Any, args: Any, kwargs: Any) -> bool:
 # under any stride or pool up to _SPREAD.
 _FALLBACK = 64
 _SPREAD = 64
+_BATCH_PROBE = 5  # an operation's second batch size (differs from 1 under x[::2], x[::3])
 _FILLS = ("zeros", "ones", "uniform")  # what a probe's inputs hold, tried in this order
 
 
@@ -271,9 +276,13 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         raise TypeError(f"layer {layer.name!r}: called on symbolic tensors mixed with "
                         f"values; make the values a layer's weights or a Lambda's constants")
 
-    def filled(size: int, fill: str) -> Any:
+    def filled(size: int, fill: str, batch: int = 1) -> Any:
         def make(s: SymbolicTensor) -> Any:
-            shape = (1,) + tuple(size if d is None else d for d in s.shape[1:])
+            if not s.shape:
+                shape: tuple[int, ...] = ()
+            else:
+                first = batch if s.batched else (size if s.shape[0] is None else s.shape[0])
+                shape = (first,) + tuple(size if d is None else d for d in s.shape[1:])
             z = probe_tensor(shape, s.dtype, fill)
             if s.mask is not None:
                 m, want = s.mask, tuple(z.shape[:s.mask.ndim])
@@ -286,8 +295,8 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
 
     chosen = [_FILLS[0]]  # the fill the first probe took: the wider probe takes it too
 
-    def probe(size: int) -> Any:
-        make = filled(size, chosen[0])
+    def probe(size: int, batch: int = 1) -> Any:
+        make = filled(size, chosen[0], batch)
         with np.errstate(all="ignore"):  # log(0) of a probe is no warning of the user's
             return layer(substitute(make, inputs), *substitute(make, list(args)),
                          **{**substitute(make, kwargs), "training": False})
@@ -321,18 +330,37 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
             except Exception:
                 raise refused from None
         wider = _probe_wider(probe, layer, size + _SPREAD) if unknown else None
+        # an operation's output need not keep the batch axis first (a reduction over it,
+        # a transpose, x[0]): probed at another batch size, the axes that follow the
+        # batch are found, as for unknown axes (Keras's ops infer it symbolically)
+        batches = None
+        batched_in = any(isinstance(t, SymbolicTensor) and t.batched
+                         for t in leaves([inputs, list(args), kwargs]))
+        if batched_in and getattr(layer, "_ember_probes_batch", False):
+            batches = _probe_wider(lambda n: probe(size, n), layer, _BATCH_PROBE)
     node = Node(layer, inputs, args, kwargs)
-    counter = iter(range(len(leaves(out))))
-    other = iter(leaves(wider) if wider is not None and len(leaves(wider)) == len(leaves(out))
-                 else [None] * len(leaves(out)))
+    n_out = len(leaves(out))
+    counter = iter(range(n_out))
+    other = iter(leaves(wider) if wider is not None and len(leaves(wider)) == n_out
+                 else [None] * n_out)
+    by_batch = iter(leaves(batches) if batches is not None and len(leaves(batches)) == n_out
+                    else [None] * n_out)
 
     def symbolic(t: Any) -> SymbolicTensor:
         # an axis whose size followed an input's unknown one is unknown (None) too
-        shape, w = tuple(t.shape[1:]), next(other)
+        shape, w, b = tuple(t.shape), next(other), next(by_batch)
         if w is not None and len(w.shape) == len(t.shape):
-            shape = tuple(None if a != b else a for a, b in zip(shape, w.shape[1:]))
-        return SymbolicTensor((None,) + shape, t.dtype, node, next(counter),
-                              mask=_masks.get_mask(t))
+            shape = shape[:1] + tuple(None if a != c else a
+                                      for a, c in zip(shape[1:], w.shape[1:]))
+        if b is not None and len(b.shape) == len(t.shape):
+            shape = tuple(None if a is None or a != c else a for a, c in zip(shape, b.shape))
+            batched = bool(shape) and shape[0] is None and t.shape[0] != b.shape[0]
+        elif not batched_in:  # no input has a batch axis: the probe's sizes are the sizes
+            batched = False
+        else:
+            shape, batched = (None,) + shape[1:], True
+        return SymbolicTensor(shape, t.dtype, node, next(counter), mask=_masks.get_mask(t),
+                              batched=batched)
 
     node.outputs = map_structure(symbolic, out)
     layer._ember.extra.setdefault("inbound_nodes", []).append(node)  # layer.input/.output

@@ -364,6 +364,8 @@ class Dropout(Layer):
 class Lambda(Layer):
     """Wrap a function of tensors as a layer (no variables)."""
 
+    _ember_probes_batch = True  # its output's batch axis is found (a reduction over it)
+
     def __init__(self, function: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.function = function

@@ -33,6 +33,7 @@ class _Operation(Layer):
     op: Any = None  # the ember function (a staticmethod of each subclass)
     arity = 2
     _autocast = False  # Keras's operations take their inputs as they come
+    _ember_probes_batch = True  # its output's batch axis is found, not assumed first
 
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         unknown = sorted(set(kwargs) - {"dtype", "trainable"})
