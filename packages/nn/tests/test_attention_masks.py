@@ -3,7 +3,7 @@
 Keras merges the masks the inputs carry (query (N, Tq) -> (N, Tq, 1); value and key
 (N, Tv) -> (N, 1, Tv)), the causal mask (query ``i`` sees keys ``j <= i``) and
 ``attention_mask`` with a logical AND, and adds -1e9 (-3e4 in float16) to each masked
-score before the softmax. The same with the inputs' masks from an Embedding, outside
+score before the softmax, whose masked entries are then 0 (Keras 3.15's Softmax layer). The same with the inputs' masks from an Embedding, outside
 any model, in a functional model, and in a traced call whose masks change.
 """
 
@@ -48,6 +48,8 @@ def keras_attention(layer, query, value, key=None, mask=None):
                   ).astype(np.float64)
     w = np.exp(scores - scores.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
+    if mask is not None:  # Keras 3.15's Softmax zeroes the masked entries afterwards
+        w = np.where(m, w, 0.0)
     ctx = (w @ v).transpose(0, 2, 1, 3).reshape(q.shape[0], q.shape[2], h * vd)
     out = layer.output_dense
     return ctx @ out.kernel.numpy() + out.bias.numpy(), w
@@ -81,13 +83,12 @@ def test_the_masks_an_embedding_makes_are_merged_as_keras_merges_them():
     np.testing.assert_allclose(y.numpy(), want, **TOL)
     np.testing.assert_allclose(w.numpy(), want_w, **TOL)
     # a masked key gets no weight from a kept query step; a masked query step (all its
-    # keys masked) spreads its weight evenly, as Keras's does
+    # keys masked) gives none either, as Keras 3.15's Softmax zeroes masked entries
     w = w.numpy()
     kept_q = np.broadcast_to(keep[:, None, :, None], w.shape)
     masked_k = np.broadcast_to(~keep[:, None, None, :], w.shape)
     assert np.all(w[kept_q & masked_k] < 1e-30)
-    np.testing.assert_allclose(w[~np.broadcast_to(keep[:, None, :, None], w.shape)], 1 / 6,
-                               rtol=1e-6)
+    np.testing.assert_array_equal(w[~np.broadcast_to(keep[:, None, :, None], w.shape)], 0.0)
     np.testing.assert_array_equal(np.asarray(_masks.get_mask(y)), keep)  # the query's
     unmasked, _ = keras_attention(mha, x.numpy(), x.numpy())
     assert not np.allclose(y.numpy(), unmasked, **TOL)  # the masks changed the result
@@ -203,3 +204,28 @@ def test_a_traced_call_keeps_one_trace_while_its_masks_change():
         np.testing.assert_allclose(attend(x, allowed).numpy(),
                                    mha(x, x, attention_mask=allowed).numpy(), **TOL)
     assert attend.experimental_get_tracing_count() == 1
+
+
+def test_a_row_masked_entirely_gets_zero_weights_as_keras_3():
+    """Keras 3.15's Softmax zeroes masked outputs, so a query masked from every key
+    attends to nothing: padded queries of self-attention give zero scores and an output of
+    the output projection's bias (ember gave a uniform row; found by a parity sweep against
+    Keras 3.15.1, whose torch and jax backends both give 0)."""
+    x = np.array([[1.0, 2.0, 3.0]], np.float32)
+    none = np.array([[False, False, False]])
+    np.testing.assert_array_equal(nn.layers.Softmax()(x, mask=none).numpy(), [[0, 0, 0]])
+    some = np.array([[True, False, True]])
+    want = np.exp([1.0, 3.0]) / np.exp([1.0, 3.0]).sum()
+    np.testing.assert_allclose(nn.layers.Softmax()(x, mask=some).numpy(),
+                               [[want[0], 0.0, want[1]]], rtol=1e-6)
+    ids = np.array([[1, 2, 0, 0], [3, 1, 2, 0]])
+    emb = nn.layers.Embedding(4, 3, mask_zero=True)
+    mha = nn.layers.MultiHeadAttention(1, 2, kernel_initializer="ones")
+    h = emb(ids)
+    out, scores = mha(h, h, return_attention_scores=True)
+    keep = ids != 0
+    s = scores.numpy()[:, 0]  # (N, Tq, Tv)
+    assert np.all(s[~keep] == 0.0)  # padded queries: no weight anywhere
+    np.testing.assert_allclose(s[keep].sum(-1), 1.0, rtol=1e-6)
+    assert np.all(s[:, :, :][np.broadcast_to(~keep[:, None, :], s.shape)] == 0.0)
+    np.testing.assert_array_equal(out.numpy()[~keep], 0.0)  # bias 0: ctx 0 gives 0

@@ -252,6 +252,8 @@ class MultiHeadAttention(Layer):
             hidden = em.subtract(1.0, em.cast(mask, scores.dtype))
             scores = em.add(scores, em.multiply(hidden, _large_negative(scores.dtype)))
         weights = em.nn_ops.softmax(scores, axis=-1)
+        if mask is not None:  # a query masked from every key attends to nothing (Keras 3)
+            weights = em.multiply(weights, em.cast(mask, weights.dtype))
         dropped = self.dropout_layer(weights, training=training)
         ctx = em.matmul(dropped, v)                                   # (N, H, Tq, V)
         n, _, tq, _ = ctx.shape

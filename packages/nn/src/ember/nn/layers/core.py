@@ -301,8 +301,9 @@ class ActivityRegularization(Layer):
 class Softmax(Layer):
     """``softmax`` over ``axis`` (the last by default; a list or tuple of axes normalizes
     over them together), as Keras 3's layer. ``mask`` (True where kept, the inputs' shape
-    or broadcasting to it; the inputs' Keras mask by default) adds -1e9 (-3e4 in float16)
-    to the masked entries first."""
+    or broadcasting to it; the inputs' Keras mask by default) puts -1e9 (-3e4 in float16)
+    in the masked entries first, and the masked outputs are 0, as Keras 3.15's: a row
+    masked entirely is all zeros, not uniform (padded queries of self-attention)."""
 
     supports_masking = True
 
@@ -324,14 +325,19 @@ class Softmax(Layer):
             except ValueError:
                 raise ValueError(f"Softmax: mask of shape {tuple(m.shape)} does not fit the "
                                  f"inputs' shape {tuple(x.shape)}") from None
-            hidden = em.subtract(1.0, em.cast(m, x.dtype))
-            x = em.add(x, em.multiply(hidden, -3e4 if x.dtype == np.float16 else -1e9))
+            m = em.cast(m, em.bool)
+            x = em.where(m, x, em.constant(-3e4 if x.dtype == np.float16 else -1e9, x.dtype))
         if isinstance(self.axis, (list, tuple)):
             if len(self.axis) > 1:
-                return em.exp(em.subtract(x, em.reduce_logsumexp(x, list(self.axis),
-                                                                  keepdims=True)))
-            return activations.softmax(x, axis=self.axis[0])
-        return activations.softmax(x, axis=self.axis)  # (remembers its logits)
+                out = em.exp(em.subtract(x, em.reduce_logsumexp(x, list(self.axis),
+                                                                 keepdims=True)))
+            else:
+                out = activations.softmax(x, axis=self.axis[0])
+        else:
+            out = activations.softmax(x, axis=self.axis)  # (remembers its logits)
+        if mask is not None:
+            out = em.where(m, out, em.zeros_like(out))
+        return out
 
 
 class Dropout(Layer):
