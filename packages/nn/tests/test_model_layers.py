@@ -66,3 +66,24 @@ def test_unbuilt_and_uncalled_say_so():
         m.inputs
     with pytest.raises(AttributeError, match="never been called on symbolic inputs"):
         L.Dense(2).output
+
+
+def test_time_distributed_batch_normalization_normalizes_each_step_as_keras_3():
+    """Keras 3 calls the wrapped layer once per step (its time_distributed.py): a batch
+    normalization in training normalizes each step by that step's statistics and updates
+    its moving statistics once per step. Keras 3.15.1 gives out[0, 0, 0] = -0.99988 and
+    moving_mean[0] = 3.9616 here (ember folded the steps into the batch: -1.1977 and
+    1.8803; found by a parity sweep against Keras)."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) ** 1.5 / 10
+    bn = nn.layers.BatchNormalization(momentum=0.5)
+    y = nn.layers.TimeDistributed(bn)(x, training=True).numpy()
+    assert y.shape == (2, 3, 4)
+    np.testing.assert_allclose(y[0, 0, 0], -0.99988, rtol=1e-4)
+    np.testing.assert_allclose(bn.moving_mean.numpy()[0], 3.9616, rtol=1e-4)
+    # each step on its own, by numpy: (x - mean) / sqrt(var + eps) over the batch
+    mean, var = x.mean(0), x.var(0)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-3), rtol=1e-5, atol=1e-5)
+    # inference (and a layer that does not depend on the batch) still folds the steps
+    dense = nn.layers.TimeDistributed(nn.layers.Dense(2))
+    np.testing.assert_allclose(dense(x, training=True).numpy()[:, 1],
+                               dense.layer(x[:, 1]).numpy(), rtol=1e-6)

@@ -202,7 +202,10 @@ class TimeDistributed(Layer):
     """Apply ``layer`` to every step of (batch, steps, ...) inputs independently.
 
     The steps are folded into the batch, so the wrapped layer sees (batch * steps, ...)
-    and shares its weights across steps. A mask passes through unchanged.
+    and shares its weights across steps; a layer that computes across the batch in
+    training (a ``BatchNormalization``, or a layer holding one) is called once per step
+    instead, as Keras 3 calls it: each step normalized by its own statistics, the moving
+    ones updated once per step. A mask passes through unchanged.
 
     Args:
         layer: the layer to apply per step.
@@ -242,6 +245,12 @@ class TimeDistributed(Layer):
 
     def call(self, inputs: Any, training: Any = None) -> Any:
         n, t = inputs.shape[0], inputs.shape[1]
+        if training and _batch_dependent(self.layer):
+            # Keras 3 calls the layer once per step: a batch normalization in training
+            # normalizes each step by that step's statistics and updates its moving ones
+            # once per step (folding the steps into the batch would pool them)
+            return em.stack([self.layer(inputs[:, i], training=training) for i in range(t)],
+                            axis=1)
         y = self.layer(em.reshape(inputs, (n * t,) + tuple(inputs.shape[2:])),
                        training=training)
         return em.reshape(y, (n, t) + tuple(y.shape[1:]))
@@ -390,3 +399,11 @@ class SpectralNormalization(Wrapper):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "power_iterations": self.power_iterations}
+
+
+def _batch_dependent(layer: Any) -> bool:
+    """Whether ``layer`` (or a layer in it) computes across the batch in training: a batch
+    normalization, whose output for one example depends on the others'."""
+    from .normalization import BatchNormalization
+
+    return any(isinstance(m, BatchNormalization) for m in [layer, *layer.submodules])
