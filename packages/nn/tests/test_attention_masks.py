@@ -3,8 +3,9 @@
 Keras merges the masks the inputs carry (query (N, Tq) -> (N, Tq, 1); value and key
 (N, Tv) -> (N, 1, Tv)), the causal mask (query ``i`` sees keys ``j <= i``) and
 ``attention_mask`` with a logical AND, and adds -1e9 (-3e4 in float16) to each masked
-score before the softmax, whose masked entries are then 0 (Keras 3.15's Softmax layer). The same with the inputs' masks from an Embedding, outside
-any model, in a functional model, and in a traced call whose masks change.
+score before the softmax, whose masked entries are then 0 (Keras 3.15's Softmax layer).
+The same with the inputs' masks from an Embedding, outside any model, in a functional
+model, and in a traced call whose masks change.
 """
 
 from __future__ import annotations

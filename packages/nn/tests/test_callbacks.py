@@ -1,6 +1,7 @@
 """Which callback hooks fit/evaluate/predict call, in what order, with which logs (Keras's)."""
 
 import numpy as np
+import pytest
 
 from ember import nn
 
@@ -203,3 +204,23 @@ def test_every_callback_argument_has_a_probe():
                 module = f"test_callbacks_{module}"
             assert hasattr(importlib.import_module(module), test), (
                 f"{name}.{arg}: no test {probe}")
+
+
+def test_one_callback_or_nested_lists_are_taken_as_keras_3_flattens_them():
+    """keras 3's CallbackList does tree.flatten(callbacks): fit(callbacks=EarlyStopping())
+    works there (ember raised "'EarlyStopping' object is not iterable"; found porting
+    TensorFlow's "Simple audio recognition")."""
+    x = np.zeros((8, 2), np.float32)
+    y = np.zeros((8, 1), np.float32)
+    model = nn.Sequential([nn.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    seen = []
+    one = nn.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(("one", e)))
+    two = nn.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(("two", e)))
+    model.fit(x, y, epochs=1, verbose=0, callbacks=one)
+    model.fit(x, y, epochs=1, verbose=0, callbacks=[[one], (two,)])
+    model.evaluate(x, y, verbose=0, callbacks=one)
+    model.predict(x, verbose=0, callbacks=one)
+    assert seen == [("one", 0), ("one", 0), ("two", 0)]
+    with pytest.raises(TypeError, match="callbacks must be a Callback"):
+        model.fit(x, y, epochs=1, verbose=0, callbacks="early_stopping")

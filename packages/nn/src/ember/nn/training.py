@@ -25,7 +25,7 @@ from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from . import training_outputs
-from .callbacks import CallbackList, History, ProgbarLogger
+from .callbacks import Callback, CallbackList, History, ProgbarLogger
 from .keras_losses import Loss as _KerasLoss
 from .keras_losses import apply_mask, reduce_weighted
 from .layers._masks import get_mask
@@ -758,11 +758,23 @@ class _Passes:
 
 def _with_progbar(callbacks: Any, verbose: Any, extra: list[Any]) -> list[Any]:
     """The callbacks given, then ``extra`` (fit's History), then a ``ProgbarLogger`` when
-    ``verbose`` asks for one and none was given (Keras's order)."""
-    given = list(callbacks or [])
+    ``verbose`` asks for one and none was given (Keras's order). ``callbacks`` may be one
+    callback or nested lists of them, flattened as Keras 3's ``CallbackList`` flattens."""
+    given = _flat_callbacks(callbacks)
     bar = [] if not verbose or any(isinstance(c, ProgbarLogger) for c in given) else \
         [ProgbarLogger()]
     return given + extra + bar
+
+
+def _flat_callbacks(callbacks: Any) -> list[Any]:
+    if callbacks is None:
+        return []
+    if isinstance(callbacks, Callback):
+        return [callbacks]
+    if not isinstance(callbacks, (list, tuple)):
+        raise TypeError(f"callbacks must be a Callback or a list of them, got "
+                        f"{type(callbacks).__name__}")
+    return [c for item in callbacks for c in _flat_callbacks(item)]
 
 
 def _validation_parts(data: Any) -> tuple[Any, Any, Any]:
