@@ -87,3 +87,23 @@ def test_time_distributed_batch_normalization_normalizes_each_step_as_keras_3():
     dense = nn.layers.TimeDistributed(nn.layers.Dense(2))
     np.testing.assert_allclose(dense(x, training=True).numpy()[:, 1],
                                dense.layer(x[:, 1]).numpy(), rtol=1e-6)
+
+
+def test_dense_multiplies_by_a_tensor_assigned_as_its_kernel():
+    """A hypernetwork assigns tensors to a Dense's kernel and bias (keras-io's "Introduction
+    to Keras for researchers"); Keras's Dense multiplies by whatever they hold, and the
+    gradient reaches the variables that made them (ember called ``.value()`` on them)."""
+    from ember import tape
+
+    d = nn.layers.Dense(2, activation="relu")
+    d.build((None, 3))
+    w = em.Variable(np.arange(6, dtype=np.float32).reshape(3, 2) - 2.0)
+    x = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]], np.float32)
+    with tape.GradientTape() as t:
+        d.kernel, d.bias = w * 2.0, em.constant([0.5, -0.5])
+        loss = em.reduce_sum(d(x))
+    want = np.maximum(x @ (w.numpy() * 2) + [0.5, -0.5], 0)
+    assert float(loss) == pytest.approx(want.sum())
+    g = x.T @ (want > 0).astype(np.float32) * 2
+    assert_allclose(t.gradient(loss, w).numpy(), g, rtol=1e-6)
+    assert_allclose(d(x[:, None, :]).numpy()[:, 0], want, rtol=1e-6)  # rank 3 too

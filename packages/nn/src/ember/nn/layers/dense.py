@@ -70,18 +70,24 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2, axes={-1: d})
 
     def call(self, inputs: Any) -> Any:
+        # the variables' values; a tensor assigned in their place is used as it is, as
+        # Keras's Dense multiplies by whatever ``self.kernel`` holds (a hypernetwork's)
+        kernel, bias = self.kernel, self.bias
+        kernel = kernel.value() if isinstance(kernel, em.Variable) else kernel
+        if bias is not None:
+            bias = bias.value() if isinstance(bias, em.Variable) else bias
         fused = activations.fused_with_bias(self.activation) if self.use_bias else None
         if inputs.ndim == 2 and fused is not None:  # product, bias and activation: one op
-            return em.nn_ops.dense(inputs, self.kernel.value(), self.bias.value(), fused)
+            return em.nn_ops.dense(inputs, kernel, bias, fused)
         if fused is not None:  # (N, T, ..., d): the same op on the rows, as a matrix
             lead = tuple(inputs.shape[:-1])
             rows = em.reshape(inputs, (-1, inputs.shape[-1]))
-            y = em.nn_ops.dense(rows, self.kernel.value(), self.bias.value(), fused)
+            y = em.nn_ops.dense(rows, kernel, bias, fused)
             return em.reshape(y, (*lead, self.units))
         if inputs.ndim == 2:
-            y = em.matmul(inputs, self.kernel.value())
+            y = em.matmul(inputs, kernel)
         else:
-            y = em.tensordot(inputs, self.kernel.value(), [[inputs.ndim - 1], [0]])
+            y = em.tensordot(inputs, kernel, [[inputs.ndim - 1], [0]])
         if self.use_bias:  # relu and linear: one op with the bias, one back
-            return activations.bias_then(self.activation, y, self.bias.value())
+            return activations.bias_then(self.activation, y, bias)
         return self.activation(y)
