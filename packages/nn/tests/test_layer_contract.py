@@ -147,3 +147,19 @@ def test_built_layer_rejects_a_misfitting_input(spec):
     bad = in_shape[:-1] + (in_shape[-1] + 1,)
     with pytest.raises(ValueError, match=layer.name):
         _call(layer, _input(bad, kind))
+
+
+def test_default_names_follow_keras_3s_snake_case():
+    """Keras 3's ``to_snake_case`` (digits are not lowercase letters): a user's
+    ``ConvLSTM2D`` is ``conv_lstm2d`` and ``RNN2Layer`` is ``rnn2_layer`` (tf.keras 2's rule
+    gave ``conv_lst_m2d`` and ``rn_n2layer``, so ``model.get_layer("conv_lstm2d")`` of Keras
+    3 code failed; found porting keras-io's ConvLSTM example)."""
+    from ember.nn.layers.base import _snake
+
+    for cls, want in (("ConvLSTM2D", "conv_lstm2d"), ("RNN2Layer", "rnn2_layer"),
+                      ("Conv2DTranspose", "conv2d_transpose"), ("PReLU", "p_re_lu"),
+                      ("LSTMCell", "lstm_cell"), ("ResNet50V2", "res_net50v2"),
+                      ("GlobalAveragePooling2D", "global_average_pooling2d")):
+        assert _snake(cls) == want, cls
+    ConvLSTM2D = type("ConvLSTM2D", (nn.layers.Layer,), {})
+    assert ConvLSTM2D().name.startswith("conv_lstm2d")

@@ -54,9 +54,12 @@ _accepts: dict[tuple[type, str], bool] = {}
 
 
 def _snake(name: str) -> str:
-    """Keras's layer names: ``Conv2D`` -> ``conv2d``, ``GlobalAveragePooling2D`` ->
-    ``global_average_pooling2d``, ``LSTMCell`` -> ``lstm_cell``."""
-    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    """Keras 3's layer names (its ``to_snake_case``): ``Conv2D`` -> ``conv2d``,
+    ``GlobalAveragePooling2D`` -> ``global_average_pooling2d``, ``LSTMCell`` ->
+    ``lstm_cell``, ``ConvLSTM2D`` -> ``conv_lstm2d`` (tf.keras 2's rule, which counted
+    digits as lowercase, gave ``conv_lst_m2d``)."""
+    s = re.sub(r"\W+", "", name)
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", s)
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
