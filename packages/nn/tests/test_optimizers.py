@@ -96,7 +96,7 @@ def test_schedules_and_callable_learning_rate():
         opt.apply_gradients([(em.constant(-1.0), v)])
     np.testing.assert_allclose(float(v), 1.0 + 1.0 + 0.1 + 0.1 + 0.01, rtol=1e-6)  # steps 0..4
     c = O.CosineDecay(0.0, 10, warmup_target=1.0, warmup_steps=4)
-    assert c(2) == 0.5 and c(4) == 1.0 and abs(c(9) - 0.5) < 1e-9 and c(100) == 0.0
+    assert c(2) == 0.5 and c(4) == 1.0 and abs(c(9) - 0.5) < 1e-7 and c(100) == 0.0  # (float32, as Keras)
     lr = [0.5]
     opt = O.SGD(lambda: lr[0])
     w = em.Variable(0.0)

@@ -183,3 +183,23 @@ def test_schedules_refuse_a_length_that_is_not_positive():
                  lambda: S.CosineDecayRestarts(0.1, 5, t_mul=0)):
         with pytest.raises(ValueError, match="must be a positive number"):
             make()
+
+
+def test_an_int_step_gives_the_tensor_steps_float32_number():
+    """An int and a tensor step compute the same float32 number (Keras's): the int path
+    computed in float64, so CosineDecayRestarts(0.1, 3, t_mul=3.0, ...) at step 363 floored
+    a restart index of 4.999... to 4 (0.005; the tensor path and Keras 3 give 0.0611), and
+    ExponentialDecay(0.1, 3, 1.1)(12345) was 2.1e169 where float32 overflows to inf."""
+    from ember.nn.optimizers import schedules as S
+
+    cases = [(S.CosineDecayRestarts(0.1, 3, t_mul=3.0, m_mul=0.9, alpha=0.05), 363),
+             (S.CosineDecayRestarts(0.1, 4, t_mul=1.5, m_mul=0.8, alpha=0.1), 10),
+             (S.PolynomialDecay(0.1, 7, end_learning_rate=0.01, power=0.5, cycle=True), 23),
+             (S.CosineDecay(0.1, 9, alpha=0.1, warmup_target=0.2, warmup_steps=4), 6),
+             (S.InverseTimeDecay(0.1, 3, 0.7, staircase=True), 11)]
+    for schedule, step in cases:  # (a GPU's float32 pow may differ in the last place)
+        np.testing.assert_allclose(schedule(step), float(schedule(em.constant(step, em.int64))),
+                                   rtol=1e-6)
+    np.testing.assert_allclose(cases[0][0](363), 0.0611, rtol=1e-3)  # Keras 3.15.1's
+    with np.errstate(over="ignore"):
+        assert S.ExponentialDecay(0.1, 3, 1.1, staircase=True)(12345) == float("inf")

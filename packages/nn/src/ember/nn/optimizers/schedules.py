@@ -1,14 +1,16 @@
 """Learning-rate schedules: callables ``schedule(step)``, Keras 3's.
 
-Called with a Python int, a schedule gives a Python float (for printing and plotting).
 Called with a tensor (an optimizer calls it with its ``iterations``' value, as Keras does)
-it gives a float32 scalar tensor computed with ops, as Keras 3's schedules compute it: on
-the step's device, with no host read, so a step on a GPU does not wait for the device and
-a traced step (``graph.function``, ``fit``) replays for every step instead of failing a
-guard on the step's value. Each schedule's formula is written once (``_rate``) over
-``_HOST`` (Python floats) or ``_DEVICE`` (ops). A schedule of one's own gets the tensor
-too; one that can only take an int (it raises on a tensor) is called with the step read
-to the host.
+a schedule gives a float32 scalar tensor computed with ops, as Keras 3's schedules compute
+it: on the step's device, with no host read, so a step on a GPU does not wait for the device
+and a traced step (``graph.function``, ``fit``) replays for every step instead of failing a
+guard on the step's value. Called with a Python int, it gives a Python float (for printing
+and plotting) computed the same way in float32 on the host, so both calls give the same
+number (Keras's, whose schedules compute in float32: a float64 computation floored
+``log(2.25) / log(1.5)`` to 2 where float32 gives just under it, and overflowed later).
+Each schedule's formula is written once (``_rate``) over ``_DEVICE`` (ops). A schedule of
+one's own gets the tensor too; one that can only take an int (it raises on a tensor) is
+called with the step read to the host.
 """
 
 from __future__ import annotations
@@ -22,30 +24,6 @@ import ember.core as em
 
 __all__ = ["CosineDecay", "CosineDecayRestarts", "ExponentialDecay", "InverseTimeDecay",
            "LearningRateSchedule", "PiecewiseConstantDecay", "PolynomialDecay"]
-
-
-class _HOST:
-    """The functions a formula calls, on Python floats."""
-
-    floor, ceil, cos, log = staticmethod(math.floor), staticmethod(math.ceil), \
-        staticmethod(math.cos), staticmethod(math.log)
-    minimum, maximum = staticmethod(min), staticmethod(max)
-
-    @staticmethod
-    def pow(a: Any, b: Any) -> Any:
-        return a ** b
-
-    @staticmethod
-    def where(c: Any, a: Any, b: Any) -> Any:
-        return a if c else b
-
-    @staticmethod
-    def less(a: Any, b: Any) -> Any:
-        return a < b
-
-    @staticmethod
-    def less_equal(a: Any, b: Any) -> Any:
-        return a <= b
 
 
 class _DEVICE:
@@ -62,15 +40,16 @@ class _DEVICE:
 class LearningRateSchedule:
     """Base class: ``__call__(step)`` gives the learning rate at a step (an int, or a
     tensor: see the module docstring). A subclass writes ``__call__`` (as in Keras), or
-    ``_rate(o, step)``: the formula once, over ``o`` (``_HOST`` or ``_DEVICE``) and the
-    step as a float (a Python float, or a float32 tensor)."""
+    ``_rate(o, step)``: the formula once, over ``o`` (``_DEVICE``: ops) and the step as
+    a float32 tensor."""
 
     def __call__(self, step: Any) -> Any:
         step = _steps_array(step)
         if isinstance(step, (em.Tensor, em.Variable)):
             value = step.value() if isinstance(step, em.Variable) else step
             return self._rate(_DEVICE, em.cast(value, em.float32))
-        return float(self._rate(_HOST, float(step)))
+        with em.device("/cpu:0"):
+            return float(self._rate(_DEVICE, em.constant(float(step), em.float32)))
 
     def _rate(self, o: Any, step: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: write __call__(step)")
