@@ -688,8 +688,14 @@ def test_optimizer_method_arguments():
     assert [g for g, _ in opt.compute_gradients(lambda: em.square(w), var_list=[v])] == [None]
     with pytest.raises(TypeError, match="not_an_argument"):
         OPT.Adam(not_an_argument=1)
-    with pytest.raises(ValueError, match="nesterov"):
-        OPT.SGD(0.1, nesterov=True)  # no momentum for Nesterov to act on
+    v = em.Variable(1.0)  # nesterov with momentum 0 is plain SGD (Keras accepts it)
+    OPT.SGD(0.1, nesterov=True).apply_gradients([(em.constant(2.0), v)])
+    assert float(v) == pytest.approx(0.8)
+    for bad in (-0.5, 1.5):
+        with pytest.raises(ValueError, match="momentum"):
+            OPT.SGD(0.1, momentum=bad)
+    with pytest.raises(ValueError, match="momentum"):
+        OPT.RMSprop(0.1, momentum=-0.5)  # Keras skips a momentum <= 0 silently
 
 
 SCHEDULE_SPECS = {

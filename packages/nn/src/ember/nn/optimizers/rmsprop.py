@@ -27,6 +27,8 @@ class RMSProp(Optimizer):
                  epsilon: Any = 1e-7, centered: bool = False, **kwargs: Any) -> None:
         super().__init__(learning_rate, **kwargs)
         self.rho, self.momentum, self.epsilon = rho, momentum, epsilon
+        if self._host_hyper("momentum") < 0:  # (Keras's ``momentum > 0`` skips it silently)
+            raise ValueError(f"RMSprop: momentum must be >= 0, got {momentum}")
         self.centered = bool(centered)
 
     def init_slots(self, var: Any) -> None:

@@ -33,12 +33,10 @@ class SGD(Optimizer):
                  **kwargs: Any) -> None:
         super().__init__(learning_rate, **kwargs)
         self.momentum = momentum
-        if self._host_hyper("momentum") < 0:
-            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
+        if not 0 <= self._host_hyper("momentum") <= 1:  # (Keras's check)
+            raise ValueError(f"SGD: momentum must be a float between [0, 1], got {momentum}")
+        # (nesterov with momentum 0 is plain SGD, as Keras computes it)
         self.nesterov = bool(nesterov)
-        if self.nesterov and not self._host_hyper("momentum") and \
-                not self._user_dynamic("momentum"):
-            raise ValueError("SGD: nesterov=True needs a momentum (momentum is 0)")
 
     def init_slots(self, var: Any) -> None:
         if self._host_hyper("momentum"):
