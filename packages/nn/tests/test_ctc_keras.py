@@ -77,9 +77,18 @@ def test_ctc_loss_class_averages_the_function():
     assert isinstance(nn.losses.get("ctc"), nn.losses.CTC)
     with pytest.raises(ValueError, match=r"ctc: y_pred must be \(batch_size, max_length, "):
         nn.losses.ctc(y, x[0])
+    # 0 pads a row after its labels: its length is its count of nonzero labels, as Keras
+    # 3.15 counts it (keras.losses.ctc([[1, 2, 0]], zeros((1, 5, 4))) is 3.3761 there)
+    padded = np.array([[1, 2, 0], [4, 0, 0], [0, 0, 0]])
+    lengths = [2, 1, 0]
+    want = em.nn_ops.ctc_loss(padded, np.transpose(x, (1, 0, 2)), lengths, [7, 7, 7]).numpy()
+    np.testing.assert_allclose(nn.losses.ctc(padded, x).numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(float(nn.losses.ctc([[1, 2, 0]], np.zeros((1, 5, 4)))[0]),
+                               3.3761, rtol=1e-4)
+    np.testing.assert_allclose(want[2], -np.log(_softmax(x[2])[:, 0]).sum(), rtol=1e-5)
     with pytest.raises(em.InvalidArgumentError,
                        match=r"other than the blank|labels must be in \[1, 5\)"):
-        nn.losses.ctc(np.zeros((3, 2), np.int64), x).numpy()  # (a GPU's check: at a read)
+        nn.losses.ctc(np.array([[1, 0, 2]]), x[:1]).numpy()  # (a GPU's check: at a read)
 
 
 def test_fit_with_the_ctc_loss_learns_to_spell():
@@ -103,3 +112,8 @@ def test_fit_with_the_ctc_loss_learns_to_spell():
     decoded, _ = nn.ops.ctc_decode(model.predict(x, verbose=0), np.full(64, 6))
     np.testing.assert_array_equal(decoded.numpy()[0, :, :2], y)
     assert (decoded.numpy()[0, :, 2:] == -1).all()
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)

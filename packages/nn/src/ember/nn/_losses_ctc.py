@@ -12,9 +12,10 @@ from .ops import _ctc
 
 def ctc(y_true: Any, y_pred: Any) -> Any:
     """Per-sequence CTC loss, as ``keras.losses.ctc``: ``y_true`` (batch, max_length)
-    integer labels, every one of them a label (class 0 is the blank and must not appear:
-    an error here, where Keras would score it as a label); ``y_pred`` (batch, frames,
-    classes) logits, all frames used.
+    integer labels, padded with 0 after each sequence's labels (class 0 is the blank: each
+    row's label length is its count of nonzero entries, as Keras 3 counts it; a 0 before a
+    row's last label is an error); ``y_pred`` (batch, frames, classes) logits, all frames
+    used.
 
     Examples:
         >>> import ember.core as em
@@ -29,9 +30,9 @@ def ctc(y_true: Any, y_pred: Any) -> Any:
     if p.ndim != 3:
         raise ValueError(f"ctc: y_pred must be (batch_size, max_length, num_classes) logits, "
                          f"got shape {tuple(p.shape)}")
-    batch, width = y.shape
+    batch = y.shape[0]
+    label_length = em.reduce_sum(em.cast(em.not_equal(y, 0), em.int32), axis=-1)
     with em.device(p.device):
-        label_length = em.fill([batch], width)
         logit_length = em.fill([batch], p.shape[1])
     return _ctc.ctc_loss(y, p, label_length, logit_length, mask_index=0)
 
