@@ -86,6 +86,17 @@ def trained_bn_mlp(lib: Any) -> Any:
     return model
 
 
+def _trained_with(optimizer: str, **kwargs: Any) -> Any:
+    """A dense model compiled with Keras 3's ``optimizer`` and trained: its file carries that
+    optimizer's slots in Keras's order (two-slot optimizers interleave them per variable)."""
+    def build(lib: Any) -> Any:
+        L = lib.layers
+        model = lib.Sequential([L.Input((8,)), L.Dense(6, activation="tanh"), L.Dense(4)])
+        model.compile(optimizer=getattr(lib.optimizers, optimizer)(**kwargs), loss="mse")
+        return model
+    return build
+
+
 def bidirectional(lib: Any) -> Any:
     """Every merge mode, over each recurrent layer (a cell of its own per direction)."""
     L = lib.layers
@@ -262,6 +273,15 @@ CASES: dict[str, tuple[Any, Any]] = {
     "compiled_metrics": (compiled_metrics, _floats(10, 8)),
     "compiled_loss_object": (compiled_loss_object, _floats(10, 8)),
     "depthwise_separable": (depthwise_separable, _floats(3, 9, 9, 3)),
+    "trained_adadelta": (_trained_with("Adadelta", learning_rate=1.0), _floats(6, 8)),
+    "trained_ftrl": (_trained_with("Ftrl", learning_rate=0.5, l1_regularization_strength=0.01,
+                                   l2_regularization_strength=0.02), _floats(6, 8)),
+    "trained_nadam": (_trained_with("Nadam", learning_rate=0.02), _floats(6, 8)),
+    "trained_adamax": (_trained_with("Adamax", learning_rate=0.02), _floats(6, 8)),
+    "trained_lion": (_trained_with("Lion", learning_rate=0.01), _floats(6, 8)),
+    "trained_lamb": (_trained_with("Lamb", learning_rate=0.02), _floats(6, 8)),
+    "trained_adam_weight_decay": (_trained_with("Adam", learning_rate=0.02, weight_decay=0.1),
+                                  _floats(6, 8)),
 }
 
 
@@ -290,7 +310,9 @@ def evaluate(model: Any, name: str) -> dict[str, float]:
 # compiled cases: one step of fit before the save and one after the load, on either side
 # (full batch, no shuffling, no dropout), so the second step uses the optimizer's saved
 # state (its step count and Adam's moments) and BatchNormalization's moving statistics
-TRAINED = {"trained_bn_mlp", "trained_attention"}
+TRAINED = {"trained_bn_mlp", "trained_attention", "trained_adadelta", "trained_ftrl",
+           "trained_nadam", "trained_adamax", "trained_lion", "trained_lamb",
+           "trained_adam_weight_decay"}
 
 
 def train_step(model: Any, name: str) -> None:

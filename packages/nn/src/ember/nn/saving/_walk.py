@@ -146,15 +146,21 @@ def own_variables(layer: Any) -> list[Any]:
 
 # --- optimizers ------------------------------------------------------------------------
 
+# Slots Keras 3 makes in one ``add_optimizer_variables`` call, which interleaves them per
+# variable: Adam's, Adamax's, Nadam's and Lamb's (momentum, velocity or norm), Adadelta's
+# (accumulated_grad, accumulated_delta_var) and Ftrl's (accumulator, linear)
+_INTERLEAVED = (("m", "v"), ("accum_grad", "accum_var"), ("accumulator", "linear"))
+
+
 def _slot_groups(first: dict[str, Any]) -> list[tuple[str, ...]]:
-    """The slots of one variable grouped as Keras orders them: Adam's ``m`` and ``v``
-    interleaved per variable (its ``momentum``, ``velocity``), every other slot a list of
-    its own after them."""
+    """The slots of one variable grouped as Keras orders them: a pair Keras makes together
+    interleaved per variable, every other slot a list of its own after them."""
     names = list(first)
     groups: list[tuple[str, ...]] = []
-    if "m" in names and "v" in names:
-        groups.append(("m", "v"))
-        names = [n for n in names if n not in ("m", "v")]
+    for pair in _INTERLEAVED:
+        if all(n in names for n in pair):
+            groups.append(pair)
+            names = [n for n in names if n not in pair]
     return groups + [(n,) for n in names]
 
 
