@@ -76,3 +76,35 @@ def test_an_operations_output_keeps_the_batch_axis_only_where_it_follows_the_bat
     assert model(x).shape == (1, 3)
     assert nn.Model(inp, total).output_shape == (32,)
     np.testing.assert_allclose(nn.Model(inp, total)(x).numpy(), np.full(32, 5.0))
+
+
+def test_a_fixed_batch_size_is_the_probes_batch_size():
+    """A layer may reshape to its model's fixed batch (keras-io's Switch Transformer
+    reshapes to batch * tokens): an Input with batch_size=2 is probed with 2, not 1."""
+    class Tokens(nn.layers.Layer):
+        def call(self, x):
+            return em.reshape(em.reshape(x, [6, 4]), [em.shape(x)[0], 3, 4])
+
+    inp = nn.Input(shape=(3, 4), batch_size=2)
+    model = nn.Model(inp, Tokens()(inp))
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(model(x).numpy(), x)
+
+
+def test_a_call_that_requires_training_gets_false_outside_any_training_context():
+    """``def call(self, x, training)`` with no default: tf.keras and Keras 3 run it in
+    inference when no call says otherwise, and a Sequential's build must not call it without
+    the flag (keras-io's Switch Transformer; ember raised "missing 'training'")."""
+    seen = []
+
+    class Block(nn.layers.Layer):
+        def call(self, x, training):
+            seen.append(training)
+            return x * 2.0
+
+    x = np.ones((1, 2), np.float32)
+    Block()(x)
+    Block()(x, True)
+    nn.Sequential([Block()])(x, training=True)
+    assert seen[:2] == [False, True] and seen[-1] is True
+    assert set(seen[2:-1]) <= {False}  # (the Sequential's build, in inference)

@@ -281,7 +281,9 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
             if not s.shape:
                 shape: tuple[int, ...] = ()
             else:
-                first = batch if s.batched else (size if s.shape[0] is None else s.shape[0])
+                # a batch size the input fixes is the probe's (a layer may reshape to it)
+                first = (batch if s.shape[0] is None else s.shape[0]) if s.batched else (
+                    size if s.shape[0] is None else s.shape[0])
                 shape = (first,) + tuple(size if d is None else d for d in s.shape[1:])
             z = probe_tensor(shape, s.dtype, fill)
             if s.mask is not None:
@@ -336,7 +338,9 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         batches = None
         batched_in = any(isinstance(t, SymbolicTensor) and t.batched
                          for t in leaves([inputs, list(args), kwargs]))
-        if batched_in and getattr(layer, "_ember_probes_batch", False):
+        if getattr(layer, "_ember_probes_batch", False) and any(
+                isinstance(t, SymbolicTensor) and t.batched and t.shape[0] is None
+                for t in leaves([inputs, list(args), kwargs])):
             batches = _probe_wider(lambda n: probe(size, n), layer, _BATCH_PROBE)
     node = Node(layer, inputs, args, kwargs)
     n_out = len(leaves(out))

@@ -94,6 +94,24 @@ def accepts_kwarg(cls: type, fn_name: str, kw: str) -> bool:
     return hit
 
 
+def _training_required(cls: Any, n_args: int) -> bool:
+    """Whether ``cls.call`` names ``training`` without a default (``def call(self, x,
+    training)``) and the ``n_args`` positional arguments after the inputs do not reach it:
+    such a layer called with no training flag anywhere gets False, as tf.keras and Keras 3
+    document it (the layer runs in inference)."""
+    at = _training_at.get(cls)
+    if at is None:
+        params = list(inspect.signature(cls.call).parameters.values())
+        p = next((q for q in params if q.name == "training"), None)
+        at = -1 if p is None or p.default is not p.empty else (
+            10 ** 6 if p.kind is p.KEYWORD_ONLY else params.index(p) - 2)  # (self, inputs)
+        _training_at[cls] = at
+    return at >= 0 and n_args < at + 1
+
+
+_training_at: dict[type, int] = {}  # per class: where call's required training is, or -1
+
+
 def current_training() -> bool | None:
     """The ``training`` flag of the innermost enclosing layer call (None outside one)."""
     return _TRAINING.get()
@@ -604,6 +622,8 @@ class Layer(_tracking._Listened):
             with frozen, cast:
                 if training is not None and accepts_kwarg(type(self), "call", "training"):
                     out = self.call(inputs, *args, training=training, **kwargs)
+                elif training is None and _training_required(type(self), len(args)):
+                    out = self.call(inputs, *args, training=False, **kwargs)
                 else:
                     out = self.call(inputs, *args, **kwargs)
         finally:
