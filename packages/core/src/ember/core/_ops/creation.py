@@ -87,8 +87,24 @@ _ones = _make("ones", _ones_forward)
 _fill = _make("fill", lambda be, shape, value, dtype: be.xp.full(shape, value, dtype=dtype))
 _range = _make("range", lambda be, start, limit, delta, dtype:
                be.xp.arange(start, limit, delta, dtype=dtype))
-_linspace = _make("linspace", lambda be, start, stop, num, dtype:
-                  be.xp.linspace(start, stop, num, dtype=dtype))
+def _linspace_values(be: Any, start: float, stop: float, num: int, dtype: Any) -> Any:
+    """TensorFlow's ``linspace`` values: ``start + delta * i`` in the dtype itself, ``delta
+    = (stop - start) / (num - 1)``, the ends exactly ``start`` and ``stop`` (numpy's
+    float64 values rounded to float32 differ from TensorFlow's in the last place for about
+    a third of them)."""
+    xp = be.xp
+    if num <= 1 or dtype.kind != "f":
+        return xp.linspace(start, stop, num, dtype=dtype)
+    first, last = dtype.type(start), dtype.type(stop)
+    out = xp.arange(num, dtype=dtype)
+    out *= (last - first) / dtype.type(num - 1)
+    out += first
+    out[0] = first
+    out[-1] = last
+    return out
+
+
+_linspace = _make("linspace", _linspace_values)
 _eye = _make("eye", lambda be, n, mcols, batch, dtype:
              be.xp.broadcast_to(be.xp.eye(n, mcols, dtype=dtype), batch + (n, mcols)).copy())
 
