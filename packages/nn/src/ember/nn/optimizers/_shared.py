@@ -19,6 +19,27 @@ import numpy as np
 
 import ember.core as em
 
+from .base import Hyper, Optimizer
+
+
+class Moments(Optimizer):
+    """The Adam family's first and second moments (Adamax, Nadam, Lamb): ``beta_1``,
+    ``beta_2`` and ``epsilon`` at Keras's defaults, read at every step, and the slots ``m``
+    and ``v`` of each variable."""
+
+    beta_1 = Hyper()
+    beta_2 = Hyper()
+    epsilon = Hyper()
+
+    def __init__(self, learning_rate: Any = 0.001, beta_1: Any = 0.9, beta_2: Any = 0.999,
+                 epsilon: Any = 1e-7, **kwargs: Any) -> None:
+        super().__init__(learning_rate, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+
+    def init_slots(self, var: Any) -> None:
+        self.add_slot(var, "m")
+        self.add_slot(var, "v")
+
 
 def per_step(opt: Any, key: Any, make: Callable[[], Any]) -> Any:
     """``make()``, computed once a step (per device: ``_now`` is the device's) and reused

@@ -7,10 +7,9 @@ from typing import Any
 import ember.core as em
 
 from . import _shared
-from .base import Hyper, Optimizer
 
 
-class Lamb(Optimizer):
+class Lamb(_shared.Moments):
     """Lamb (layer-wise adaptive moments, You et al. 2019) as Keras 3 steps it: Adam's
     bias-corrected step ``r = (m / (1 - beta_1**t)) / (sqrt(v / (1 - beta_2**t)) +
     epsilon)``, scaled per variable by the trust ratio ``||w|| / ||r||`` (1 when either norm
@@ -30,18 +29,6 @@ class Lamb(Optimizer):
         [2.64645, 4.35355]
     """
 
-    beta_1 = Hyper()
-    beta_2 = Hyper()
-    epsilon = Hyper()
-
-    def __init__(self, learning_rate: Any = 0.001, beta_1: Any = 0.9, beta_2: Any = 0.999,
-                 epsilon: Any = 1e-7, **kwargs: Any) -> None:
-        super().__init__(learning_rate, **kwargs)
-        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
-
-    def init_slots(self, var: Any) -> None:
-        self.add_slot(var, "m")
-        self.add_slot(var, "v")
 
     def apply_single(self, grad: Any, var: Any, lr: float) -> None:
         dt = var.dtype

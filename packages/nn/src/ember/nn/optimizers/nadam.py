@@ -7,10 +7,9 @@ from typing import Any
 import ember.core as em
 
 from . import _shared
-from .base import Hyper, Optimizer
 
 
-class Nadam(Optimizer):
+class Nadam(_shared.Moments):
     """Nadam (Adam with Nesterov momentum, Dozat 2015) as Keras 3 steps it.
 
     With ``u_t = beta_1 * (1 - 0.5 * 0.96**t)`` and ``u_product`` the product of
@@ -38,19 +37,13 @@ class Nadam(Optimizer):
         0.893721
     """
 
-    beta_1 = Hyper()
-    beta_2 = Hyper()
-    epsilon = Hyper()
-
     def __init__(self, learning_rate: Any = 0.001, beta_1: Any = 0.9, beta_2: Any = 0.999,
                  epsilon: Any = 1e-7, **kwargs: Any) -> None:
-        super().__init__(learning_rate, **kwargs)
-        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, **kwargs)
         self._u_product: Any = None
 
     def init_slots(self, var: Any) -> None:
-        self.add_slot(var, "m")
-        self.add_slot(var, "v")
+        super().init_slots(var)
         if self._u_product is None:  # the first variable's, as Keras's build makes it
             self._u_product = _shared.shaped_slot(self, var, "u_product", (), 1.0)
 
@@ -58,11 +51,7 @@ class Nadam(Optimizer):
     def _apply(self, grads: list[Any], pairs: list[tuple[Any, Any]]) -> None:
         # Keras's Nadam advances u_product in ``_backend_update_step``, once a step, before
         # its ``update_step`` reads it for each variable
-        first = pairs[0][1]
-        if first.uid not in self._slots:  # (as the base class makes slots at an update)
-            self._slots[first.uid] = {}
-            self._primaries[first.uid] = first
-            self.init_slots(first)
+        self._ensure_slots(pairs[0][1])  # (as the base class makes slots at an update)
         self._advance_u_product()
         super()._apply(grads, pairs)
 
