@@ -89,6 +89,17 @@ def test_a_fixed_batch_size_is_the_probes_batch_size():
     model = nn.Model(inp, Tokens()(inp))
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     np.testing.assert_array_equal(model(x).numpy(), x)
+    # and the layers after it keep that batch, as Keras's shapes do
+    ids = nn.Input(shape=(4,), batch_size=5, dtype="int32")
+    h = nn.layers.Embedding(10, 3)(ids)
+    assert h.shape == (5, 4, 3)
+    assert nn.layers.Dense(2)(h).shape == (5, 4, 2)
+
+    class Rows(nn.layers.Layer):  # reshapes to the model's fixed batch times its steps
+        def call(self, x):
+            return em.reshape(x, [5 * 4, 3])
+
+    assert Rows()(h).shape == (20, 3)
 
 
 def test_a_call_that_requires_training_gets_false_outside_any_training_context():

@@ -338,6 +338,10 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
         batches = None
         batched_in = any(isinstance(t, SymbolicTensor) and t.batched
                          for t in leaves([inputs, list(args), kwargs]))
+        # the batch size every batched input fixes (Input(batch_size=...)), else None
+        fixed = {t.shape[0] for t in leaves([inputs, list(args), kwargs])
+                 if isinstance(t, SymbolicTensor) and t.batched}
+        fixed_batch = fixed.pop() if len(fixed) == 1 else None
         if getattr(layer, "_ember_probes_batch", False) and any(
                 isinstance(t, SymbolicTensor) and t.batched and t.shape[0] is None
                 for t in leaves([inputs, list(args), kwargs])):
@@ -361,6 +365,8 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
             batched = bool(shape) and shape[0] is None and t.shape[0] != b.shape[0]
         elif not batched_in:  # no input has a batch axis: the probe's sizes are the sizes
             batched = False
+        elif fixed_batch is not None:  # probed at the inputs' fixed batch size: kept
+            batched = bool(shape) and shape[0] == fixed_batch
         else:
             shape, batched = (None,) + shape[1:], True
         return SymbolicTensor(shape, t.dtype, node, next(counter), mask=_masks.get_mask(t),
