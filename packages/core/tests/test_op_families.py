@@ -18,11 +18,12 @@ CORE = pathlib.Path(em.__file__).parent
 # activations are in define_nn.py (nn_ops.py is the public module of nn composites).
 MODULE_OF_FAMILY = {"nn": "define_nn"}
 # The op modules in an order where each imports only those before it (test_layering).
-OP_MODULES = ["math", "array", "reduce", "linalg", "conv", "conv_geometry", "conv_gather", "conv_im2col",
-              "conv_fft", "conv_winograd", "conv_select", "conv_depthwise",
+OP_MODULES = ["math", "math_complex", "array", "reduce", "linalg", "conv", "conv_geometry",
+              "conv_gather", "conv_im2col",
+              "conv_fft", "conv_winograd", "conv_select", "conv_3d", "conv_depthwise",
               "define_nn", "nn_fused", "nn_dense", "creation",
               "random", "recurrent", "recurrent_fused", "recurrent_sequence", "recurrent_gru_sequence",
-              "host", "ctc"]
+              "host", "ctc", "fft"]
 
 
 def _family_of_module(mod: str) -> str:

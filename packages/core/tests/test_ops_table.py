@@ -44,7 +44,7 @@ EXEMPT = {
     "promote_types", "result_type",  # the promotion table: tests/test_promotion.py
     # devices, submodules, ambient state
     "current_device", "device", "get_device", "list_devices", "num_gpus", "nn_ops", "random",
-    "linalg", "debugging", "config", "math", "image", "dtypes",
+    "linalg", "debugging", "config", "math", "image", "dtypes", "signal",
     "recording", "name_scope", "executing_eagerly", "set_num_threads",
     "print",  # host output, not a function of tensors: tests/test_print.py
     "newaxis",  # None, for indexing
@@ -76,7 +76,8 @@ REGISTRY_EXEMPT = {
 
 def _public_ops():
     for mod, prefix in ((em, ""), (nn_ops, "nn_ops."), (random, "random."),
-                        (em.linalg, "linalg."), (em.debugging, "debugging.")):
+                        (em.linalg, "linalg."), (em.debugging, "debugging."),
+                        (em.signal, "signal.")):
         for name in mod.__all__:
             if name not in EXEMPT:
                 yield prefix + name, getattr(mod, name)

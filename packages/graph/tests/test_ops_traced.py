@@ -58,7 +58,8 @@ def _split(args):
 
 
 # Ops a GPU replay cannot capture as a CUDA Graph, and why (see graph/_cuda_graph.py).
-_NO_OP = {"constant", "convert_to_tensor", "rank", "shape", "size"}  # nothing to launch
+_NO_OP = {"constant", "convert_to_tensor", "rank", "shape", "size",  # nothing to launch
+          "signal.hann_window", "signal.hamming_window"}  # (constants, made on the host)
 _HOST_CHECKS = {  # they check indices, values or a status on the host on every call (an
     # error, never a silently wrong result, for an index out of range, a NaN)
     "gather", "gather_nd", "take_along_axis", "nn_ops.embedding_lookup", "scatter_nd",

@@ -148,6 +148,22 @@ for _name in ("MaxPooling1D", "AveragePooling1D", "GlobalAveragePooling1D",
               "GlobalMaxPooling1D"):
     LAYER_SPECS[_name] = dict(x=[X3])
 
+# The 3-D layers (test_layers_3d.py): volumes (N, D, H, W, C).
+X5 = _r(2, 4, 5, 5, 3)
+LAYER_SPECS.update({
+    "Conv3D": dict(args=(2, 2), x=[X5], alt={"filters": 3, "kernel_size": 3, "strides": 2}),
+    "Conv3DTranspose": dict(args=(2, 3), kw={"strides": 2}, x=[X5],
+                            alt={"filters": 3, "kernel_size": 2, "output_padding": 1,
+                                 "strides": 3}),
+    "ZeroPadding3D": dict(x=[X5], alt={"padding": 2, "data_format": "channels_first"}),
+    "Cropping3D": dict(x=[X5], alt={"cropping": ((0, 1), 1, 0),
+                                    "data_format": "channels_first"}),
+    "UpSampling3D": dict(x=[X5], alt={"size": 3, "data_format": "channels_first"}),
+})
+for _name in ("MaxPooling3D", "AveragePooling3D", "GlobalAveragePooling3D",
+              "GlobalMaxPooling3D"):
+    LAYER_SPECS[_name] = dict(x=[X5])
+
 # The layers of test_layers_keras_more.py (Keras 3.15's that ember lacked before).
 X3C = _r(2, 4, 4, seed=2) * 3 + 1
 LAYER_SPECS.update({

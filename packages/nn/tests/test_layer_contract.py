@@ -163,3 +163,34 @@ def test_default_names_follow_keras_3s_snake_case():
         assert _snake(cls) == want, cls
     ConvLSTM2D = type("ConvLSTM2D", (nn.layers.Layer,), {})
     assert ConvLSTM2D().name.startswith("conv_lstm2d")
+
+
+# Keras 3.15.1's leading parameters (inspect.signature of each layer's __init__ there)
+KERAS_POSITIONAL = {
+    "Conv1D": ["filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate",
+               "groups", "activation", "use_bias"],
+    "Conv2D": ["filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate",
+               "groups", "activation", "use_bias"],
+    "Conv3D": ["filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate",
+               "groups", "activation", "use_bias"],
+    "Conv2DTranspose": ["filters", "kernel_size", "strides", "padding", "output_padding",
+                        "data_format", "dilation_rate", "activation", "use_bias"],
+    "SeparableConv2D": ["filters", "kernel_size", "strides", "padding", "data_format",
+                        "dilation_rate", "depth_multiplier", "activation", "use_bias"],
+    "DepthwiseConv2D": ["kernel_size", "strides", "padding", "depth_multiplier", "data_format",
+                        "dilation_rate", "activation", "use_bias"],
+    "Dense": ["units", "activation", "use_bias", "kernel_initializer", "bias_initializer"],
+    "MaxPooling2D": ["pool_size", "strides", "padding", "data_format"],
+}
+
+
+def test_positional_arguments_come_in_keras_3s_order():
+    """``Conv2D(4, 3, 1, "same", "channels_first")`` is channels-first in Keras 3; ember's
+    Conv1D/Conv2D took dilation_rate fifth (found writing the 3-D layers)."""
+    import inspect
+
+    for name, want in KERAS_POSITIONAL.items():
+        got = list(inspect.signature(getattr(nn.layers, name).__init__).parameters)[1:]
+        assert got[:len(want)] == want, name
+    conv = nn.layers.Conv2D(4, 3, 1, "same", "channels_first")
+    assert conv(np.zeros((1, 2, 5, 5), np.float32)).shape == (1, 4, 5, 5)

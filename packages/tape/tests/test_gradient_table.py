@@ -152,6 +152,8 @@ def _scalar_fn(spec, args, kwargs, pos):
         out = _call(spec, full, kwargs)
         if isinstance(out, (list, tuple)):  # multi-output ops: check them together
             out = em.concat([em.reshape(o, [-1]) for o in out if o.dtype.kind == "f"], 0)
+        if out.dtype.kind == "c":  # a complex result (em.signal): check both parts
+            out = em.stack([em.math.real(out), em.math.imag(out)])
         return out
     return f
 

@@ -14,6 +14,7 @@ import sys as _sys
 
 from . import _public_calls, debugging, dtypes, image, linalg, math, nn_ops, random, recording
 from . import extend as extend  # the public seam for packages that extend core
+from . import signal as signal  # tf.signal: Fourier transforms, frames, windows, stft
 from ._config import config
 from ._device import Device, current_device, device, get_device, list_devices, num_gpus
 from ._dtypes import (
@@ -173,6 +174,7 @@ from ._ops.math import (
     truediv,
     where,
 )
+from ._ops.math_complex import complex
 from ._ops.reduce import (
     argmax,
     argmin,
@@ -273,7 +275,8 @@ __all__ = [
     "abs", "acos", "acosh", "add", "argmax", "argmin", "argsort", "as_dtype", "asin", "asinh",
     "atan", "atan2", "atanh", "bfloat16", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bool", "bool_", "boolean_mask", "broadcast_to", "cast", "ceil",
-    "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex64", "complex128", "concat",
+    "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex", "complex64", "complex128",
+    "concat", "signal",
     "config", "dtypes",
     "constant", "convert_to_tensor", "cos", "cosh", "count_nonzero", "cumsum", "current_device",
     "device", "divide", "einsum", "equal", "erf", "executing_eagerly", "exp", "expand_dims",
@@ -309,3 +312,4 @@ _public_calls.wrap_public(linalg, "linalg.", linalg.__all__)
 _public_calls.wrap_public(debugging, "debugging.", debugging.__all__)
 _public_calls.wrap_public(math, "math.", math.__all__)
 _public_calls.wrap_public(image, "image.", image.__all__)
+_public_calls.wrap_public(signal, "signal.", signal.__all__)

@@ -40,6 +40,7 @@ from ._ops import array as _a
 from ._ops import creation as _c
 from ._ops import math as m
 from ._ops import reduce as r
+from ._ops.math_complex import conj, imag, real
 from ._tensor import Tensor
 
 # --- ember's functions under TensorFlow's names ------------------------------------------
@@ -432,16 +433,16 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
 
 __all__ = [
     "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin", "asin", "asinh", "atan",
-    "atan2", "atanh", "bincount", "ceil", "cos", "cosh", "count_nonzero", "cumsum",
+    "atan2", "atanh", "bincount", "ceil", "conj", "cos", "cosh", "count_nonzero", "cumsum",
     "divide", "divide_no_nan", "equal", "erf", "exp", "expm1", "floor", "floordiv",
-    "floormod", "greater", "greater_equal", "in_top_k", "invert_permutation", "is_finite",
+    "floormod", "greater", "greater_equal", "imag", "in_top_k", "invert_permutation", "is_finite",
     "is_inf", "is_nan", "is_non_decreasing", "is_strictly_increasing", "l2_normalize",
     "less", "less_equal", "log", "log1p", "log_sigmoid", "log_softmax", "logical_and",
     "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "mod", "multiply",
     "multiply_no_nan", "negative", "not_equal", "polyval", "pow", "reciprocal",
     "reciprocal_no_nan", "reduce_all", "reduce_any", "reduce_euclidean_norm",
     "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
-    "reduce_std", "reduce_sum", "reduce_variance", "rint", "round", "rsqrt", "scalar_mul",
+    "real", "reduce_std", "reduce_sum", "reduce_variance", "rint", "round", "rsqrt", "scalar_mul",
     "segment_max", "segment_mean", "segment_min", "segment_sum", "sigmoid", "sign", "sin",
     "sinh", "softmax", "softplus", "softsign", "sqrt", "square", "squared_difference",
     "subtract", "tan", "tanh", "top_k", "truediv", "unsorted_segment_max",

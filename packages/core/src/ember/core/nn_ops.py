@@ -19,6 +19,7 @@ from . import _dtypes, random
 from ._errors import InvalidArgumentError
 from ._nn_ctc import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss
 from ._ops import _args
+from ._ops import conv_3d as _conv3d
 from ._ops import conv_depthwise as _depthwise
 from ._ops import conv_select as _conv
 from ._ops import math as m
@@ -50,6 +51,7 @@ softplus = m.softplus
 __all__ = [
     "avg_pool2d", "batch_normalization", "bias_add", "conv1d", "conv2d", "conv2d_transpose",
     "depthwise_conv2d", "separable_conv2d",
+    "conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d",
     "dropout", "elu", "gelu", "l2_loss", "leaky_relu", "log_softmax", "max_pool2d", "moments",
     "relu", "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
     "softmax_cross_entropy_with_logits", "softplus", "sparse_softmax_cross_entropy_with_logits",
@@ -414,6 +416,154 @@ def avg_pool2d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALI
 
 max_pool = max_pool2d
 avg_pool = avg_pool2d
+
+
+# --- 3-D: NDHWC convolution and pooling ---------------------------------------------------
+def _ncdhw(v: Any) -> Any:
+    """A length-5 NCDHW strides/dilations/ksize/padding list in NDHWC order; others
+    unchanged."""
+    if not isinstance(v, (int, str)) and hasattr(v, "__len__") and len(v) == 5:
+        v = list(v)
+        return [v[0], v[2], v[3], v[4], v[1]]
+    return v
+
+
+def conv3d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
+           data_format: str = "NDHWC", dilations: Any = 1, name: str | None = None) -> Any:
+    """3-D convolution of an NDHWC (or ``data_format="NCDHW"``) batch with filters of
+    shape (KD, KH, KW, C_in, C_out), as ``tf.nn.conv3d``; ``strides`` and ``dilations``
+    are an int, three ints (depth, height, width) or TensorFlow's length-5 form in the
+    layout of ``data_format``; ``padding`` is ``"SAME"``, ``"VALID"`` or explicit
+    ``[[front, back], [top, bottom], [left, right]]``. Computed as one 2-D convolution
+    per depth tap of the filters (the 2-D engine's algorithms), added up.
+
+    Examples:
+        >>> import ember.core as em
+        >>> x = em.ones((1, 4, 5, 5, 2))
+        >>> em.nn_ops.conv3d(x, em.ones((3, 3, 3, 2, 4)), strides=[1, 1, 2, 2, 1],
+        ...                  padding="SAME").shape
+        (1, 4, 3, 3, 4)
+        >>> float(em.nn_ops.conv3d(x, em.ones((2, 2, 2, 2, 1)))[0, 0, 0, 0, 0])
+        16.0
+    """
+    op = "conv3d"
+    x, w = _args.tensor(input), _args.tensor(filters)
+    if _channels_first(op, data_format, ("NDHWC",), ("NCDHW",)):
+        if x.ndim != 5:
+            raise InvalidArgumentError(f"conv3d: expected NCDHW input of rank 5, got {x.shape}")
+        return _to_first(conv3d(_to_last(x), w, _ncdhw(strides), _ncdhw(padding), "NDHWC",
+                                _ncdhw(dilations)))
+    if x.ndim != 5 or w.ndim != 5:
+        raise InvalidArgumentError(f"conv3d: expected input (N, D, H, W, C) and filters "
+                                   f"(KD, KH, KW, C_in, C_out), got {x.shape} and {w.shape}")
+    if x.shape[4] != w.shape[3]:
+        raise InvalidArgumentError(f"conv3d: input has {x.shape[4]} channels but filters "
+                                   f"{w.shape} expect {w.shape[3]}")
+    s, d = _conv3d.triple(op, strides, "strides"), _conv3d.triple(op, dilations, "dilations")
+    pads = _conv3d.padding_amounts_3d(op, padding, x.shape[1:4], w.shape[:3], s, d)
+    return _conv3d.conv3d(x, w, s, d, pads)
+
+
+def conv3d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any = 1,
+                     padding: Any = "SAME", data_format: str = "NDHWC", dilations: Any = 1,
+                     name: str | None = None) -> Any:
+    """The gradient of :func:`conv3d` with respect to its input, as
+    ``tf.nn.conv3d_transpose``: ``filters`` (KD, KH, KW, C_out, C_in), ``output_shape``
+    the result's shape, NDHWC (or NCDHW with ``data_format="NCDHW"``).
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.nn_ops.conv3d_transpose(em.ones((1, 2, 2, 2, 3)), em.ones((3, 3, 3, 4, 3)),
+        ...                            (1, 4, 4, 4, 4), strides=2).shape
+        (1, 4, 4, 4, 4)
+    """
+    op = "conv3d_transpose"
+    x, w = _args.tensor(input), _args.tensor(filters)
+    out_shape = _args.shape(op, output_shape)
+    if _channels_first(op, data_format, ("NDHWC",), ("NCDHW",)):
+        if x.ndim != 5 or len(out_shape) != 5:
+            raise InvalidArgumentError(f"conv3d_transpose: expected rank-5 NCDHW input and "
+                                       f"output_shape, got {x.shape} and {out_shape}")
+        o = out_shape
+        return _to_first(conv3d_transpose(_to_last(x), w, (o[0], o[2], o[3], o[4], o[1]),
+                                          _ncdhw(strides), _ncdhw(padding), "NDHWC",
+                                          _ncdhw(dilations)))
+    if x.ndim != 5 or w.ndim != 5 or len(out_shape) != 5:
+        raise InvalidArgumentError(f"conv3d_transpose: expected rank-5 input, filters and "
+                                   f"output_shape, got {x.shape}, {w.shape}, {out_shape}")
+    oc, ic = w.shape[3], w.shape[4]
+    if x.shape[4] != ic or out_shape[4] != oc or out_shape[0] != x.shape[0]:
+        raise InvalidArgumentError(f"conv3d_transpose: filters {w.shape} need input channels "
+                                   f"{ic} and output channels {oc}; got input {x.shape}, "
+                                   f"output_shape {out_shape}")
+    s, d = _conv3d.triple(op, strides, "strides"), _conv3d.triple(op, dilations, "dilations")
+    pads = _conv3d.padding_amounts_3d(op, padding, out_shape[1:4], w.shape[:3], s, d)
+    exp = tuple(_conv3d.out_size(n, k, ss, dd, p0, p1) for n, k, ss, dd, (p0, p1) in
+                zip(out_shape[1:4], w.shape[:3], s, d, pads))
+    if exp != tuple(x.shape[1:4]):
+        raise InvalidArgumentError(f"conv3d_transpose: output_shape {out_shape} convolved gives "
+                                   f"spatial size {exp}, but input has {tuple(x.shape[1:4])}")
+    return _conv3d.conv3d_backprop_input(x, w, out_shape, s, d, pads)
+
+
+def _pool3d(op: str, input: Any, ksize: Any, strides: Any, padding: Any, data_format: str,
+            pool2d: Any) -> Any:
+    """A 3-D pool as two 2-D ones: over (KH, KW) in every frame, then over KD windows of
+    the frames' results. Both maximum and mean (of the real elements: the count of a
+    padded 3-D window is the product of its counts along each axis) separate so."""
+    x = _args.tensor(input)
+    if _channels_first(op, data_format, ("NDHWC",), ("NCDHW",)):
+        if x.ndim != 5:
+            raise InvalidArgumentError(f"{op}: expected NCDHW input of rank 5, got shape "
+                                       f"{x.shape}")
+        return _to_first(_pool3d(op, _to_last(x), _ncdhw(ksize), _ncdhw(strides),
+                                 _ncdhw(padding), "NDHWC", pool2d))
+    if x.ndim != 5:
+        raise InvalidArgumentError(f"{op}: expected NDHWC input of rank 5, got shape {x.shape}")
+    k = _conv3d.triple(op, ksize, "ksize")
+    s = _conv3d.triple(op, k if strides is None else strides, "strides")
+    pads = _conv3d.padding_amounts_3d(op, padding, x.shape[1:4], k, s, (1, 1, 1))
+    n, d, h, w, c = x.shape
+    for ax, (size, kk, (p0, p1)) in enumerate(zip((d, h, w), k, pads)):
+        if size + p0 + p1 < kk:
+            raise InvalidArgumentError(f"{op}: window {k} is larger than the padded input "
+                                       f"{x.shape} along axis {ax + 1}")
+    frames = pool2d(reshape(x, (n * d, h, w, c)), k[1:], s[1:], [(0, 0), *pads[1:], (0, 0)])
+    oh, ow = frames.shape[1:3]
+    y = pool2d(reshape(frames, (n, d, oh * ow, c)), (k[0], 1), (s[0], 1),
+               [(0, 0), pads[0], (0, 0), (0, 0)])
+    return reshape(y, (n, y.shape[1], oh, ow, c))
+
+
+def max_pool3d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALID",
+               data_format: str = "NDHWC", name: str | None = None) -> Any:
+    """Maximum over each window of an NDHWC (or ``data_format="NCDHW"``) batch, as
+    ``tf.nn.max_pool3d`` (``strides`` default to ``ksize``); the gradient goes to the
+    first maximum of a window in (depth, height, width) order, as TensorFlow's and
+    PyTorch's.
+
+    Examples:
+        >>> import ember.core as em
+        >>> x = em.reshape(em.range(16.0), (1, 2, 2, 4, 1))
+        >>> em.nn_ops.max_pool3d(x, 2).numpy().ravel()
+        array([13., 15.], dtype=float32)
+    """
+    return _pool3d("max_pool3d", input, ksize, strides, padding, data_format, max_pool2d)
+
+
+def avg_pool3d(input: Any, ksize: Any, strides: Any = None, padding: Any = "VALID",
+               data_format: str = "NDHWC", name: str | None = None) -> Any:
+    """Mean over each window of an NDHWC (or ``data_format="NCDHW"``) batch, as
+    ``tf.nn.avg_pool3d`` (``strides`` default to ``ksize``); SAME padding averages real
+    elements only.
+
+    Examples:
+        >>> import ember.core as em
+        >>> x = em.reshape(em.range(16.0), (1, 2, 2, 4, 1))
+        >>> em.nn_ops.avg_pool3d(x, 2).numpy().ravel()
+        array([6.5, 8.5], dtype=float32)
+    """
+    return _pool3d("avg_pool3d", input, ksize, strides, padding, data_format, avg_pool2d)
 
 
 # --- regularisation and normalisation ---------------------------------------------------

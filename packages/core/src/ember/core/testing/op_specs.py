@@ -24,7 +24,9 @@ from .._ops.creation import convert_to_tensor
 from .._tensor import Tensor
 from . import (
     _table_array,
+    _table_conv3d,
     _table_ctc,
+    _table_fft,
     _table_linalg,
     _table_math,
     _table_math_tf,
@@ -38,7 +40,7 @@ from ._spec import LOW, Case, OpSpec, Raw
 OP_SPECS: list[OpSpec] = (_table_math.specs() + _table_reduce.specs() + _table_array.specs()
                           + _table_nn.specs() + _table_linalg.specs() + _table_recurrent.specs()
                           + _table_nn_fused.specs() + _table_math_tf.specs()
-                          + _table_ctc.specs())
+                          + _table_ctc.specs() + _table_fft.specs() + _table_conv3d.specs())
 
 _BY_NAME = {s.name: s for s in OP_SPECS}
 if len(_BY_NAME) != len(OP_SPECS):  # pragma: no cover - a table-editing mistake
@@ -158,7 +160,8 @@ def check_case_forward(spec: OpSpec, case: Case, dtype: Any,
         assert a.dtype == w.dtype, f"{where}: dtype {a.dtype}, expected {w.dtype}"
         if is_floating(a.dtype) or a.dtype.kind == "c":
             rtol, atol = spec.tolerance(a.dtype, dev_name) if tol is None else tol(v)
-            assert_allclose(a.astype(np.float64), v.astype(np.float64), rtol=rtol, atol=atol,
+            wide = np.complex128 if a.dtype.kind == "c" else np.float64  # both parts
+            assert_allclose(a.astype(wide), v.astype(wide), rtol=rtol, atol=atol,
                             equal_nan=True, err_msg=where)
         else:
             assert_array_equal(a, v, err_msg=where)

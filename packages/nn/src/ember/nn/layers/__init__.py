@@ -4,7 +4,7 @@ from ._symbolic import Input, SymbolicTensor
 from .attention import MultiHeadAttention
 from .attention_dot import AdditiveAttention, Attention
 from .base import InputSpec, Layer, current_training
-from .conv import Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose
+from .conv import Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose
 from .conv_depthwise import (
     DepthwiseConv1D,
     DepthwiseConv2D,
@@ -67,20 +67,28 @@ from .normalization import (
 from .pooling import (
     AveragePooling1D,
     AveragePooling2D,
+    AveragePooling3D,
     AvgPool1D,
     AvgPool2D,
+    AvgPool3D,
     GlobalAveragePooling1D,
     GlobalAveragePooling2D,
+    GlobalAveragePooling3D,
     GlobalAvgPool1D,
     GlobalAvgPool2D,
+    GlobalAvgPool3D,
     GlobalMaxPool1D,
     GlobalMaxPool2D,
+    GlobalMaxPool3D,
     GlobalMaxPooling1D,
     GlobalMaxPooling2D,
+    GlobalMaxPooling3D,
     MaxPool1D,
     MaxPool2D,
+    MaxPool3D,
     MaxPooling1D,
     MaxPooling2D,
+    MaxPooling3D,
 )
 from .preprocessing_affine import RandomRotation, RandomTranslation, RandomZoom
 from .preprocessing_categorical import CategoryEncoding, Discretization, Hashing
@@ -104,10 +112,13 @@ from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .reshaping import (
     Cropping1D,
     Cropping2D,
+    Cropping3D,
     UpSampling1D,
     UpSampling2D,
+    UpSampling3D,
     ZeroPadding1D,
     ZeroPadding2D,
+    ZeroPadding3D,
 )
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from .wrappers import Bidirectional, SpectralNormalization, TimeDistributed, Wrapper
@@ -116,6 +127,8 @@ Convolution1D = Conv1D
 Convolution2D = Conv2D
 Convolution1DTranspose = Conv1DTranspose
 Convolution2DTranspose = Conv2DTranspose
+Convolution3D = Conv3D
+Convolution3DTranspose = Conv3DTranspose
 SeparableConvolution1D = SeparableConv1D
 SeparableConvolution2D = SeparableConv2D
 
@@ -147,3 +160,7 @@ __all__ += ["ELU", "ActivityRegularization", "AdditiveAttention", "AlphaDropout"
             "SpatialDropout1D", "SpatialDropout2D", "UnitNormalization", "UpSampling1D",
             "ZeroPadding1D", "RandomBrightness", "RandomErasing", "RandomGrayscale",
             "RandomInvert", "SpectralNormalization", "Wrapper"]
+__all__ += ["Conv3D", "Conv3DTranspose", "Convolution3D", "Convolution3DTranspose",
+            "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D",
+            "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D",
+            "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D"]

@@ -1,4 +1,5 @@
-"""Convolutions: Conv1D and Conv1DTranspose (NWC), Conv2D and Conv2DTranspose (NHWC);
+"""Convolutions: Conv1D and Conv1DTranspose (NWC), Conv2D and Conv2DTranspose (NHWC),
+Conv3D and Conv3DTranspose (NDHWC);
 channels first too.
 
 ``data_format="channels_first"`` (NCW / NCHW inputs, as PyTorch) transposes to channels
@@ -68,12 +69,15 @@ def _padding(p: str) -> str:
 class _Conv(Layer):
     rank = 2
 
+    # Keras 3's positional order: Conv2D(32, 3, 1, "same", "channels_last") means what it
+    # says there (ember's had dilation_rate fifth)
     def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
-                 dilation_rate: Any = 1, activation: Any = None, use_bias: bool = True,
+                 data_format: str | None = None, dilation_rate: Any = 1, groups: int = 1,
+                 activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
-                 data_format: str | None = None, kernel_regularizer: Any = None,
-                 bias_regularizer: Any = None, kernel_constraint: Any = None,
-                 bias_constraint: Any = None, groups: int = 1, **kwargs: Any) -> None:
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         only_default(type(self).__name__, groups=(
             groups, 1, "ember's convolutions are not grouped"))
@@ -247,6 +251,10 @@ class _ConvTranspose(_Conv):
                          kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
                          activity_regularizer=activity_regularizer, **kwargs)
         r = self.rank
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:  # as Keras refuses it
+            raise ValueError(f"{who}: strides > 1 together with dilation_rate > 1 is not "
+                             f"supported (Keras's transposed convolutions refuse it); got "
+                             f"strides={self.strides}, dilation_rate={self.dilation_rate}")
         self.output_padding: tuple[int, ...] | None = None
         if output_padding is not None:
             pads = (output_padding,) * r if isinstance(output_padding, int) else \
@@ -338,3 +346,88 @@ class Conv1DTranspose(_ConvTranspose):
         y = self._transpose2d(em.expand_dims(x, 1), kernel, (1, self.strides[0]),
                               (1, self.dilation_rate[0]), (None if pad is None else 0, pad))
         return em.squeeze(y, 1)
+
+
+class Conv3D(_Conv):
+    """3-D convolution of NDHWC (or NCDHW) inputs; kernel (KD, KH, KW, C_in, filters).
+
+    Keras 3's ``Conv3D``, its arguments in its order: ``kernel_size``, ``strides`` and
+    ``dilation_rate`` an int or one per spatial axis (depth, height, width), ``padding``
+    ``"valid"`` or ``"same"``, ``groups`` only 1 (ember's convolutions are not grouped);
+    the others as :class:`Conv2D`.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.Conv3D(4, 3, padding="same")(em.ones((2, 5, 8, 8, 3))).shape
+        (2, 5, 8, 8, 4)
+        >>> nn.layers.Conv3D(2, (1, 3, 3), strides=(1, 2, 2),
+        ...                  data_format="channels_first")(em.ones((1, 3, 4, 7, 7))).shape
+        (1, 2, 4, 3, 3)
+    """
+
+    rank = 3
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1, 1),
+                 padding: str = "valid", data_format: str | None = None,
+                 dilation_rate: Any = (1, 1, 1), groups: int = 1, activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
+                 bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         dilation_rate=dilation_rate, activation=activation,
+                         use_bias=use_bias, kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer, data_format=data_format,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                         groups=groups, activity_regularizer=activity_regularizer, **kwargs)
+
+    def _convolve(self, x: Any, kernel: Any = None) -> Any:
+        return em.nn_ops.conv3d(x, self.kernel.value() if kernel is None else kernel,
+                                strides=self.strides, padding=self.padding,
+                                dilations=self.dilation_rate)
+
+
+class Conv3DTranspose(_ConvTranspose):
+    """Transposed 3-D convolution of NDHWC (or NCDHW) inputs; kernel (KD, KH, KW,
+    filters, C_in).
+
+    Keras 3's ``Conv3DTranspose``, its arguments in its order (``data_format`` before
+    ``output_padding``, unlike the 2-D layer); the output sizes are
+    :class:`Conv2DTranspose`'s, along each of depth, height and width.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> up = nn.layers.Conv3DTranspose(2, 3, strides=2, padding="same")
+        >>> up(em.ones((1, 2, 4, 4, 3))).shape
+        (1, 4, 8, 8, 2)
+    """
+
+    rank = 3
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1, 1),
+                 padding: str = "valid", data_format: str | None = None,
+                 output_padding: Any = None, dilation_rate: Any = (1, 1, 1),
+                 activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, **kwargs: Any) -> None:
+        super().__init__(filters, kernel_size, strides, padding, output_padding, data_format,
+                         dilation_rate, activation, use_bias, kernel_initializer,
+                         bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint, **kwargs)
+
+    def _convolve(self, x: Any, kernel: Any = None) -> Any:
+        kernel = self.kernel.value() if kernel is None else kernel
+        pads = self.output_padding or (None, None, None)
+        n = x.shape[0]
+        out = tuple(self._out_size(a, k, s, d, p) for a, k, s, d, p in
+                    zip(x.shape[1:4], kernel.shape[:3], self.strides, self.dilation_rate, pads))
+        return em.nn_ops.conv3d_transpose(x, kernel, (n, *out, self.filters),
+                                          strides=self.strides, padding=self.padding,
+                                          dilations=self.dilation_rate)

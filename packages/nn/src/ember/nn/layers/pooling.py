@@ -1,4 +1,4 @@
-"""Pooling: MaxPool1D/2D, AvgPool1D/2D and global pooling, channels last or first.
+"""Pooling: MaxPool1D/2D/3D, AvgPool1D/2D/3D and global pooling, channels last or first.
 
 ``data_format="channels_first"`` (NCW / NCHW inputs) pools the same windows as channels
 last on the transposed input. ``GlobalAveragePooling1D`` and ``GlobalMaxPooling1D`` skip
@@ -183,6 +183,62 @@ class GlobalMaxPooling1D(_GlobalPool1D):
         return em.reduce_max(inputs, axis=ax, keepdims=self.keepdims)
 
 
+class MaxPooling3D(_Pool2D):
+    """Maximum over each window of volumes: (N, D, H, W, C) (or (N, C, D, H, W) channels
+    first); Keras 3's ``MaxPooling3D`` (default 2x2x2, stride = pool size, VALID).
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.MaxPooling3D()(em.ones((1, 4, 5, 6, 2))).shape
+        (1, 2, 2, 3, 2)
+        >>> nn.layers.MaxPool3D((1, 2, 2), padding="same",
+        ...                     data_format="channels_first")(em.ones((1, 2, 3, 5, 5))).shape
+        (1, 2, 3, 3, 3)
+    """
+
+    rank = 3
+
+    def _pool(self, x: Any) -> Any:
+        return em.nn_ops.max_pool3d(x, self.pool_size, self.strides, self.padding)
+
+
+class AveragePooling3D(_Pool2D):
+    """Mean over each window of volumes: (N, D, H, W, C) (or channels first); Keras 3's
+    ``AveragePooling3D`` (SAME padding averages the real elements only).
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.AveragePooling3D(2, strides=1)(em.ones((1, 3, 3, 3, 1))).shape
+        (1, 2, 2, 2, 1)
+    """
+
+    rank = 3
+
+    def _pool(self, x: Any) -> Any:
+        return em.nn_ops.avg_pool3d(x, self.pool_size, self.strides, self.padding)
+
+
+class GlobalAveragePooling3D(GlobalAveragePooling2D):
+    """Mean over the spatial axes: (N, D, H, W, C) -> (N, C) (or keepdims; NCDHW too).
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> nn.layers.GlobalAveragePooling3D(keepdims=True)(em.ones((2, 3, 4, 5, 6))).shape
+        (2, 1, 1, 1, 6)
+    """
+
+    rank = 3
+
+
+class GlobalMaxPooling3D(GlobalMaxPooling2D):
+    """Maximum over the spatial axes: (N, D, H, W, C) -> (N, C) (or keepdims; NCDHW too)."""
+
+    rank = 3
+
+
 # Keras's class names are the long ones (and name the layers: max_pooling2d, ...)
 MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
@@ -193,3 +249,7 @@ GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D
 GlobalAvgPool1D = GlobalAveragePooling1D
 GlobalMaxPool1D = GlobalMaxPooling1D
+MaxPool3D = MaxPooling3D
+AvgPool3D = AveragePooling3D
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool3D = GlobalMaxPooling3D

@@ -1,5 +1,6 @@
 """Keras's spatial reshaping layers: ``ZeroPadding2D``, ``Cropping2D`` and ``UpSampling2D``
-for images (channels last by default; ``data_format="channels_first"`` also works), and
+for images (channels last by default; ``data_format="channels_first"`` also works),
+``ZeroPadding3D``, ``Cropping3D`` and ``UpSampling3D`` for volumes, and
 ``ZeroPadding1D``, ``Cropping1D`` and ``UpSampling1D`` for sequences (batch, steps,
 features)."""
 
@@ -257,3 +258,153 @@ class UpSampling1D(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "size": self.size}
+
+
+_Triples = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
+
+
+def _triples(layer: str, name: str, value: Any) -> _Triples:
+    """Keras's forms: ``n`` (every side), three entries each ``n`` (both sides of that
+    axis) or ``(before, after)``; non-negative ints."""
+    def ok(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    if ok(value):
+        return ((value, value),) * 3  # type: ignore[return-value]
+    if isinstance(value, (list, tuple)) and len(value) == 3:
+        out = []
+        for v in value:
+            if ok(v):
+                out.append((v, v))
+            elif isinstance(v, (list, tuple)) and len(v) == 2 and all(ok(i) for i in v):
+                out.append((int(v[0]), int(v[1])))
+            else:
+                break
+        else:
+            return (out[0], out[1], out[2])
+    raise ValueError(f"{layer}: {name} must be a non-negative int, three of them (depth, "
+                     f"height, width) or three (before, after) pairs, got {value!r}")
+
+
+def _volume_axes(layer: str, data_format: Any) -> tuple[int, int, int]:
+    if data_format in (None, "channels_last"):
+        return (1, 2, 3)
+    if data_format == "channels_first":
+        return (2, 3, 4)
+    raise ValueError(f"{layer}: data_format must be 'channels_last' or 'channels_first', "
+                     f"got {data_format!r}")
+
+
+class ZeroPadding3D(Layer):
+    """Zeros added around volumes (Keras's ``ZeroPadding3D``): (N, D, H, W, C) (or
+    channels first).
+
+    Args:
+        padding: an int (every side), three ints (both sides of depth, height, width) or
+            three ``(before, after)`` pairs.
+        data_format: ``"channels_last"`` (default) or ``"channels_first"``.
+        **kwargs: the base ``Layer`` arguments.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.ZeroPadding3D((1, (0, 2), 0))(np.ones((1, 2, 2, 2, 3), np.float32)).shape
+        (1, 4, 4, 2, 3)
+    """
+
+    def __init__(self, padding: Any = ((1, 1), (1, 1), (1, 1)), data_format: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.padding = _triples("ZeroPadding3D", "padding", padding)
+        self._axes = _volume_axes("ZeroPadding3D", data_format)
+        self.data_format = data_format or "channels_last"
+        self.input_spec = InputSpec(ndim=5)
+
+    def call(self, inputs: Any) -> Any:
+        pads = [[0, 0] for _ in range(5)]
+        for axis, pair in zip(self._axes, self.padding):
+            pads[axis] = list(pair)
+        return em.pad(inputs, pads)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "padding": [list(p) for p in self.padding],
+                "data_format": self.data_format}
+
+
+class Cropping3D(Layer):
+    """Slices cut from the edges of volumes (Keras's ``Cropping3D``): the forms of
+    :class:`ZeroPadding3D`'s ``padding``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.Cropping3D()(np.ones((1, 4, 5, 6, 2), np.float32)).shape
+        (1, 2, 3, 4, 2)
+    """
+
+    def __init__(self, cropping: Any = ((1, 1), (1, 1), (1, 1)),
+                 data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cropping = _triples("Cropping3D", "cropping", cropping)
+        self._axes = _volume_axes("Cropping3D", data_format)
+        self.data_format = data_format or "channels_last"
+        self.input_spec = InputSpec(ndim=5)
+
+    def call(self, inputs: Any) -> Any:
+        index: list[Any] = [slice(None)] * 5
+        for axis, (a, b) in zip(self._axes, self.cropping):
+            size = inputs.shape[axis]
+            if a + b >= size:
+                raise ValueError(f"Cropping3D ({self.name!r}): cropping {self.cropping} "
+                                 f"leaves nothing of axis {axis} (size {size}) of inputs "
+                                 f"{tuple(inputs.shape)}")
+            index[axis] = slice(a, size - b)
+        return inputs[tuple(index)]
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "cropping": [list(c) for c in self.cropping],
+                "data_format": self.data_format}
+
+
+class UpSampling3D(Layer):
+    """Each slice repeated ``size[0]`` times along depth, ``size[1]`` along height and
+    ``size[2]`` along width (Keras's ``UpSampling3D``, nearest neighbour).
+
+    Examples:
+        >>> import numpy as np
+        >>> from ember import nn
+        >>> nn.layers.UpSampling3D((1, 2, 3))(np.ones((1, 2, 2, 2, 3), np.float32)).shape
+        (1, 2, 4, 6, 3)
+    """
+
+    def __init__(self, size: Any = (2, 2, 2), data_format: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        t = (size,) * 3 if isinstance(size, int) and not isinstance(size, bool) else size
+        if not (isinstance(t, (list, tuple)) and len(t) == 3 and all(
+                isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in t)):
+            raise ValueError(f"UpSampling3D: size must be a positive int or three of them, "
+                             f"got {size!r}")
+        self.size = (int(t[0]), int(t[1]), int(t[2]))
+        self._axes = _volume_axes("UpSampling3D", data_format)
+        self.data_format = data_format or "channels_last"
+        self.input_spec = InputSpec(ndim=5)
+
+    def call(self, inputs: Any) -> Any:
+        shape = list(inputs.shape)
+        # (.., D, 1, H, 1, W, 1, ..) broadcast to (.., D, sd, H, sh, W, sw, ..)
+        spread: list[int] = []
+        tiled: list[int] = []
+        for axis, n in enumerate(shape):
+            spread.append(n)
+            tiled.append(n)
+            if axis in self._axes:
+                spread.append(1)
+                tiled.append(self.size[self._axes.index(axis)])
+                shape[axis] = n * tiled[-1]
+        out = em.broadcast_to(em.reshape(inputs, spread), tiled)
+        return em.reshape(out, shape)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "size": list(self.size),
+                "data_format": self.data_format}

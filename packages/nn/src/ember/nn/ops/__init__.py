@@ -255,6 +255,7 @@ from ._shapes import (
     transpose,
     vstack,
 )
+from ._signal import fft, fft2, ifft2, irfft, istft, rfft, stft
 
 __all__ = [
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arccosh",
@@ -288,6 +289,8 @@ __all__ = [
     "tanh_shrink", "tensordot", "threshold", "tile", "top_k", "trace", "transpose", "tri",
     "tril", "triu", "true_divide", "trunc", "unstack", "var", "vdot", "vectorized_map",
     "vstack", "where", "while_loop", "zeros", "zeros_like",
+    # keras.ops.math's Fourier transforms (em.signal)
+    "fft", "fft2", "ifft2", "irfft", "istft", "rfft", "stft",
 ]
 
 # keras.ops on a functional model's symbolic tensors make nodes of its graph, as Keras 3's

@@ -332,13 +332,16 @@ def _tuple(fn: str, name: str, v: Any, n: int) -> tuple[int, ...]:
 
 def _spatial(fn: str, x: em.Tensor) -> int:
     nd = x.ndim - 2
-    if nd == 3:
+    if nd == 3 and fn not in _HAS_3D:
         raise reject(fn, "inputs", f"<rank-5 tensor of shape {x.shape}>",
                      "ember has 1-D and 2-D windows, not 3-D")
-    if nd not in (1, 2):
-        raise em.InvalidArgumentError(f"ember.nn.ops.{fn}: inputs must have rank 3 or 4 "
+    if nd not in (1, 2, 3):
+        raise em.InvalidArgumentError(f"ember.nn.ops.{fn}: inputs must have rank 3, 4 or 5 "
                                       f"(batch, spatial..., channels), got shape {x.shape}")
     return nd
+
+
+_HAS_3D = ("conv", "max_pool", "average_pool")  # nn_ops.conv3d, max_pool3d, avg_pool3d
 
 
 def _as_2d(x: em.Tensor, first: bool) -> em.Tensor:
@@ -357,6 +360,9 @@ def _pool(fn: str, inputs: Any, pool_size: Any, strides: Any, padding: Any,
     k = _tuple(fn, "pool_size", pool_size, nd)
     s = k if strides is None else _tuple(fn, "strides", strides, nd)
     pad = _padding(fn, padding)
+    if nd == 3:
+        pool3 = nn_ops.max_pool3d if fn == "max_pool" else nn_ops.avg_pool3d
+        return pool3(x, k, s, pad, "NCDHW" if first else "NDHWC")
     pool = nn_ops.max_pool2d if fn == "max_pool" else nn_ops.avg_pool2d
     layout = "NCHW" if first else "NHWC"
     if nd == 1:
@@ -366,7 +372,8 @@ def _pool(fn: str, inputs: Any, pool_size: Any, strides: Any, padding: Any,
 
 def max_pool(inputs: Any, pool_size: Any, strides: Any = None, padding: str = "valid",
              data_format: Any = None) -> em.Tensor:
-    """The maximum over each window (1-D or 2-D; ``strides`` default to ``pool_size``)."""
+    """The maximum over each window (1-D, 2-D or 3-D; ``strides`` default to
+    ``pool_size``)."""
     return _pool("max_pool", inputs, pool_size, strides, padding, data_format)
 
 
@@ -378,7 +385,7 @@ def average_pool(inputs: Any, pool_size: Any, strides: Any = None, padding: str 
 
 def conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "valid",
          data_format: Any = None, dilation_rate: Any = 1) -> em.Tensor:
-    """N-D convolution (1-D, 2-D) with ``kernel`` of shape (spatial..., in_channels /
+    """N-D convolution (1-D, 2-D, 3-D) with ``kernel`` of shape (spatial..., in_channels /
     groups, out_channels): fewer kernel input channels than the input has make a grouped
     convolution, as in Keras."""
     x, w = tensor(inputs), tensor(kernel)
@@ -407,6 +414,8 @@ def _conv_one(x: em.Tensor, w: em.Tensor, s: tuple[int, ...], pad: str, first: b
               nd: int, d: tuple[int, ...]) -> em.Tensor:
     if nd == 1:
         return nn_ops.conv1d(x, w, s[0], pad, "NCW" if first else "NWC", d[0])
+    if nd == 3:
+        return nn_ops.conv3d(x, w, s, pad, "NCDHW" if first else "NDHWC", d)
     return nn_ops.conv2d(x, w, s, pad, "NCHW" if first else "NHWC", d)
 
 

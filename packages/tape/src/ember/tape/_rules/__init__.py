@@ -91,6 +91,7 @@ def _load() -> None:
         array,
         conv,
         ctc,
+        fft,
         linalg,
         math,
         nn,

@@ -1,6 +1,6 @@
 """Gradients of the sliding-window primitives under pooling, and of the three convolution
-primitives and the three depthwise ones, which are each other's gradients (so every order
-comes free)."""
+primitives, the three depthwise ones and the three 3-D ones, which are each other's
+gradients (so every order comes free)."""
 
 from __future__ import annotations
 
@@ -108,3 +108,40 @@ def _depthwise_filter(op: OpContext, g: Tensor) -> Gradients:
     x, dy = op.inputs  # d<dy, depthwise(x, w)>/dw, linear in x and in dy
     return (_dw_input(dy, g, x.shape, op) if op.needs[0] else None,
             run_op(_DW, (x, g), _geom(op)) if op.needs[1] else None)
+
+
+# --- 3-D convolution: the same trilinear form, over (depth, height, width) ----------------
+_C3 = REGISTRY["conv3d"]
+_C3_INPUT = REGISTRY["conv3d_backprop_input"]
+_C3_FILTER = REGISTRY["conv3d_backprop_filter"]
+for _name in (_C3.name, _C3_INPUT.name, _C3_FILTER.name):
+    reads_only(_name, outputs=False)
+
+
+def _c3_input(dy: Tensor, w: Tensor, x_shape: Sequence[int], op: OpContext) -> Tensor:
+    return run_op(_C3_INPUT, (dy, w), {"input_shape": tuple(x_shape), **_geom(op)})
+
+
+def _c3_filter(x: Tensor, dy: Tensor, w_shape: Sequence[int], op: OpContext) -> Tensor:
+    return run_op(_C3_FILTER, (x, dy), {"filter_shape": tuple(w_shape), **_geom(op)})
+
+
+@reg("conv3d")
+def _conv3d(op: OpContext, dy: Tensor) -> Gradients:
+    x, w = op.inputs
+    return (_c3_input(dy, w, x.shape, op) if op.needs[0] else None,
+            _c3_filter(x, dy, w.shape, op) if op.needs[1] else None)
+
+
+@reg("conv3d_backprop_input")
+def _conv3d_input(op: OpContext, g: Tensor) -> Gradients:
+    dy, w = op.inputs  # d<dy, conv3d(x, w)>/dx, linear in dy and in w
+    return (run_op(_C3, (g, w), _geom(op)) if op.needs[0] else None,
+            _c3_filter(g, dy, w.shape, op) if op.needs[1] else None)
+
+
+@reg("conv3d_backprop_filter")
+def _conv3d_filter(op: OpContext, g: Tensor) -> Gradients:
+    x, dy = op.inputs  # d<dy, conv3d(x, w)>/dw, linear in x and in dy
+    return (_c3_input(dy, g, x.shape, op) if op.needs[0] else None,
+            run_op(_C3, (x, g), _geom(op)) if op.needs[1] else None)

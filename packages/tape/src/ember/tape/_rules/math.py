@@ -32,6 +32,11 @@ reg("check_range")(lambda op, dy: dy)  # a check on the values, not on their gra
 @reg("multiply")
 def _multiply(op: OpContext, dy: Tensor) -> Gradients:
     x, y = op.inputs
+    if dy.dtype.kind == "c":  # the adjoint: conj(y) (TensorFlow's and PyTorch's convention)
+        gx, gy = em.multiply(dy, em.math.conj(y)), em.multiply(dy, em.math.conj(x))
+        # a real operand of a complex product gets the real part
+        return (gx if x.dtype.kind == "c" else em.math.real(gx),
+                gy if y.dtype.kind == "c" else em.math.real(gy))
     return em.multiply(dy, y), em.multiply(dy, x)
 
 
@@ -83,7 +88,12 @@ def _atan2(op: OpContext, dy: Tensor) -> Gradients:
 
 @reg("abs")
 def _abs(op: OpContext, dy: Tensor) -> Gradients:
-    return em.multiply(dy, em.sign(op.inputs[0]))
+    x = op.inputs[0]
+    if x.dtype.kind == "c":  # dy * z / |z| (0 at z = 0), as TensorFlow's ComplexAbs
+        r = op.output
+        safe = em.where(em.equal(r, 0), em.ones_like(r), r)
+        return em.multiply(x, em.cast(em.divide(dy, safe), x.dtype))
+    return em.multiply(dy, em.sign(x))
 
 
 def _zero(op: OpContext, dy: Tensor) -> Gradients:
@@ -129,6 +139,8 @@ def _cast(op: OpContext, dy: Tensor) -> Gradients:
     x = op.inputs[0]
     if not (is_differentiable(x.dtype) and is_differentiable(op.output.dtype)):
         return None
+    if dy.dtype.kind == "c" and x.dtype.kind != "c":  # real -> complex: the real part
+        dy = em.math.real(dy)
     return em.cast(dy, x.dtype)
 
 
@@ -137,3 +149,24 @@ def _where(op: OpContext, dy: Tensor) -> Gradients:
     c = op.inputs[0]
     z = em.zeros_like(dy)
     return None, em.where(c, dy, z), em.where(c, z, dy)
+
+
+# --- complex numbers and their parts (core's _ops/math_complex) ----------------------------
+# The gradient of a real loss with respect to z is dL/d re(z) + i dL/d im(z).
+@reg("complex")
+def _complex(op: OpContext, dy: Tensor) -> Gradients:
+    re, im = op.inputs
+    return em.cast(em.math.real(dy), re.dtype), em.cast(em.math.imag(dy), im.dtype)
+
+
+@reg("real")
+def _real(op: OpContext, dy: Tensor) -> Gradients:
+    return em.complex(dy, em.zeros_like(dy))
+
+
+@reg("imag")
+def _imag(op: OpContext, dy: Tensor) -> Gradients:
+    return em.complex(em.zeros_like(dy), dy)
+
+
+reg("conj")(lambda op, dy: em.math.conj(dy))
