@@ -231,3 +231,34 @@ def test_a_list_assigned_before_any_variable_by_a_layer_without_super_init_is_tr
     s = Slots()
     s.slots.append(em.Variable(0.0))
     assert len(s.variables) == 1
+
+
+def test_a_model_holding_a_functional_model_lists_its_variables_in_keras_order():
+    """A functional model lists its variables layer by layer in Keras's order, not its
+    calls'; a subclassed model holding it listed the calls' order, so get_weights()
+    and set_weights() of arrays of equal shapes permuted them silently (keras-io's
+    Perceiver; Keras 3.15 lists pa, pb, qa, qb here)."""
+    L = nn.layers
+    a, b = L.Input((4,)), L.Input((4,))
+    x = L.Dense(4, name="qa")(L.Dense(4, name="pa")(a))
+    y = L.Dense(4, name="qb")(L.Dense(4, name="pb")(b))
+    inner = nn.Model([a, b], L.Add()([x, y]))
+
+    class Outer(nn.Model):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def call(self, inputs):
+            return self.inner(inputs)
+
+    want = [w.name for w in inner.weights]
+    assert [w.name.split("/")[0] for w in inner.weights if "kernel" in w.name] == [
+        "pa", "pb", "qa", "qb"]
+    outer = Outer()
+    assert [w.name for w in outer.weights] == want
+    assert [w.name for w in outer.trainable_weights] == want
+    values = [w.numpy() + i for i, w in enumerate(inner.weights)]
+    outer.set_weights(values)
+    for w, v in zip(inner.weights, values):
+        np.testing.assert_array_equal(w.numpy(), v)

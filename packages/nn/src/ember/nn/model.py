@@ -553,6 +553,8 @@ class Functional(Model):
     def layers(self, value: Any) -> None:
         raise AttributeError(_LAYERS_RESERVED)
 
+    _ember_orders_variables = True  # (see _tracking.walk_variables)
+
     def _ember_variables_by_path(self) -> dict[str, tuple[Any, bool]]:
         # the paths stay those of the calls' order (checkpoints use them); the order of
         # the entries is Keras's, layer by layer

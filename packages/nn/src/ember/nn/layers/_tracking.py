@@ -216,6 +216,15 @@ def walk_variables(children: dict[str, Any], prefix: str, seen: set[int],
             out[path] = (value, frozen)
         elif is_layer(value):
             seen.add(id(value))
+            if getattr(value, "_ember_orders_variables", False):
+                # a model lists its variables in Keras's order (a functional model's,
+                # layer by layer, not its calls'): a model holding it lists them so too,
+                # as Keras's does (get_weights/set_weights of equal shapes would permute)
+                for sub, (var, fr) in value._ember_variables_by_path().items():
+                    if id(var) not in seen:
+                        seen.add(id(var))
+                        out[f"{path}/{sub}"] = (var, frozen or fr)
+                continue
             walk_variables(children_of(value), path + "/", seen, out,
                            frozen or not value.trainable)
         elif isinstance(value, (list, tuple, dict)):
