@@ -437,3 +437,13 @@ def test_losses_added_while_a_model_is_built_symbolically_are_not_kept():
     assert [float(v) for v in functional.losses] == [7.0]
     stacked(em.ones((1, 3)))
     assert float(stacked.losses[0]) == 4.0 and len(stacked.losses) == 2
+
+
+def test_initializer_names_include_keras_3s_aliases():
+    """Keras 3's ``initializers.get`` also takes "uniform", "normal", "one" and "zero"
+    (its ALL_OBJECTS_DICT aliases; ember refused them, found porting keras-io's Perceiver)."""
+    for name, cls in (("uniform", "RandomUniform"), ("normal", "RandomNormal"),
+                      ("one", "Ones"), ("zero", "Zeros")):
+        assert type(nn.initializers.get(name)).__name__ == cls
+    layer = nn.layers.Dense(2, kernel_initializer="one", bias_initializer="zero")
+    np.testing.assert_array_equal(layer(np.ones((1, 3), np.float32)).numpy(), [[3.0, 3.0]])

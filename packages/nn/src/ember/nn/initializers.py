@@ -221,6 +221,8 @@ _NAMES: dict[str, Any] = {
     "he_uniform": HeUniform, "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
     "orthogonal": Orthogonal, "variance_scaling": VarianceScaling,
     "xavier_uniform": GlorotUniform, "xavier_normal": GlorotNormal,
+    # Keras 3's aliases
+    "uniform": RandomUniform, "normal": RandomNormal, "one": Ones, "zero": Zeros,
 }
 
 
