@@ -13,7 +13,7 @@ saved and reloaded.
 Upstream: https://github.com/tensorflow/docs/blob/67052a2760ffe671aea0b928db5fe58dbb204567/site/en/tutorials/audio/simple_audio.ipynb
 (the notebook's last change; unchanged at master 7c36502 of 2026-03-11)
 Changed: names only (tensorflow -> ember.core as em: tf.random.set_seed, tf.squeeze,
-tf.abs, tf.newaxis, tf.argmax, tf.concat, tf.nn.softmax -> em.nn_ops.softmax;
+tf.signal.stft, tf.abs, tf.newaxis, tf.argmax, tf.concat, tf.nn.softmax -> em.nn_ops.softmax;
 tf.data.AUTOTUNE -> ember.data.AUTOTUNE; tensorflow.keras layers/models -> ember.nn
 layers/models; tf.keras.utils.get_file -> nn.utils.get_file, tf.keras.optimizers.Adam,
 tf.keras.losses.SparseCategoricalCrossentropy, tf.keras.callbacks.EarlyStopping -> nn.*;
@@ -41,11 +41,12 @@ int16 samples / 32768 zero-padded to 16,000 (as tf.audio.decode_wav and desired_
 give) and its label equal to its folder; the element shapes and dtypes; the shards holding
 the even and the odd validation batches; a new training order on each pass
 (reshuffle_each_iteration); the spectrogram's shape (124, 129, 1) and values against
-numpy's rfft of 256 points of each periodic-Hann-windowed 255-sample frame
-(tf.signal.stft's defaults); the Resizing layer against a numpy bilinear resize with
-half-pixel centres (TF's, antialias off); the adapted Normalization's mean and variance
-against numpy's over every training spectrogram; the model's parameter count against
-Keras's formulas and its logits (inference mode) against a float64 numpy forward pass;
+numpy's rfft of 256 points of each Hann-windowed 255-sample frame (tf.signal.stft's
+defaults: hann_window(255, periodic=True), which for an odd length is the symmetric window);
+the Resizing layer against a numpy bilinear resize with half-pixel centres (TF's, antialias
+off); the adapted Normalization's mean and variance against numpy's over every training
+spectrogram; the model's parameter count against Keras's formulas and its logits (inference
+mode) against a float64 numpy forward pass;
 History's keys and EarlyStopping's rule (it stops only after 2 epochs without a lower
 val_loss, re-run on the losses); the last epoch's val_loss and val_accuracy equal to
 evaluate's; evaluate's accuracy and loss on the test set equal to numpy's from predict;
@@ -69,10 +70,6 @@ function of Keras's steps stands in (listing, RandomState shuffle, split, shuffl
 4. (by design, docs/guide/coming-from.md: no string tensors) tf.io.read_file, the
 `x.dtype == tf.string` test and tf.gather on the string array label_names:
 Path.read_bytes, isinstance(x, str) and numpy indexing stand in.
-5. no tf.signal.stft (em.signal: AttributeError), nor any FFT: keras.ops.stft, rfft and fft
-are missing from nn.ops too (AttributeError naming them): frames gathered and a complex64
-matmul with the periodic-Hann-windowed DFT matrix stand in (stft above; checked against
-numpy's rfft), so upstream's tf.abs of the complex STFT is kept.
 6. no tf.math.confusion_matrix (em.math: AttributeError): em.math.bincount of
 label * num_labels + prediction, reshaped, stands in (checked against numpy).
 8. no tf.Module (em.Module: AttributeError; the docs map it to nn.Layer/nn.Model, whose
@@ -87,7 +84,12 @@ labels from the pipeline have no .numpy() (AttributeError): it is dropped.
 Fixed in ember since the first version of this port: 7. fit(callbacks=<one Callback>),
 upstream's call, raised TypeError ('EarlyStopping' object is not iterable), where tf.keras and
 Keras 3 flatten a single callback, so a one-element list stood in; ember's fit, evaluate and
-predict now take one callback, and upstream's line runs.
+predict now take one callback, and upstream's line runs. 5. there was no tf.signal.stft
+(em.signal: AttributeError) nor any FFT, so frames gathered and a complex64 matmul with the
+periodic-Hann-windowed DFT matrix stood in; ember now has em.signal.stft (TF's defaults), and
+upstream's line runs (checked against numpy's rfft). The stand-in's window divided by 255, not
+TF's 254 for an odd length (a silent difference, under 1% of the peak), so the check's
+numpy window is now TF's.
 """
 
 import io
@@ -299,26 +301,9 @@ for i in range(9):  # added: what the waveform plots would show
 
 
 # ---- Convert waveforms to spectrograms ---------------------------------------------------
-def stft(signals, frame_length, frame_step):  # GAP 5's stand-in
-  """tf.signal.stft with its defaults (fft_length: the next power of 2; a periodic Hann
-  window; pad_end=False): the frames gathered, and a matmul with the windowed DFT matrix of
-  fft_length points (the zero padding of each frame drops the DFT's last rows)."""
-  fft_length = 2 ** int(np.ceil(np.log2(frame_length)))
-  signals = em.convert_to_tensor(signals)
-  num_frames = 1 + (signals.shape[-1] - frame_length) // frame_step
-  index = np.arange(num_frames)[:, None] * frame_step + np.arange(frame_length)
-  frames = em.gather(signals, em.constant(index.astype(np.int32)), axis=-1)
-  n = np.arange(frame_length)
-  window = 0.5 - 0.5 * np.cos(2 * np.pi * n / frame_length)
-  dft = window[:, None] * np.exp(-2j * np.pi * np.outer(n, np.arange(fft_length // 2 + 1))
-                                 / fft_length)
-  return em.matmul(em.cast(frames, em.complex64), em.constant(dft.astype(np.complex64)))
-
-
 def get_spectrogram(waveform):
   # Convert the waveform to a spectrogram via a STFT.
-  # GAP 5: spectrogram = tf.signal.stft(
-  spectrogram = stft(
+  spectrogram = em.signal.stft(
       waveform, frame_length=255, frame_step=128)
   # Obtain the magnitude of the STFT.
   spectrogram = em.abs(spectrogram)
@@ -333,7 +318,8 @@ def np_spectrogram(wav):
   """Added: numpy's STFT magnitude with TF's framing, window and fft_length."""
   wav = np.asarray(wav, np.float64)
   frames = np.stack([wav[s:s + 255] for s in range(0, len(wav) - 255 + 1, 128)])
-  window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(255) / 255)
+  # TF's hann_window(255, periodic=True): an odd length gives the symmetric window (/ 254)
+  window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(255) / 254)
   return np.abs(np.fft.rfft(frames * window, n=256))[..., None]
 
 
