@@ -54,16 +54,17 @@ Found (each a `# GAP n:` comment holding upstream's line, with the stand-in afte
 1. no layers.ConvLSTM2D (AttributeError; nor ConvLSTM1D/3D): a Layer below runs Keras's
 ConvLSTMCell equations (gates i, f, c, o; the input convolution with the layer's padding,
 the recurrent one "same"; Keras's initializers and unit_forget_bias) over the time axis.
-2. no layers.Conv3D (AttributeError), and no 3-D convolution at all (em.nn_ops has no
-conv3d; nn.ops.conv refuses rank-5 inputs: InvalidArgumentError): a Layer below computes
-it as one conv2d over the three time-shifted frames stacked on the channel axis.
+Fixed in ember since the first version of this port: GAP 2, there was no layers.Conv3D
+(AttributeError) and no 3-D convolution at all (no em.nn_ops.conv3d; nn.ops.conv refused
+rank-5 inputs), so a stand-in ran one conv2d over three time-shifted frames stacked on the
+channel axis; upstream's layers.Conv3D line runs now (its output checked against numpy below).
 Everything else upstream calls (get_file's cache, Input with a None time axis, the
 functional Model, BatchNormalization on 5-D inputs, binary_crossentropy from the sigmoid's
 logits, Adam, fit with validation_data, EarlyStopping, ReduceLROnPlateau, predict on
 float64 arrays of any length) runs as upstream's lines and gives Keras's numbers. Outside
 this program, the loss and every gradient of this model (training-mode BatchNormalization,
-the stand-ins) were checked against PyTorch in float64 (torch.nn.functional.conv2d/conv3d,
-binary_cross_entropy_with_logits): within 5e-5 relative.
+the first version's stand-ins) were checked against PyTorch in float64
+(torch.nn.functional.conv2d/conv3d, binary_cross_entropy_with_logits): within 5e-5 relative.
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
 the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout if there).
 """
@@ -268,29 +269,6 @@ class ConvLSTM2D(layers.Layer):
         return em.stack(outputs, axis=1) if self.return_sequences else h
 
 
-# GAP 2: layers.Conv3D (the stand-in: Keras's Conv3D, channels_last, strides 1)
-class Conv3D(layers.Layer):
-    def __init__(self, filters, kernel_size, activation=None, padding="valid", **kwargs):
-        super().__init__(**kwargs)
-        self.filters, self.kernel_size, self.padding = filters, tuple(kernel_size), padding.upper()
-        self.activation = keras.activations.get(activation)
-
-    def build(self, input_shape):
-        self.kernel = self.add_weight("kernel", self.kernel_size + (input_shape[-1], self.filters))
-        self.bias = self.add_weight("bias", (self.filters,), initializer="zeros")
-
-    def call(self, x):
-        kt, kh, kw = self.kernel_size
-        if self.padding == "SAME":
-            x = em.pad(x, [[0, 0], [(kt - 1) // 2, kt // 2], [0, 0], [0, 0], [0, 0]])
-        n, t, h, w, c = x.shape
-        t -= kt - 1
-        x = em.concat([x[:, d:d + t] for d in range(kt)], axis=-1)  # (n, t, h, w, kt * c)
-        k = em.reshape(em.transpose(self.kernel, (1, 2, 0, 3, 4)), (kh, kw, kt * c, self.filters))
-        y = em.nn_ops.conv2d(em.reshape(x, (n * t, h, w, kt * c)), k, 1, self.padding)
-        return self.activation(em.reshape(y, (n, t) + tuple(y.shape[1:])) + self.bias)
-
-
 # Construct the input layer with no definite frame size.
 inp = layers.Input(shape=(None, *x_train.shape[2:]))
 
@@ -322,8 +300,7 @@ x = ConvLSTM2D(
     return_sequences=True,
     activation="relu",
 )(x)
-# GAP 2: x = layers.Conv3D(
-x = Conv3D(
+x = layers.Conv3D(
     filters=1, kernel_size=(3, 3, 3), activation="sigmoid", padding="same"
 )(x)
 
