@@ -94,3 +94,17 @@ def test_small_functions_against_numpy(device):
         assert em.math.reciprocal_no_nan(y).numpy().tolist() == [0.0, 0.25]
         inf = em.constant([np.inf, 2.0])
         assert em.math.multiply_no_nan(inf, y).numpy().tolist() == [0.0, 8.0]
+
+
+def test_confusion_matrix_checks_its_inputs_as_tensorflow_asserts():
+    got = em.math.confusion_matrix([0, 1, 1, 2], [0, 2, 1, 2], num_classes=4)
+    assert got.dtype == np.int32 and got.shape == (4, 4)
+    assert got.numpy()[1].tolist() == [0, 1, 1, 0]
+    with pytest.raises(em.InvalidArgumentError, match="below num_classes 2"):
+        em.math.confusion_matrix([0, 3], [0, 1], num_classes=2)
+    with pytest.raises(em.InvalidArgumentError, match="non-negative"):
+        em.math.confusion_matrix([0, -1], [0, 1])
+    with pytest.raises(em.InvalidArgumentError, match="one shape"):
+        em.math.confusion_matrix([0, 1, 2], [0, 1])
+    with pytest.raises(em.InvalidArgumentError, match="integers"):
+        em.math.confusion_matrix([0.0, 1.0], [0, 1])

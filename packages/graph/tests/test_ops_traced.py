@@ -75,7 +75,7 @@ _STATELESS = {"random.stateless_uniform", "random.stateless_normal",
               "random.stateless_truncated_normal", "random.stateless_categorical",
               "random.fold_in"}
 _GUARDS = {f"math.{p}segment_{k}" for p in ("", "unsorted_") for k in ("sum", "mean", "max", "min")
-           } | {"math.unsorted_segment_sqrt_n", "math.bincount",
+           } | {"math.unsorted_segment_sqrt_n", "math.bincount", "math.confusion_matrix",
                 "nn_ops.ctc_beam_search_decoder"}  # (the beam search runs on the host)
 # Ops whose float forward calls cuBLAS or cuSOLVER, which cupy 14 refuses on a capturing
 # stream (cupy issue 6290; the strict double refuses them too, testing/_strict_libraries):

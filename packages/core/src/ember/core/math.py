@@ -390,6 +390,53 @@ def _empty_as_zero(out: Any, ids: Any) -> Any:
     return m.where(filled, out, _c.zeros_like(out))
 
 
+def confusion_matrix(labels: Any, predictions: Any, num_classes: Any = None, weights: Any = None,
+                     dtype: Any = np.int32, name: str | None = None) -> Any:
+    """TensorFlow's ``tf.math.confusion_matrix``: ``cm[i, j]`` counts (or sums ``weights``
+    over) the examples whose label is ``i`` and prediction ``j``, for integer ``labels`` and
+    ``predictions`` of one shape ``(n,)``; ``num_classes`` defaults to the largest of both
+    plus one (read on the host, as TensorFlow reads it). The result has ``dtype``.
+
+    Raises:
+        InvalidArgumentError: shapes that differ or are not 1-D, non-integer inputs, or a
+            label or prediction outside ``[0, num_classes)`` (TensorFlow's assertions).
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.math.confusion_matrix([1, 2, 4], [2, 2, 4]).numpy().tolist()[1:3]
+        [[0, 0, 1, 0, 0], [0, 0, 1, 0, 0]]
+    """
+    fn = "math.confusion_matrix"
+    y, p = _t(labels), _t(predictions)
+    for arg, t in (("labels", y), ("predictions", p)):
+        if t.dtype.kind not in "iu":
+            raise InvalidArgumentError(f"{fn}: {arg} must be integers, got dtype {t.dtype}")
+    if y.ndim != 1 or tuple(y.shape) != tuple(p.shape):
+        raise InvalidArgumentError(f"{fn}: labels and predictions must be vectors of one "
+                                   f"shape, got {tuple(y.shape)} and {tuple(p.shape)}")
+    y, p = m.cast(y, np.int64), m.cast(p, np.int64)
+    n_ex = int(y.shape[0])
+    if n_ex and min(int(r.reduce_min(y).numpy()), int(r.reduce_min(p).numpy())) < 0:
+        raise InvalidArgumentError(f"{fn}: labels and predictions must be non-negative")
+    if num_classes is None:
+        n = 1 + max(int(r.reduce_max(y).numpy()), int(r.reduce_max(p).numpy())) if n_ex else 0
+    else:
+        n = _host_count("confusion_matrix", num_classes, "num_classes")
+        if n_ex and max(int(r.reduce_max(y).numpy()), int(r.reduce_max(p).numpy())) >= n:
+            raise InvalidArgumentError(f"{fn}: labels and predictions must be below "
+                                       f"num_classes {n}")
+    dt = np.dtype(dtype)
+    if weights is None:
+        values = _c.ones((n_ex,), dtype=dt)
+    else:
+        values = m.cast(_t(weights), dt)
+        if tuple(values.shape) != (n_ex,):
+            raise InvalidArgumentError(f"{fn}: weights must have the labels' shape "
+                                       f"{(n_ex,)}, got {tuple(values.shape)}")
+    ids = m.add(m.multiply(y, np.int64(n)), p)
+    return _a.reshape(unsorted_segment_sum(values, ids, n * n), (n, n))
+
+
 def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: Any = None,
              dtype: Any = np.int32, name: str | None = None, axis: Any = None,
              binary_output: bool = False) -> Any:
@@ -433,7 +480,8 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
 
 __all__ = [
     "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin", "asin", "asinh", "atan",
-    "atan2", "atanh", "bincount", "ceil", "conj", "cos", "cosh", "count_nonzero", "cumsum",
+    "atan2", "atanh", "bincount", "ceil", "confusion_matrix", "conj", "cos", "cosh",
+    "count_nonzero", "cumsum",
     "divide", "divide_no_nan", "equal", "erf", "exp", "expm1", "floor", "floordiv",
     "floormod", "greater", "greater_equal", "imag", "in_top_k", "invert_permutation", "is_finite",
     "is_inf", "is_nan", "is_non_decreasing", "is_strictly_increasing", "l2_normalize",

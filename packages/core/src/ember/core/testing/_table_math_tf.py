@@ -140,7 +140,25 @@ def _pairs() -> list[OpSpec]:
                      {"minlength": 5}),
                 Case("empty", lambda rng, dt: [np.zeros((0,), dt)])),
                (np.dtype(np.int32), np.dtype(np.int64)), False, ()),
+        OpSpec("math.confusion_matrix", tm.confusion_matrix, _confusion,
+               (Case("inferred", lambda rng, dt: [rng.integers(0, 4, (9,)).astype(dt),
+                                                  rng.integers(0, 5, (9,)).astype(dt)]),
+                Case("num_classes", lambda rng, dt: [rng.integers(0, 3, (7,)).astype(dt),
+                                                     rng.integers(0, 3, (7,)).astype(dt)],
+                     {"num_classes": 6}),
+                Case("weights", lambda rng, dt: [
+                    rng.integers(0, 3, (8,)).astype(dt), rng.integers(0, 3, (8,)).astype(dt)],
+                    {"weights": np.arange(8, dtype=np.float32) / 4, "dtype": np.float32})),
+               (np.dtype(np.int32), np.dtype(np.int64)), False, ()),
     ]
+
+
+def _confusion(y: Any, p: Any, num_classes: Any = None, weights: Any = None,
+               dtype: Any = np.int32) -> Any:
+    n = int(max(y.max(), p.max())) + 1 if num_classes is None else num_classes
+    out = np.zeros((n, n), dtype)
+    np.add.at(out, (y, p), 1 if weights is None else weights.astype(dtype))
+    return out
 
 
 def specs() -> list[OpSpec]:
