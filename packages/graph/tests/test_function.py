@@ -274,3 +274,24 @@ def test_its_warnings_point_at_the_users_call():
             f(em.constant([float(v)]))  # the line the warnings must name
     assert seen and all(w.filename == __file__ for w in seen), [
         (w.filename, w.lineno) for w in seen]
+
+
+def test_a_numpy_scalar_argument_is_a_tensor_traced_once():
+    """A numpy scalar (``Dataset.enumerate()``'s step, an np.int64) is taken as a 0-d
+    tensor, as TensorFlow's function takes NumPy inputs: one trace for every value (ember
+    keyed it by value, one trace a step: TensorFlow's pix2pix tutorial traced 300 times)."""
+    @graph.function
+    def scaled(x, step):
+        return x * em.cast(step, em.float32)
+
+    for i in range(6):
+        out = scaled(em.constant(2.0), np.int64(i))
+        assert float(out) == 2.0 * i
+    assert scaled.experimental_get_tracing_count() == 1
+
+    @graph.function
+    def branch(flag):  # a numpy bool read in Python is a guard: each value its own path
+        return em.constant(1.0) if flag else em.constant(0.0)
+
+    assert float(branch(np.bool_(True))) == 1.0 and float(branch(np.bool_(False))) == 0.0
+    assert float(branch(np.bool_(True))) == 1.0

@@ -74,7 +74,10 @@ def signature(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
                 paths.append(path)
             a = array_of(x)
             return ("T", a.shape, a.dtype, device_of(x), k), x
-        if t is np.ndarray:
+        if t is np.ndarray or isinstance(x, np.generic):
+            # a numpy array, or scalar (an enumerate()'s step, np.int64), is a tensor, as
+            # TensorFlow's function takes NumPy inputs: traced once per shape and dtype,
+            # not once per value
             return walk(em.constant(x), path)
         if t in _SCALARS:
             return (t, x), x
