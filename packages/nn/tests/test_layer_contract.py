@@ -194,3 +194,15 @@ def test_positional_arguments_come_in_keras_3s_order():
         assert got[:len(want)] == want, name
     conv = nn.layers.Conv2D(4, 3, 1, "same", "channels_first")
     assert conv(np.zeros((1, 2, 5, 5), np.float32)).shape == (1, 4, 5, 5)
+
+
+def test_padding_reads_back_as_keras_spells_it():
+    """Keras stores ``padding`` as given, lower case: ``layer.padding == "same"`` held in
+    Keras and was silently False here ("SAME"; found porting TensorFlow's pix2pix)."""
+    L = nn.layers
+    for layer, want in ((L.Conv2D(3, 4, padding="same"), "same"),
+                        (L.Conv2DTranspose(3, 4, padding="SAME"), "same"),
+                        (L.Conv1D(2, 3, padding="causal"), "causal"),
+                        (L.MaxPooling2D(padding="same"), "same"),
+                        (L.DepthwiseConv2D(3), "valid"), (L.Conv3D(2, 3), "valid")):
+        assert layer.padding == want, type(layer).__name__

@@ -60,10 +60,12 @@ def convolve_then_activate(layer: Any, inputs: Any) -> Any:
 
 
 def _padding(p: str) -> str:
-    up = str(p).upper()
-    if up not in ("SAME", "VALID"):
+    """Keras's spelling, lower case (``layer.padding == "same"``, as Keras stores it); the
+    ops take either."""
+    low = str(p).lower()
+    if low not in ("same", "valid"):
         raise ValueError(f"padding must be 'same' or 'valid', got {p!r}")
-    return up
+    return low
 
 
 class _Conv(Layer):
@@ -91,7 +93,7 @@ class _Conv(Layer):
         self.kernel_size = _tuple(kernel_size, r, "kernel_size")
         self.strides = _tuple(strides, r, "strides")
         causal = self.rank == 1 and str(padding).lower() == "causal"
-        self.padding = "CAUSAL" if causal else _padding(padding)
+        self.padding = "causal" if causal else _padding(padding)
         self.dilation_rate = _tuple(dilation_rate, r, "dilation_rate")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
@@ -206,9 +208,9 @@ class Conv1D(_Conv):
 
     def _convolve(self, x: Any, kernel: Any = None) -> Any:
         padding, d = self.padding, self.dilation_rate[0]
-        if padding == "CAUSAL":
+        if padding == "causal":
             x = em.pad(x, [[0, 0], [(self.kernel_size[0] - 1) * d, 0], [0, 0]])
-            padding = "VALID"
+            padding = "valid"
         return em.nn_ops.conv1d(x, self.kernel.value() if kernel is None else kernel,
                                 stride=self.strides[0], padding=padding, dilations=d)
 
@@ -274,7 +276,7 @@ class _ConvTranspose(_Conv):
 
     def _out_size(self, n: int, k: int, s: int, d: int, p: int | None) -> int:
         k = (k - 1) * d + 1
-        if self.padding == "SAME":
+        if self.padding == "same":
             return n * s if p is None else (n - 1) * s + k % 2 + p
         return (n - 1) * s + k + (max(k, s) - k if p is None else p)
 
