@@ -224,3 +224,21 @@ def test_one_callback_or_nested_lists_are_taken_as_keras_3_flattens_them():
     assert seen == [("one", 0), ("one", 0), ("two", 0)]
     with pytest.raises(TypeError, match="callbacks must be a Callback"):
         model.fit(x, y, epochs=1, verbose=0, callbacks="early_stopping")
+
+    class DuckTyped:  # ember.distribute's callbacks do not subclass Callback
+        def set_model(self, model):
+            self.model = model
+
+        def set_params(self, params):
+            pass
+
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append(("duck", epoch))
+
+        def __getattr__(self, name):  # every other hook: nothing
+            if name.startswith("on_"):
+                return lambda *args, **kwargs: None
+            raise AttributeError(name)
+
+    model.fit(x, y, epochs=1, verbose=0, callbacks=DuckTyped())
+    assert seen[-1] == ("duck", 0)

@@ -25,7 +25,7 @@ from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from . import training_outputs
-from .callbacks import Callback, CallbackList, History, ProgbarLogger
+from .callbacks import CallbackList, History, ProgbarLogger
 from .keras_losses import Loss as _KerasLoss
 from .keras_losses import apply_mask, reduce_weighted
 from .layers._masks import get_mask
@@ -767,13 +767,16 @@ def _with_progbar(callbacks: Any, verbose: Any, extra: list[Any]) -> list[Any]:
 
 
 def _flat_callbacks(callbacks: Any) -> list[Any]:
+    """Lists and tuples flattened; anything else is one callback (duck-typed: ember.
+    distribute's callbacks do not subclass ``Callback``, so as not to depend on ember-nn);
+    a string, a common slip, is refused."""
     if callbacks is None:
         return []
-    if isinstance(callbacks, Callback):
-        return [callbacks]
-    if not isinstance(callbacks, (list, tuple)):
+    if isinstance(callbacks, (str, bytes)):
         raise TypeError(f"callbacks must be a Callback or a list of them, got "
-                        f"{type(callbacks).__name__}")
+                        f"{type(callbacks).__name__} {callbacks!r}")
+    if not isinstance(callbacks, (list, tuple)):
+        return [callbacks]
     return [c for item in callbacks for c in _flat_callbacks(item)]
 
 
