@@ -105,7 +105,7 @@ class ExponentialDecay(_StepDecay):
     with ``staircase``.
 
     Examples:
-        >>> ExponentialDecay(0.1, 10, 0.5)(20)
+        >>> round(ExponentialDecay(0.1, 10, 0.5)(20), 6)  # (computed in float32)
         0.025
     """
 
@@ -118,7 +118,8 @@ class InverseTimeDecay(_StepDecay):
     with ``staircase``.
 
     Examples:
-        >>> InverseTimeDecay(0.1, 10, 1.0)(10), InverseTimeDecay(0.1, 10, 1.0, staircase=True)(15)
+        >>> decay = InverseTimeDecay(0.1, 10, 1.0)
+        >>> round(decay(10), 6), round(InverseTimeDecay(0.1, 10, 1.0, staircase=True)(15), 6)
         (0.05, 0.05)
     """
 
