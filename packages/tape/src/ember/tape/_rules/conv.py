@@ -73,75 +73,42 @@ def _conv2d_filter(op: OpContext, g: Tensor) -> Gradients:
             _conv(x, g, op) if op.needs[1] else None)
 
 
-# --- depthwise convolution: the same trilinear form, channel by channel -------------------
-_DW = REGISTRY["depthwise_conv2d_native"]
-_DW_INPUT = REGISTRY["depthwise_conv2d_native_backprop_input"]
-_DW_FILTER = REGISTRY["depthwise_conv2d_native_backprop_filter"]
-for _name in (_DW.name, _DW_INPUT.name, _DW_FILTER.name):
-    reads_only(_name, outputs=False)
+# --- depthwise and 3-D convolutions: the same trilinear form ---------------------------------
+def _trilinear(forward: str, backprop_input: str, backprop_filter: str) -> None:
+    """The rules of a convolution ``y = conv(x, w)`` whose two gradients are ops of their
+    own, ``dx = backprop_input(dy, w)`` and ``dw = backprop_filter(x, dy)``: the three are
+    linear in each input, so each one's gradient is made of the other two (every order of
+    derivative comes free)."""
+    conv, conv_input, conv_filter = (REGISTRY[n] for n in (forward, backprop_input,
+                                                            backprop_filter))
+    for name in (forward, backprop_input, backprop_filter):
+        reads_only(name, outputs=False)
+
+    def d_input(dy: Tensor, w: Tensor, x_shape: Sequence[int], op: OpContext) -> Tensor:
+        return run_op(conv_input, (dy, w), {"input_shape": tuple(x_shape), **_geom(op)})
+
+    def d_filter(x: Tensor, dy: Tensor, w_shape: Sequence[int], op: OpContext) -> Tensor:
+        return run_op(conv_filter, (x, dy), {"filter_shape": tuple(w_shape), **_geom(op)})
+
+    @reg(forward)
+    def _forward(op: OpContext, dy: Tensor) -> Gradients:
+        x, w = op.inputs
+        return (d_input(dy, w, x.shape, op) if op.needs[0] else None,
+                d_filter(x, dy, w.shape, op) if op.needs[1] else None)
+
+    @reg(backprop_input)
+    def _input_rule(op: OpContext, g: Tensor) -> Gradients:
+        dy, w = op.inputs  # d<dy, conv(x, w)>/dx, linear in dy and in w
+        return (run_op(conv, (g, w), _geom(op)) if op.needs[0] else None,
+                d_filter(g, dy, w.shape, op) if op.needs[1] else None)
+
+    @reg(backprop_filter)
+    def _filter_rule(op: OpContext, g: Tensor) -> Gradients:
+        x, dy = op.inputs  # d<dy, conv(x, w)>/dw, linear in x and in dy
+        return (d_input(dy, g, x.shape, op) if op.needs[0] else None,
+                run_op(conv, (x, g), _geom(op)) if op.needs[1] else None)
 
 
-def _dw_input(dy: Tensor, w: Tensor, x_shape: Sequence[int], op: OpContext) -> Tensor:
-    return run_op(_DW_INPUT, (dy, w), {"input_shape": tuple(x_shape), **_geom(op)})
-
-
-def _dw_filter(x: Tensor, dy: Tensor, w_shape: Sequence[int], op: OpContext) -> Tensor:
-    return run_op(_DW_FILTER, (x, dy), {"filter_shape": tuple(w_shape), **_geom(op)})
-
-
-@reg("depthwise_conv2d_native")
-def _depthwise(op: OpContext, dy: Tensor) -> Gradients:
-    x, w = op.inputs
-    return (_dw_input(dy, w, x.shape, op) if op.needs[0] else None,
-            _dw_filter(x, dy, w.shape, op) if op.needs[1] else None)
-
-
-@reg("depthwise_conv2d_native_backprop_input")
-def _depthwise_input(op: OpContext, g: Tensor) -> Gradients:
-    dy, w = op.inputs  # d<dy, depthwise(x, w)>/dx, linear in dy and in w
-    return (run_op(_DW, (g, w), _geom(op)) if op.needs[0] else None,
-            _dw_filter(g, dy, w.shape, op) if op.needs[1] else None)
-
-
-@reg("depthwise_conv2d_native_backprop_filter")
-def _depthwise_filter(op: OpContext, g: Tensor) -> Gradients:
-    x, dy = op.inputs  # d<dy, depthwise(x, w)>/dw, linear in x and in dy
-    return (_dw_input(dy, g, x.shape, op) if op.needs[0] else None,
-            run_op(_DW, (x, g), _geom(op)) if op.needs[1] else None)
-
-
-# --- 3-D convolution: the same trilinear form, over (depth, height, width) ----------------
-_C3 = REGISTRY["conv3d"]
-_C3_INPUT = REGISTRY["conv3d_backprop_input"]
-_C3_FILTER = REGISTRY["conv3d_backprop_filter"]
-for _name in (_C3.name, _C3_INPUT.name, _C3_FILTER.name):
-    reads_only(_name, outputs=False)
-
-
-def _c3_input(dy: Tensor, w: Tensor, x_shape: Sequence[int], op: OpContext) -> Tensor:
-    return run_op(_C3_INPUT, (dy, w), {"input_shape": tuple(x_shape), **_geom(op)})
-
-
-def _c3_filter(x: Tensor, dy: Tensor, w_shape: Sequence[int], op: OpContext) -> Tensor:
-    return run_op(_C3_FILTER, (x, dy), {"filter_shape": tuple(w_shape), **_geom(op)})
-
-
-@reg("conv3d")
-def _conv3d(op: OpContext, dy: Tensor) -> Gradients:
-    x, w = op.inputs
-    return (_c3_input(dy, w, x.shape, op) if op.needs[0] else None,
-            _c3_filter(x, dy, w.shape, op) if op.needs[1] else None)
-
-
-@reg("conv3d_backprop_input")
-def _conv3d_input(op: OpContext, g: Tensor) -> Gradients:
-    dy, w = op.inputs  # d<dy, conv3d(x, w)>/dx, linear in dy and in w
-    return (run_op(_C3, (g, w), _geom(op)) if op.needs[0] else None,
-            _c3_filter(g, dy, w.shape, op) if op.needs[1] else None)
-
-
-@reg("conv3d_backprop_filter")
-def _conv3d_filter(op: OpContext, g: Tensor) -> Gradients:
-    x, dy = op.inputs  # d<dy, conv3d(x, w)>/dw, linear in x and in dy
-    return (_c3_input(dy, g, x.shape, op) if op.needs[0] else None,
-            run_op(_C3, (x, g), _geom(op)) if op.needs[1] else None)
+_trilinear("depthwise_conv2d_native", "depthwise_conv2d_native_backprop_input",
+           "depthwise_conv2d_native_backprop_filter")  # channel by channel
+_trilinear("conv3d", "conv3d_backprop_input", "conv3d_backprop_filter")  # (d, h, w)
