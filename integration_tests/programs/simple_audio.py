@@ -70,8 +70,6 @@ function of Keras's steps stands in (listing, RandomState shuffle, split, shuffl
 4. (by design, docs/guide/coming-from.md: no string tensors) tf.io.read_file, the
 `x.dtype == tf.string` test and tf.gather on the string array label_names:
 Path.read_bytes, isinstance(x, str) and numpy indexing stand in.
-6. no tf.math.confusion_matrix (em.math: AttributeError): em.math.bincount of
-label * num_labels + prediction, reshaped, stands in (checked against numpy).
 8. no tf.Module (em.Module: AttributeError; the docs map it to nn.Layer/nn.Model, whose
 __call__ this class would override): a plain class stands in.
 9. graph.function has no get_concrete_function (AttributeError), and graph.TensorSpec takes
@@ -89,7 +87,9 @@ predict now take one callback, and upstream's line runs. 5. there was no tf.sign
 periodic-Hann-windowed DFT matrix stood in; ember now has em.signal.stft (TF's defaults), and
 upstream's line runs (checked against numpy's rfft). The stand-in's window divided by 255, not
 TF's 254 for an odd length (a silent difference, under 1% of the peak), so the check's
-numpy window is now TF's.
+numpy window is now TF's. 6. there was no tf.math.confusion_matrix (em.math:
+AttributeError), so em.math.bincount of label * num_labels + prediction stood in; ember now
+has em.math.confusion_matrix, and upstream's line runs (checked against numpy).
 """
 
 import io
@@ -485,11 +485,7 @@ log_softmax -= np.log(np.exp(log_softmax).sum(1, keepdims=True))
 np.testing.assert_allclose(results['accuracy'], accuracy, rtol=1e-6)
 np.testing.assert_allclose(results['loss'], -log_softmax[np.arange(len(yt)), yt].mean(), rtol=1e-4)
 
-# GAP 6: confusion_mtx = tf.math.confusion_matrix(y_true, y_pred)
-confusion_mtx = em.reshape(em.math.bincount(em.cast(y_true, em.int32) * num_labels
-                                            + em.cast(y_pred, em.int32),
-                                            minlength=num_labels * num_labels),
-                           (num_labels, num_labels))
+confusion_mtx = em.math.confusion_matrix(y_true, y_pred)
 expected = np.zeros((num_labels, num_labels), np.int64)
 np.add.at(expected, (yt, np.asarray(y_pred)), 1)
 np.testing.assert_array_equal(np.asarray(confusion_mtx), expected)
