@@ -79,18 +79,22 @@ def _ember(cls_name: str, kwargs: dict, dtype: str, traced: bool = False,
 
 
 def _same(got: list[dict], want: list[dict], dtype: str, what: str, rtol: float | None = None,
-          scale: float | None = None) -> None:
+          scale: float | None = None) -> int:
     """Each variable at each step within ``rtol``, or within ``scale`` times the variable's
     largest element (where a step nearly cancels a weight, the rounding of the step's
-    size is what is left)."""
+    size is what is left). Returns the number of steps compared (the same number of steps
+    on both sides, and every variable at each, or it fails)."""
     rtol = TOL[dtype][0] if rtol is None else rtol
     scale = TOL[dtype][1] if scale is None else scale
+    assert len(got) == len(want) > 0, (what, len(got), len(want))
     for k, (g, w) in enumerate(zip(got, want)):
+        assert set(g) >= set(NAMES) and set(w) >= set(NAMES), (what, sorted(g), sorted(w))
         for n in NAMES:
             w_n = np.asarray(w[n], dtype).reshape(g[n].shape)
             np.testing.assert_allclose(g[n], w_n, rtol=rtol,
                                        atol=scale * float(np.max(np.abs(w_n), initial=0)),
                                        err_msg=f"{what}, step {k + 1}: {n}")
+    return len(got)
 
 
 # --- a numpy reference, from the algorithms' formulas ---------------------------------
@@ -273,7 +277,9 @@ def test_steps_match_the_numpy_reference(name, dtype):
     # the two powers, which the CPU and the GPU double compute an ulp apart, grows a
     # hundredfold
     rtol = 2e-5 if dtype == "float32" and case["class"] == "Ftrl" else None
-    _same(got, want, dtype, name, rtol=rtol, scale=rtol)
+    assert _same(got, want, dtype, name, rtol=rtol, scale=rtol) == len(_grads(dtype))
+    moved = [not np.array_equal(got[-1][n], w) for n, w in _initial(dtype).items()]
+    assert any(moved), f"{name}: no variable moved"  # (a reference equal to no update)
 
 
 KERAS_RUNS = [(name, dtype, path) for name, dtype in CASE_DTYPES
@@ -358,7 +364,9 @@ def test_steps_match_torch_optim(name):
     cls_name, kwargs, make = TORCH[name]
     want = _torch(lambda p: make(p, torch))
     got, _, _ = _ember(cls_name, kwargs, "float64")
-    _same(got, want, "float64", f"torch.optim.{name}", rtol=1e-10, scale=1e-10)
+    assert _same(got, want, "float64", f"torch.optim.{name}", rtol=1e-10,
+                 scale=1e-10) == len(_grads("float64"))
+    assert any(not np.array_equal(got[-1][n], w) for n, w in _initial("float64").items())
 
 
 # --- traced steps, configs, checkpoints, names ---------------------------------------------
@@ -393,20 +401,24 @@ def test_a_traced_step_equals_the_eager_one(cls_name):
 def test_a_traced_step_reads_a_changed_hyperparameter(cls_name):
     """The learning rate is a variable the trace reads: a change after tracing takes effect
     in the replays, as eagerly."""
-    def run(traced: bool) -> list[dict]:
+    def run(traced: bool, change: bool = True) -> list[dict]:
         opt = getattr(O, cls_name)(**ARGS[cls_name])
         vs = [em.Variable(w, name=n) for n, w in _initial("float32").items()]
         step = graph.function(lambda *g: opt.apply_gradients(zip(g, vs))) if traced else \
             (lambda *g: opt.apply_gradients(zip(g, vs)))
         out = []
         for k, g in enumerate(_grads("float32")):
-            if k == 3:
+            if k == 3 and change:
                 opt.learning_rate = 0.01
             step(*[em.constant(g[n]) for n in NAMES])
             out.append({v.name.split(":")[0]: v.numpy() for v in vs})
         return out
 
-    _same(run(True), run(False), "float32", f"{cls_name} traced", rtol=1e-6, scale=0)
+    traced = run(True)
+    assert _same(traced, run(False), "float32", f"{cls_name} traced", rtol=1e-6,
+                 scale=0) == len(_grads("float32"))
+    unchanged = run(True, change=False)  # the change did change the replays' steps
+    assert any(not np.allclose(traced[-1][n], unchanged[-1][n]) for n in NAMES), cls_name
 
 
 @pytest.mark.parametrize("cls_name", CLASSES)
