@@ -1,6 +1,6 @@
 """What the optimizers ported from Keras 3's ``update_step`` (Adamax, Adadelta, Nadam,
 Ftrl, Lion, Lamb, Adafactor) share: hyperparameters and the step count in the variable's
-dtype, scalars computed once a step, and slots of a shape of their own.
+dtype, and scalars computed once a step.
 
 Keras casts the learning rate, each hyperparameter and ``iterations + 1`` to the variable's
 dtype before any arithmetic (``ops.cast(self.beta_1, variable.dtype)``), so a float64
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 import ember.core as em
 
@@ -74,21 +72,3 @@ def step(opt: Any, dtype: Any) -> Any:
     if t.dtype == dtype:
         return t
     return per_step(opt, ("_typed", "_step", str(dtype)), lambda: em.cast(t, dtype))
-
-
-def shaped_slot(opt: Any, var: Any, slot_name: str, shape: tuple[int, ...],
-                initializer: float = 0.0) -> Any:
-    """``opt.add_slot`` for a slot of a shape of its own (Adafactor's row and column means,
-    Nadam's scalar ``u_product``): ``initializer`` in ``var``'s dtype on its device, made
-    once and reported to checkpoint listeners like every slot."""
-    slots = opt._slots.setdefault(var.uid, {})
-    if slot_name in slots:
-        return slots[slot_name]
-    opt._primaries[var.uid] = var
-    with em.device(var.device):
-        slot = em.Variable(np.full(shape, initializer, dtype=var.dtype),
-                           name=f"{var.name.split(':')[0]}/{slot_name}", trainable=False)
-    slots[slot_name] = slot
-    for listener in list(opt._ember_listeners()):
-        listener.slot_created(opt, var, slot_name, slot)
-    return slot

@@ -62,8 +62,8 @@ class Adafactor(Optimizer):
     def init_slots(self, var: Any) -> None:
         shape = tuple(var.shape)
         if len(shape) >= 2:  # factored over the last two axes, as Keras
-            _shared.shaped_slot(self, var, "r", shape[:-1])
-            _shared.shaped_slot(self, var, "c", shape[:-2] + shape[-1:])
+            self.add_slot(var, "r", shape=shape[:-1])
+            self.add_slot(var, "c", shape=shape[:-2] + shape[-1:])
         self.add_slot(var, "v")
 
     def _schedule(self, dt: Any) -> tuple[Any, Any]:

@@ -333,14 +333,17 @@ class Optimizer(_Listened):
                 for name, slot in slots.items()]
 
     # --- slots -----------------------------------------------------------------------
-    def add_slot(self, var: Any, slot_name: str, initializer: Any = 0.0) -> Any:
-        """Create (or return) the slot ``slot_name`` of ``var`` on ``var``'s device."""
+    def add_slot(self, var: Any, slot_name: str, initializer: Any = 0.0,
+                 shape: Any = None) -> Any:
+        """Create (or return) the slot ``slot_name`` of ``var`` on ``var``'s device, of
+        ``var``'s shape or ``shape`` (Adafactor's row and column means, Nadam's scalar)."""
         slots = self._slots.setdefault(var.uid, {})
         if slot_name in slots:
             return slots[slot_name]
         self._primaries[var.uid] = var
         with em.device(var.device):
-            value = np.full(var.shape, initializer, dtype=var.dtype)
+            value = np.full(var.shape if shape is None else tuple(shape), initializer,
+                            dtype=var.dtype)
             slot = em.Variable(value, name=f"{var.name.split(':')[0]}/{slot_name}",
                                trainable=False)
         slots[slot_name] = slot

@@ -129,8 +129,9 @@ class LossScaleOptimizer(Optimizer):
     def variables(self) -> list[Any]:
         return [self.dynamic_scale, self.step_counter] + self.inner_optimizer.variables
 
-    def add_slot(self, var: Any, slot_name: str, initializer: Any = 0.0) -> Any:
-        return self.inner_optimizer.add_slot(var, slot_name, initializer)
+    def add_slot(self, var: Any, slot_name: str, initializer: Any = 0.0,
+                 shape: Any = None) -> Any:
+        return self.inner_optimizer.add_slot(var, slot_name, initializer, shape)
 
     def get_slot(self, var: Any, slot_name: str) -> Any:
         return self.inner_optimizer.get_slot(var, slot_name)

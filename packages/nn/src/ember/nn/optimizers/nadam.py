@@ -45,7 +45,7 @@ class Nadam(_shared.Moments):
     def init_slots(self, var: Any) -> None:
         super().init_slots(var)
         if self._u_product is None:  # the first variable's, as Keras's build makes it
-            self._u_product = _shared.shaped_slot(self, var, "u_product", (), 1.0)
+            self._u_product = self.add_slot(var, "u_product", 1.0, shape=())
 
     # --- u_product -------------------------------------------------------------------
     def _apply(self, grads: list[Any], pairs: list[tuple[Any, Any]]) -> None:
