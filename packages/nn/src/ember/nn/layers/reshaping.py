@@ -40,7 +40,48 @@ def _spatial_axes(layer: str, data_format: Any) -> tuple[int, int]:
                      f"got {data_format!r}")
 
 
-class ZeroPadding2D(Layer):
+class _Padding(Layer):
+    """Zeros around the spatial axes ``self._axes`` (ZeroPadding2D's and 3D's ``call``)."""
+
+    padding: Any
+    data_format: str
+    _axes: Any
+
+    def call(self, inputs: Any) -> Any:
+        pads = [[0, 0] for _ in range(inputs.ndim)]
+        for axis, pair in zip(self._axes, self.padding):
+            pads[axis] = list(pair)
+        return em.pad(inputs, pads)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "padding": [list(p) for p in self.padding],
+                "data_format": self.data_format}
+
+
+class _Cropping(Layer):
+    """Edges cut from the spatial axes ``self._axes`` (Cropping2D's and 3D's ``call``)."""
+
+    cropping: Any
+    data_format: str
+    _axes: Any
+
+    def call(self, inputs: Any) -> Any:
+        index: list[Any] = [slice(None)] * inputs.ndim
+        for axis, (a, b) in zip(self._axes, self.cropping):
+            size = inputs.shape[axis]
+            if a + b >= size:
+                raise ValueError(f"{type(self).__name__} ({self.name!r}): cropping "
+                                 f"{self.cropping} leaves nothing of axis {axis} (size "
+                                 f"{size}) of inputs {tuple(inputs.shape)}")
+            index[axis] = slice(a, size - b)
+        return inputs[tuple(index)]
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "cropping": [list(c) for c in self.cropping],
+                "data_format": self.data_format}
+
+
+class ZeroPadding2D(_Padding):
     """Zeros added around images (Keras's ``ZeroPadding2D``).
 
     Examples:
@@ -58,18 +99,9 @@ class ZeroPadding2D(Layer):
         self._axes = _spatial_axes("ZeroPadding2D", data_format)
         self.input_spec = InputSpec(ndim=4)
 
-    def call(self, inputs: Any) -> Any:
-        pads = [[0, 0] for _ in range(4)]
-        for axis, pair in zip(self._axes, self.padding):
-            pads[axis] = list(pair)
-        return em.pad(inputs, pads)
-
-    def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "padding": [list(p) for p in self.padding],
-                "data_format": self.data_format}
 
 
-class Cropping2D(Layer):
+class Cropping2D(_Cropping):
     """Rows and columns cut from the edges of images (Keras's ``Cropping2D``)."""
 
     def __init__(self, cropping: Any = ((0, 0), (0, 0)), data_format: str | None = None,
@@ -80,20 +112,6 @@ class Cropping2D(Layer):
         self._axes = _spatial_axes("Cropping2D", data_format)
         self.input_spec = InputSpec(ndim=4)
 
-    def call(self, inputs: Any) -> Any:
-        index: list[Any] = [slice(None)] * 4
-        for axis, (a, b) in zip(self._axes, self.cropping):
-            size = inputs.shape[axis]
-            if a + b >= size:
-                raise ValueError(f"Cropping2D ({self.name!r}): cropping {self.cropping} "
-                                 f"leaves nothing of axis {axis} (size {size}) of inputs "
-                                 f"{tuple(inputs.shape)}")
-            index[axis] = slice(a, size - b)
-        return inputs[tuple(index)]
-
-    def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "cropping": [list(c) for c in self.cropping],
-                "data_format": self.data_format}
 
 
 class UpSampling2D(Layer):
@@ -295,7 +313,7 @@ def _volume_axes(layer: str, data_format: Any) -> tuple[int, int, int]:
                      f"got {data_format!r}")
 
 
-class ZeroPadding3D(Layer):
+class ZeroPadding3D(_Padding):
     """Zeros added around volumes (Keras's ``ZeroPadding3D``): (N, D, H, W, C) (or
     channels first).
 
@@ -320,18 +338,9 @@ class ZeroPadding3D(Layer):
         self.data_format = data_format or "channels_last"
         self.input_spec = InputSpec(ndim=5)
 
-    def call(self, inputs: Any) -> Any:
-        pads = [[0, 0] for _ in range(5)]
-        for axis, pair in zip(self._axes, self.padding):
-            pads[axis] = list(pair)
-        return em.pad(inputs, pads)
-
-    def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "padding": [list(p) for p in self.padding],
-                "data_format": self.data_format}
 
 
-class Cropping3D(Layer):
+class Cropping3D(_Cropping):
     """Slices cut from the edges of volumes (Keras's ``Cropping3D``): the forms of
     :class:`ZeroPadding3D`'s ``padding``.
 
@@ -350,20 +359,6 @@ class Cropping3D(Layer):
         self.data_format = data_format or "channels_last"
         self.input_spec = InputSpec(ndim=5)
 
-    def call(self, inputs: Any) -> Any:
-        index: list[Any] = [slice(None)] * 5
-        for axis, (a, b) in zip(self._axes, self.cropping):
-            size = inputs.shape[axis]
-            if a + b >= size:
-                raise ValueError(f"Cropping3D ({self.name!r}): cropping {self.cropping} "
-                                 f"leaves nothing of axis {axis} (size {size}) of inputs "
-                                 f"{tuple(inputs.shape)}")
-            index[axis] = slice(a, size - b)
-        return inputs[tuple(index)]
-
-    def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "cropping": [list(c) for c in self.cropping],
-                "data_format": self.data_format}
 
 
 class UpSampling3D(Layer):
