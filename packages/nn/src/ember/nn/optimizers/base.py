@@ -412,7 +412,8 @@ class Optimizer(_Listened):
             grads = [g if type(g) is em.Tensor else em.convert_to_tensor(g) for g, _ in pairs]
             if self.loss_scale_factor is not None:  # Keras 3: g / loss_scale_factor
                 grads = [em.divide(g, self.loss_scale_factor) for g in grads]
-            step = self.iterations.value()  # before this call's update (the averages')
+            # the count before this call's update (the averages'), read only for them
+            step = self.iterations.value() if self.use_ema else None
             if self.gradient_accumulation_steps:
                 updated = self._apply_accumulating(grads, pairs)
             else:
