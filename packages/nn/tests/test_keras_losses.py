@@ -200,6 +200,29 @@ def test_keras_3s_reductions():
         mse(reduction="average")
 
 
+def test_sample_weight_ranks_meet_as_keras_3s():
+    """Keras 3's ``squeeze_or_expand_to_same_rank``: ``(B,)`` losses with ``(B, 1)`` weights
+    are ``(B, 1)`` under ``reduction="none"`` (Keras 3.15.1's numbers); a ``(B, 1)`` loss
+    of a custom function with ``(B,)`` weights is weighted per row, not broadcast to
+    ``(B, B)``."""
+    y, p = np.array([[1.0], [0.0]], np.float32), np.array([[0.8], [0.3]], np.float32)
+    mse = nn.losses.MeanSquaredError
+    col, flat = np.array([[1.0], [2.0]], np.float32), np.array([1.0, 2.0], np.float32)
+    assert mse(reduction="none")(y, p, col).shape == (2, 1)
+    np.testing.assert_allclose(mse(reduction="none")(y, p, col).numpy(), [[0.04], [0.18]],
+                               rtol=1e-5)
+    assert mse(reduction="none")(y, p, flat).shape == (2,)
+    np.testing.assert_allclose(float(mse(reduction="mean_with_sample_weight")(y, p, col)),
+                               0.22 / 3, rtol=1e-5)
+
+    def per_row(t: object, q: object) -> object:  # a (B, 1) loss
+        return em.square(em.subtract(q, t))
+    from ember.nn.keras_losses import reduce_weighted
+    got = reduce_weighted(per_row(em.constant(y), em.constant(p)), flat, "none")
+    assert got.shape == (2, 1)
+    np.testing.assert_allclose(got.numpy(), [[0.04], [0.18]], rtol=1e-5)
+
+
 def test_huber_function_is_keras_losses_huber():
     y, p = np.array([[0.0, 0.0, 1.0]]), np.array([[0.5, 3.0, -1.5]])
     err = np.abs(p - y)

@@ -213,6 +213,19 @@ def huber(y_true: Any, y_pred: Any, delta: float = 1.0) -> Any:
     return _huber(y_true, y_pred, float(delta))
 
 
+def _same_rank(per: Any, w: Any) -> tuple[Any, Any]:
+    """Keras 3's ``squeeze_or_expand_to_same_rank``: ranks one apart with a last axis of 1
+    meet by expanding a rank-1 side (``(B,)`` losses with ``(B, 1)`` weights give ``(B, 1)``)
+    or by squeezing that axis; further extra axes of size 1 on the weights are squeezed."""
+    while w.ndim > per.ndim + 1 and w.shape[-1] == 1:
+        w = em.squeeze(w, -1)
+    if w.ndim == per.ndim + 1 and w.shape[-1] == 1:
+        return (em.expand_dims(per, -1), w) if per.ndim == 1 else (per, em.squeeze(w, -1))
+    if per.ndim == w.ndim + 1 and per.shape[-1] == 1:
+        return (per, em.expand_dims(w, -1)) if w.ndim == 1 else (em.squeeze(per, -1), w)
+    return per, w
+
+
 def reduce_weighted(per: Any, sample_weight: Any, reduction: str | None) -> Any:
     """Keras 3's reductions: ``sum_over_batch_size`` (= ``auto`` = ``mean``) divides the
     weighted sum by the number of values, ``mean_with_sample_weight`` by the sum of the
@@ -221,8 +234,7 @@ def reduce_weighted(per: Any, sample_weight: Any, reduction: str | None) -> Any:
     w = None
     if sample_weight is not None:
         w = _float(sample_weight, per)
-        while w.ndim > per.ndim and w.shape[-1] == 1:
-            w = em.squeeze(w, -1)
+        per, w = _same_rank(per, w)
         try:
             fits = np.broadcast_shapes(tuple(w.shape), tuple(per.shape)) == tuple(per.shape)
         except ValueError:
