@@ -53,8 +53,8 @@ class weights, as Keras 3's compiled `metrics` do; val_loss and evaluate include
 terms; EarlyStopping's patience count; ModelCheckpoint refusing a save_weights_only path that
 does not end in .weights.h5). Cosmetic: summary() names the Inputs input_1..input_3 (tf.keras's
 names; Keras 3: input_layer, input_layer_1, input_layer_2). Seen beside it (not called
-here): keras.losses.get("sparse_categorical_crossentropy") (or "mse") gives a Loss object
-that reduces to a scalar, where Keras 3 gives the function, one loss per sample.
+here, since fixed): keras.losses.get("mse") gave a Loss object that reduced to a scalar,
+where Keras 3 gives the function, one loss per sample.
 Skips only when the MNIST files are absent ($EMBER_DATA, else ~/.cache/ember/datasets/mnist;
 the test runner sets EMBER_DATA to ../shared/datasets/mnist beside the checkout if there).
 """

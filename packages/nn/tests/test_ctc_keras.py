@@ -74,7 +74,8 @@ def test_ctc_loss_class_averages_the_function():
     np.testing.assert_allclose(per, want, rtol=1e-6)
     np.testing.assert_allclose(float(nn.losses.CTC()(y, x)), per.mean(), rtol=1e-6)
     assert nn.losses.CTC().name == "ctc"
-    assert isinstance(nn.losses.get("ctc"), nn.losses.CTC)
+    assert nn.losses.get("ctc") is nn.losses.ctc
+    assert isinstance(nn.losses.get("CTC"), nn.losses.CTC)
     with pytest.raises(ValueError, match=r"ctc: y_pred must be \(batch_size, max_length, "):
         nn.losses.ctc(y, x[0])
     # 0 pads a row after its labels: its length is its count of nonzero labels, as Keras

@@ -78,9 +78,10 @@ def test_regression_classes():
 
 
 def test_compile_strings_mean_what_keras_means():
-    assert isinstance(L.get("sparse_categorical_crossentropy"), L.SparseCategoricalCrossentropy)
-    assert not L.get("sparse_categorical_crossentropy").from_logits
-    assert isinstance(L.get("mse"), L.MeanSquaredError)
+    scce = L.for_compile("sparse_categorical_crossentropy")
+    assert isinstance(scce, L.SparseCategoricalCrossentropy)
+    assert not scce.from_logits
+    assert isinstance(L.for_compile("mse"), L.MeanSquaredError)
 
 
 def test_fit_uses_keras_sample_weighting():
@@ -137,8 +138,10 @@ def test_kl_divergence_function_class_and_compile_string():
     np.testing.assert_allclose(L.kl_divergence(p, q).numpy(), want, rtol=1e-5)
     np.testing.assert_allclose(L.KLDivergence()(p, q, sample_weight=SW).numpy(),
                                (want * SW).sum() / 6, rtol=1e-5)
-    np.testing.assert_allclose(L.get("kl_divergence")(p, q).numpy(), want.mean(), rtol=1e-5)
-    assert L.get("kld").name == "kl_divergence"
+    np.testing.assert_allclose(L.for_compile("kl_divergence")(p, q).numpy(), want.mean(),
+                               rtol=1e-5)
+    assert L.for_compile("kld").name == "kl_divergence"
+    assert L.get("kld") is L.kl_divergence  # keras.losses.get: the function
     np.testing.assert_allclose(L.kl_divergence(p, p).numpy(), 0.0, atol=1e-6)
     with pytest.raises(ValueError, match="kl_divergence"):
         L.KLDivergence()(p, LOGITS)  # logits are not a distribution
@@ -221,6 +224,22 @@ def test_sample_weight_ranks_meet_as_keras_3s():
     got = reduce_weighted(per_row(em.constant(y), em.constant(p)), flat, "none")
     assert got.shape == (2, 1)
     np.testing.assert_allclose(got.numpy(), [[0.04], [0.18]], rtol=1e-5)
+
+
+def test_get_gives_keras_3s_objects():
+    """``keras.losses.get``: function names give the per-example function (Keras 3.15.1:
+    ``get("mse")`` is ``mean_squared_error``), class names an instance; compile() takes
+    either name as the loss object."""
+    y, p = np.zeros((3, 2), np.float32), np.ones((3, 2), np.float32)
+    for name in ("mse", "MSE", "mean_squared_error", "mae", "bce", "kld", "huber",
+                 "categorical_crossentropy", "log_cosh", "poisson", "cosine_similarity"):
+        assert nn.losses.get(name)(y, p).shape == (3,), name
+    assert nn.losses.get("mean_squared_error") is nn.losses.mse
+    assert isinstance(nn.losses.get("MeanSquaredError"), nn.losses.MeanSquaredError)
+    assert nn.losses.get("dice")(y, p).shape == ()  # Keras's dice reduces itself
+    model = nn.Sequential([nn.layers.Dense(2)])
+    model.compile(loss="mse", optimizer="sgd")
+    assert model.evaluate(y, p, verbose=0) > 0.0
 
 
 def test_huber_function_is_keras_losses_huber():

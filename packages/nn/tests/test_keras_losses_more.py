@@ -655,9 +655,13 @@ STRINGS = {
 
 def test_get_strings():
     for name, cls in STRINGS.items():
-        got = L.get(name)
+        got = L.for_compile(name)  # compile's object
         assert type(got) is cls, name
         assert got.get_config() == cls().get_config()
+        # keras.losses.get: a class name gives an instance, a function name the function
+        got = L.get(name)
+        function = name[0].islower() or name in ("MAPE", "MSLE", "BCE", "KLD", "MSE", "MAE")
+        assert (not isinstance(got, L.Loss)) if function else type(got) is cls, name
     # exported by keras.losses but not in its ALL_OBJECTS_DICT: no string, as Keras
     with pytest.raises(ValueError, match="unknown loss"):
         L.get("categorical_generalized_cross_entropy")

@@ -291,8 +291,50 @@ _NAMES.update({
 })
 
 
+# Keras 3's ``losses.get`` gives these names' per-example functions (``get("mse")(y, p)`` is
+# of shape ``(batch,)``, as ``keras.losses.get``); compile() takes each as the loss object of
+# the same name, which is what Keras's compile wraps the function into.
+_FUNCTIONS: dict[str, Any] = {
+    "mse": mse, "MSE": mse, "mean_squared_error": mse,
+    "mae": mae, "MAE": mae, "mean_absolute_error": mae,
+    "mape": mean_absolute_percentage_error, "MAPE": mean_absolute_percentage_error,
+    "mean_absolute_percentage_error": mean_absolute_percentage_error,
+    "msle": mean_squared_logarithmic_error, "MSLE": mean_squared_logarithmic_error,
+    "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
+    "bce": binary_crossentropy, "BCE": binary_crossentropy,
+    "binary_crossentropy": binary_crossentropy,
+    "categorical_crossentropy": categorical_crossentropy,
+    "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "binary_focal_crossentropy": binary_focal_crossentropy,
+    "categorical_focal_crossentropy": categorical_focal_crossentropy,
+    "kld": kl_divergence, "KLD": kl_divergence, "kl_divergence": kl_divergence,
+    "kullback_leibler_divergence": kl_divergence,
+    "huber": huber, "log_cosh": log_cosh, "poisson": poisson, "hinge": hinge,
+    "squared_hinge": squared_hinge, "categorical_hinge": categorical_hinge,
+    "cosine_similarity": cosine_similarity, "circle": circle, "ctc": ctc, "dice": dice,
+    "tversky": tversky,
+}
+
+
 def get(identifier: Any) -> Any:
-    """A loss ``(labels, predictions) -> scalar`` from a name or callable."""
+    """``keras.losses.get``: a Keras function name gives its per-example function
+    (``get("mse")`` is ``mse``), a class name an instance with the defaults
+    (``get("MeanSquaredError")``), a ``tf.losses`` name its function; a callable is
+    returned as it is.
+
+    Examples:
+        >>> from ember import nn
+        >>> nn.losses.get("mse")([[0.0, 0.0], [1.0, 1.0]], [[1.0, 1.0], [1.0, 3.0]]).shape
+        (2,)
+    """
+    if isinstance(identifier, str) and identifier in _FUNCTIONS:
+        return _FUNCTIONS[identifier]
+    return for_compile(identifier)
+
+
+def for_compile(identifier: Any) -> Any:
+    """What ``compile(loss=...)`` makes of a name: the loss object of the same name with
+    its defaults (a ``tf.losses`` name: its function), or the callable given."""
     if isinstance(identifier, str):
         if identifier not in _NAMES:
             raise ValueError(f"unknown loss {identifier!r}; known: {sorted(_NAMES)}")
