@@ -443,6 +443,20 @@ class BinaryCrossentropy(_FromLogits):
                                    self.axis)
 
 
+class ShapedCrossentropy(Loss):
+    """``compile(loss="crossentropy")`` (or ``"ce"``): Keras 3's compile picks the cross
+    entropy of probabilities by the shapes, as for ``"accuracy"``: predictions of one
+    column: binary; labels of fewer axes, or of one column against several: sparse
+    categorical; else categorical."""
+
+    def call(self, y_true: Any, y_pred: Any) -> Any:
+        if y_pred.ndim and y_pred.shape[-1] == 1:
+            return binary_crossentropy(y_true, y_pred)
+        if y_true.ndim < y_pred.ndim or (y_true.ndim and y_true.shape[-1] == 1):
+            return sparse_categorical_crossentropy(y_true, y_pred)
+        return categorical_crossentropy(y_true, y_pred)
+
+
 class SparseCategoricalCrossentropy(Loss):
     """Cross entropy of integer labels (``from_logits=False``: probabilities)."""
 

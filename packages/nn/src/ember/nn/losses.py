@@ -28,6 +28,7 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
     Loss,
     MeanAbsoluteError,
     MeanSquaredError,
+    ShapedCrossentropy,
     SparseCategoricalCrossentropy,
     _mae,
     _mse,
@@ -329,12 +330,19 @@ def get(identifier: Any) -> Any:
     """
     if isinstance(identifier, str) and identifier in _FUNCTIONS:
         return _FUNCTIONS[identifier]
-    return for_compile(identifier)
+    return _resolve(identifier)
 
 
 def for_compile(identifier: Any) -> Any:
     """What ``compile(loss=...)`` makes of a name: the loss object of the same name with
-    its defaults (a ``tf.losses`` name: its function), or the callable given."""
+    its defaults (a ``tf.losses`` name: its function), or the callable given;
+    ``"crossentropy"`` and ``"ce"`` (any case) pick the cross entropy by the shapes."""
+    if isinstance(identifier, str) and identifier.lower() in ("crossentropy", "ce"):
+        return ShapedCrossentropy(name=identifier)  # (Keras 3's compile only)
+    return _resolve(identifier)
+
+
+def _resolve(identifier: Any) -> Any:
     if isinstance(identifier, str):
         if identifier not in _NAMES:
             raise ValueError(f"unknown loss {identifier!r}; known: {sorted(_NAMES)}")

@@ -296,13 +296,14 @@ class MeanSquaredError(_ErrorMean):
 
 class _KerasAccuracy(Metric):
     """``"accuracy"`` in ``compile``: binary, sparse or categorical by the shapes, as Keras
-    decides (predictions with one column: binary; labels with fewer axes or one column:
+    decides (predictions with one column: binary, ``BinaryAccuracy``'s numbers, so soft
+    labels such as 0.9 match no prediction; labels with fewer axes or one column:
     sparse categorical; else one-hot categorical)."""
 
     def update_state(self, labels: Any, predictions: Any, sample_weight: Any = None) -> None:
         y, p = _tensor(labels), _tensor(predictions)
-        if p.ndim and p.shape[-1] == 1:
-            hits = em.equal(em.greater(p, 0.5), em.greater(em.reshape(y, p.shape), 0.5))
+        if p.ndim and p.shape[-1] == 1:  # BinaryAccuracy's: labels compared as they are
+            hits = binary_accuracy(em.reshape(y, p.shape), p)
         elif y.ndim < p.ndim or (y.ndim and y.shape[-1] == 1):
             hits = _same_class(em.argmax(p, -1), em.reshape(y, p.shape[:-1]))
         else:

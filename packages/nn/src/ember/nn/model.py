@@ -130,8 +130,10 @@ class Model(Layer):
         The arguments are Keras 3's, in its order. ``verbose``: 0 silent, 1 or ``"auto"`` a
         progress bar, 2 one line per epoch.
         ``validation_split`` holds out the last fraction of the arrays (Keras: the split
-        index rounded down); ``validation_freq`` validates every that many epochs, or at the
-        epochs listed (counted from 1); ``validation_batch_size`` batches validation arrays
+        index rounded down), unless ``validation_data`` is given, which then is the
+        validation data and every array is trained on (as Keras 3); ``validation_freq``
+        validates every that many epochs, or at the epochs listed (counted from 1);
+        ``validation_batch_size`` batches validation arrays
         (``batch_size`` by default); ``validation_steps`` takes at most that many
         validation batches;
         ``sample_weight`` gives one weight per example of the arrays (per output: a list or

@@ -47,14 +47,16 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
     object.__setattr__(model, "optimizer", opt)
     extra["outputs"] = outputs  # per-output losses and metrics, or None (one output)
     extra["loss_fn"] = None if loss is None or outputs else _losses.for_compile(loss)
+    extra["loss_weight"] = 1.0 if outputs else training_outputs.one_output_weight(
+        model, loss_weights)
     extra["loss_tracker"] = _metrics.Mean("loss")
     extra["loss_tracked"] = loss is not None  # else once compiled_loss runs (Keras)
     extra["compiled_loss"] = CompiledLoss(model)
     if outputs:
         plain, weighted = [m for _, m in outputs.metrics], [m for _, m in outputs.weighted]
     else:
-        plain = [_metrics.get(m) for m in metrics or []]
-        weighted = [_metrics.get(m) for m in weighted_metrics or []]
+        plain = [_compiled_metric(m) for m in metrics or []]
+        weighted = [_compiled_metric(m) for m in weighted_metrics or []]
     taken = {m.name for m in plain}
     owners = [outputs.names[i] + "_" for i, _ in outputs.weighted] if outputs else \
         [""] * len(weighted)
@@ -63,6 +65,15 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
             m.name = f"{prefix}weighted_{m.name[len(prefix):]}"
     extra["compiled_metrics"] = CompiledMetrics(model, plain + weighted, weighted)
     extra.pop("traced_steps", None)  # a new optimizer, loss or metrics: trace again
+
+
+def _compiled_metric(identifier: Any) -> Any:
+    """A metric of ``compile``: a name gives the metric named as given (Keras 3's
+    ``get_metric``: ``"AUC"`` logs ``AUC``, where ``metrics.get("AUC")`` is named ``auc``)."""
+    metric = _metrics.get(identifier)
+    if isinstance(identifier, str):
+        metric.name = identifier
+    return metric
 
 
 class CompiledLoss:
@@ -87,8 +98,10 @@ class CompiledLoss:
                 raise ValueError(f"{model.name}: y is a {type(y_true).__name__} of "
                                  f"{len(y_true)} arrays, one per output, but the model has "
                                  f"one output")
-            parts.append(_loss(model, model._ember.extra["loss_fn"], y_true, y_pred,
-                               _one_weight(model, sample_weight)))
+            value = _loss(model, model._ember.extra["loss_fn"], y_true, y_pred,
+                          _one_weight(model, sample_weight))
+            w = model._ember.extra["loss_weight"]
+            parts.append(value if w == 1.0 else em.multiply(value, w))
         # each extra loss (add_loss, regularizers) counts as its sum, as Keras 3's
         # _aggregate_additional_loss: a per-example (batch, 1) add_loss is trained on and
         # logged as one number (the mean over its elements was logged, the sum trained on)
@@ -127,7 +140,8 @@ def _output_losses(model: Any, outputs: Any, y_true: Any, y_pred: Any,
                              f"or left out): give its target, or compile it without a loss "
                              f"(None in the list of losses, or leave it out of the dict)")
         value = _loss(model, fn, y, p, sw)
-        tracker.update_state(value, sample_weight=_batch_size(y, p))
+        if tracker is not None:
+            tracker.update_state(value, sample_weight=_batch_size(y, p))
         parts.append(value if w == 1.0 else em.multiply(value, w))
     return parts
 
@@ -456,7 +470,8 @@ def _logs(model: Any) -> dict[str, Any]:
 
 def _sorted(logs: dict[str, Any]) -> dict[str, Any]:
     """Logs by name, as Keras 3 hands them to callbacks, the bar and History (its
-    ``_pythonify_logs``): ``accuracy`` before ``loss``, then the ``val_`` ones likewise."""
+    ``_pythonify_logs``): every key in one order, ``accuracy`` before ``loss`` before
+    ``val_loss`` before ``weighted_mae``."""
     return dict(sorted(logs.items()))
 
 
@@ -632,7 +647,10 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         if sample_weight is not None:
             raise ValueError("cannot use class_weight and sample_weight at the same time "
                              "(as Keras): fold the class weights into sample_weight")
-    if validation_split:
+    if isinstance(validation_data, list) and len(validation_data) in (2, 3):
+        validation_data = tuple(validation_data)  # Keras 3 unpacks a list as the tuple
+    if validation_split and validation_data is None:  # else validation_data wins, whole
+        # training data kept (Keras 3: ``if validation_split and validation_data is None``)
         x, y, split_val = _split(x, y, validation_split)
         if sample_weight is not None:  # the held-out part keeps its weights (Keras)
             at = _count(x)
@@ -640,8 +658,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             sample_weight = _take(weights, slice(None, at))
             split_val = (*split_val, _take(weights, slice(at, None))) \
                 if len(split_val) == 2 else split_val
-        if validation_data is None:  # Keras: validation_data wins over validation_split
-            validation_data = split_val
+        validation_data = split_val
     if cw_table is not None and (_is_arrays(x) or y is not None):
         if y is None:
             raise ValueError("class_weight reads the classes from the targets: give y")
@@ -702,11 +719,11 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             # test hooks, as Keras's fit runs evaluate with its callbacks
             vx, vy, vsw = _validation_parts(validation_data)
             val, _ = _test_logs(model, vx, vy, val_batch, 0, cbs, vsw, validation_steps)
-            logs = {**logs, **{f"val_{k}": v for k, v in _sorted(val).items()}}
+            logs = _sorted({**logs, **{f"val_{k}": v for k, v in val.items()}})
         # once per epoch, validation included: one copy for callbacks, history and the bar
         logs = host_logs(logs)
         if validates:
-            cbs.on_test_end({k: logs[f"val_{k}"] for k in val})
+            cbs.on_test_end({k: logs[f"val_{k}"] for k in sorted(val)})
         cbs.on_epoch_end(epoch, logs)
         epoch_logs = logs
         if model.stop_training:

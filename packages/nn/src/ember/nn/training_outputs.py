@@ -12,8 +12,8 @@ outputs, in Keras's forms, resolved once per output.
 Targets come as a list (one per output; None for an output without a loss) or a dict by
 output name, or, as Keras 3, a list of one per output that has a loss. ``sample_weight``
 is one array for every output, or a list or dict by output name in the targets' forms.
-The logs hold ``loss``, then ``<output>_loss`` for each output with a loss, then
-``<output>_<metric>``, as Keras.
+The logs hold ``loss``, ``<output>_loss`` for each output with a loss when more than one
+has one, and ``<output>_<metric>``, as Keras 3.
 """
 
 from __future__ import annotations
@@ -105,8 +105,9 @@ def resolve(model: Any, loss: Any, loss_weights: Any, metrics: Any,
     weights = _per_output(model, names, "loss_weights",
                           1.0 if loss_weights is None else loss_weights, _weight)
     weights = [1.0 if w is None else w for w in weights]
-    trackers = [_metrics.Mean(f"{n}_loss") if fn is not None else None
-                for n, fn in zip(names, losses)]
+    lossy = sum(fn is not None for fn in losses)  # Keras 3 logs <output>_loss only for
+    trackers = [_metrics.Mean(f"{n}_loss") if fn is not None and lossy > 1 else None
+                for n, fn in zip(names, losses)]  # several losses: one loss is `loss`
     return Outputs(names, losses, weights, trackers, _metrics_per_output(model, names, metrics),
                    _metrics_per_output(model, names, weighted_metrics))
 
@@ -136,9 +137,6 @@ def _output_names(model: Any) -> list[str] | None:
 
 
 def _check_single(model: Any, loss: Any, loss_weights: Any, metrics: Any) -> None:
-    if loss_weights is not None:
-        raise ValueError(f"{model.name}: loss_weights weigh the losses of a model with "
-                         f"several outputs; this one has one (scale its loss instead)")
     if isinstance(loss, (list, tuple, dict)):
         raise ValueError(f"{model.name}: a {type(loss).__name__} of losses (one per output) "
                          f"needs a functional model with several outputs; got {loss!r}")
@@ -146,6 +144,26 @@ def _check_single(model: Any, loss: Any, loss_weights: Any, metrics: Any) -> Non
                                      and any(isinstance(m, (list, tuple)) for m in metrics)):
         raise ValueError(f"{model.name}: metrics per output (a dict, or a list of lists) "
                          f"need a functional model with several outputs; got {metrics!r}")
+
+
+def one_output_weight(model: Any, loss_weights: Any) -> float:
+    """A one-output model's ``loss_weights`` as Keras 3 takes them (a number, a list of one,
+    or a dict of one by the output's name): the factor on its compiled loss."""
+    if loss_weights is None:
+        return 1.0
+    value = loss_weights
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    elif isinstance(value, dict) and len(value) == 1:
+        names = getattr(model, "output_names", None) or []
+        (key, value), = value.items()
+        if key not in names:
+            raise ValueError(f"{model.name}: loss_weights has key {key!r}, which names no "
+                             f"output of the model (its output: {names})")
+    elif isinstance(value, (list, tuple, dict)):
+        raise ValueError(f"{model.name}: loss_weights has {len(value)} entries, but the "
+                         f"model has one output")
+    return _weight(value)
 
 
 def _weight(value: Any) -> float:
@@ -175,8 +193,9 @@ def _metrics_per_output(model: Any, names: list[str], metrics: Any) -> list[tupl
         return []
     if isinstance(metrics, dict):
         per = _per_output(model, names, "metrics", metrics, lambda v: v)
-    elif isinstance(metrics, (list, tuple)) and metrics and all(
-            isinstance(m, (list, tuple)) for m in metrics):
+    elif isinstance(metrics, (list, tuple)) and any(isinstance(m, (list, tuple))
+                                                    for m in metrics) and all(
+            m is None or isinstance(m, (list, tuple)) for m in metrics):  # None: no metrics
         per = _per_output(model, names, "metrics", list(metrics), lambda v: v)
     elif isinstance(metrics, (list, tuple)):  # each one for every output (Keras)
         per = [list(metrics) for _ in names]
