@@ -242,3 +242,16 @@ def test_one_callback_or_nested_lists_are_taken_as_keras_3_flattens_them():
 
     model.fit(x, y, epochs=1, verbose=0, callbacks=DuckTyped())
     assert seen[-1] == ("duck", 0)
+
+
+def test_a_history_given_to_two_fits_keeps_both():
+    """Keras 3's ``History.on_train_begin`` resets ``epoch`` only: one History given to
+    two fits of 2 epochs holds 4 losses (fit's own returned History holds its 2)."""
+    model = nn.Sequential([nn.layers.Dense(1, input_shape=(2,))])
+    model.compile("sgd", "mse")
+    x, y = np.ones((4, 2), np.float32), np.zeros((4, 1), np.float32)
+    mine = nn.callbacks.History()
+    first = model.fit(x, y, epochs=2, verbose=0, callbacks=[mine]).history["loss"]
+    second = model.fit(x, y, epochs=2, verbose=0, callbacks=[mine]).history["loss"]
+    assert mine.history["loss"] == first + second and len(first) == len(second) == 2
+    assert mine.epoch == [0, 1]

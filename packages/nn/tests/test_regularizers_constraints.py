@@ -157,3 +157,56 @@ def test_regularizer_values_and_names():
         R.L1(-1.0)
     with pytest.raises(ValueError, match="nonnegative"):
         C.get("nonnegative")
+
+
+def test_frozen_weights_add_no_regularization():
+    """Keras 3 sums the regularizers of ``trainable_weights`` only: a frozen layer's, or a
+    ``trainable=False`` weight's, penalty is not in ``losses`` nor in fit's loss."""
+    dense = Dense(1, kernel_initializer="ones", kernel_regularizer=R.L2(1.0))
+    model = nn.Sequential([nn.layers.Input((3,)), dense])
+    model(np.zeros((1, 3), np.float32))
+    assert [float(v) for v in model.losses] == [3.0]
+    dense.trainable = False
+    assert model.losses == []
+    x, y = np.ones((4, 3), np.float32), np.zeros((4, 1), np.float32)
+    model.compile("sgd", "mse")
+    np.testing.assert_allclose(model.evaluate(x, y, verbose=0), 9.0, rtol=1e-6)  # no +3
+    dense.trainable = True
+    model.trainable = False  # an ancestor frozen: the same
+    assert model.losses == []
+
+    class Two(Layer):
+        def build(self, input_shape):
+            self.a = self.add_weight("a", (1,), initializer="ones", regularizer=R.L1(3.0))
+            self.b = self.add_weight("b", (1,), initializer="ones", regularizer=R.L1(30.0),
+                                     trainable=False)
+
+        def call(self, x):
+            self.add_loss(em.constant(100.0))
+            return x * self.a
+
+    two = Two()
+    two(np.ones((1, 1), np.float32))
+    assert [float(v) for v in two.losses] == [100.0, 3.0]  # Keras 3.15.1: [3, 100] order aside
+
+
+def test_orthogonal_regularizer_leaves_the_diagonal_out():
+    """Keras 3 multiplies the products by ``1 - eye``: a zero row's zero diagonal adds
+    nothing (0.2357 in Keras 3.15.1, where subtracting ``eye`` gave 0.4024)."""
+    w = em.constant(np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]], np.float32))
+    np.testing.assert_allclose(float(R.OrthogonalRegularizer(1.0, "rows")(w)), 0.23570226,
+                               rtol=1e-6)
+
+
+def test_variance_scaling_distribution_as_keras_3():
+    """Any case; ``"normal"`` is the truncated normal; an unknown name and a scale <= 0
+    are errors (Keras 3), never a silent truncated normal."""
+    init = nn.initializers.VarianceScaling(1.0, "fan_in", "Uniform", seed=1)
+    assert init.distribution == "uniform"
+    assert float(np.abs(init((100, 100))).max()) <= np.sqrt(3.0 / 100)
+    assert nn.initializers.VarianceScaling(distribution="normal").distribution == \
+        "truncated_normal"
+    with pytest.raises(ValueError, match="unknown distribution 'bogus'"):
+        nn.initializers.VarianceScaling(distribution="bogus")
+    with pytest.raises(ValueError, match="scale must be a positive"):
+        nn.initializers.VarianceScaling(0.0)

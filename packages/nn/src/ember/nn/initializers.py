@@ -127,6 +127,16 @@ class VarianceScaling(Initializer):
                  input_axes: Any = None, output_axes: Any = None) -> None:
         if mode not in ("fan_in", "fan_out", "fan_avg"):
             raise ValueError(f"VarianceScaling: unknown mode {mode!r}")
+        if not scale > 0.0:
+            raise ValueError(f"VarianceScaling: scale must be a positive number, got "
+                             f"scale={scale!r}")
+        # Keras 3: any case; "normal" is the truncated normal; anything else an error
+        given, distribution = distribution, str(distribution).lower()
+        distribution = "truncated_normal" if distribution == "normal" else distribution
+        if distribution not in ("uniform", "truncated_normal", "untruncated_normal"):
+            raise ValueError(f"VarianceScaling: unknown distribution {given!r}; use "
+                             f"'truncated_normal' (or 'normal'), 'untruncated_normal' or "
+                             f"'uniform'")
         if (input_axes is None) != (output_axes is None):
             raise ValueError(f"{type(self).__name__}: give input_axes and output_axes "
                              f"together (got input_axes={input_axes!r}, "

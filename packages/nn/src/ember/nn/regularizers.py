@@ -97,7 +97,9 @@ class OrthogonalRegularizer(Regularizer):
         x = em.divide(x, em.maximum(norm, 1e-12))
         prod = em.matmul(x, em.transpose(x))
         n = int(prod.shape[0])
-        off = em.subtract(prod, em.eye(n, dtype=prod.dtype))
+        # the off-diagonal products (Keras's ``product * (1 - eye)``: a zero row, whose
+        # diagonal product is 0, adds nothing)
+        off = em.multiply(prod, em.subtract(1.0, em.eye(n, dtype=prod.dtype)))
         size = n * n - n
         return em.multiply(em.reduce_sum(em.abs(off)), self.factor / max(size, 1))
 

@@ -66,9 +66,14 @@ class LambdaCallback(Callback):
 class History(Callback):
     """Records the logs of every epoch: ``history.history["loss"]``."""
 
-    def on_train_begin(self, logs: Any = None) -> None:
-        self.epoch: list[int] = []
+    def __init__(self) -> None:
+        super().__init__()
         self.history: dict[str, list[float]] = {}
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        # Keras 3 starts the epoch list again and keeps the history: one History given to
+        # two fits holds both fits' epochs (fit makes a new one for its own return value)
+        self.epoch: list[int] = []
 
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
         self.epoch.append(epoch)

@@ -27,7 +27,7 @@ class LayerState:
 
     __slots__ = ("activity_regularizer", "autocast", "batch_input_shape", "building",
                  "call_losses", "children", "listeners", "loss_fns", "output_shape", "policy",
-                 "stack", "unannounced", "weight_names", "extra")
+                 "regularized", "stack", "unannounced", "weight_names", "extra")
 
     def __init__(self) -> None:
         self.children: dict[str, Any] = {}
@@ -42,7 +42,8 @@ class LayerState:
         self.policy: Any = None                    # the layer's DTypePolicy
         self.activity_regularizer: Any = None
         self.call_losses: list[Any] = []           # add_loss() / activity losses of the last call
-        self.loss_fns: list[Any] = []              # zero-argument callables (weight regularizers)
+        self.loss_fns: list[Any] = []              # add_loss's zero-argument callables
+        self.regularized: list[tuple[Any, Any]] = []  # (variable, its add_weight regularizer)
         self.extra: dict[str, Any] = {}            # other framework state (compile, fit)
 
 

@@ -431,7 +431,7 @@ class Layer(_tracking._Listened):
         st.unannounced[id(var)] = name
         reg = _regularizers.get(regularizer)
         if reg is not None:
-            st.loss_fns.append(functools.partial(_penalty, reg, var))
+            st.regularized.append((var, reg))
         _constraints.attach(var, constraint)
         if not autocast:
             _autocast.exclude(var)
@@ -454,11 +454,18 @@ class Layer(_tracking._Listened):
 
     @property
     def losses(self) -> list[Any]:
-        """Regularization and ``add_loss`` losses of this layer and its sub-layers."""
+        """The ``add_loss`` losses of this layer and its sub-layers, then the weight
+        regularizers' penalties of its *trainable* weights (Keras 3: a frozen layer's, or a
+        ``trainable=False`` weight's, regularizer adds nothing to the loss)."""
         out: list[Any] = []
+        regularized: dict[int, Any] = {}
         for layer in [self, *self.submodules]:
             st = layer._ember
             out += list(st.call_losses) + [fn() for fn in st.loss_fns]
+            regularized.update((id(v), reg) for v, reg in st.regularized)
+        if regularized:  # in trainable_weights' order, as Keras's _get_regularization_losses
+            out += [regularized[id(v)](v.value()) for v in self.trainable_variables
+                    if id(v) in regularized]
         return out
 
     def _ember_variables_by_path(self) -> dict[str, tuple[Any, bool]]:
@@ -740,10 +747,6 @@ def _keras_shape(shape: Any) -> Any:
     if isinstance(shape, list):
         return [_keras_shape(s) for s in shape]
     return (None,) + tuple(shape[1:]) if len(shape) else ()
-
-
-def _penalty(regularizer: Any, var: Any) -> Any:
-    return regularizer(var.value())
 
 
 # Bytes that variables made now may still take, while nn.models.load_model builds a model
