@@ -176,7 +176,7 @@ class MultiHeadAttention(Layer):
                  bias_regularizer: Any = None, activity_regularizer: Any = None,
                  kernel_constraint: Any = None, bias_constraint: Any = None,
                  use_gate: bool = False, seed: Any = None, **kwargs: Any) -> None:
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(**kwargs)  # the activity regularizer is the projections' (Keras 3)
         _check_keras_args(attention_axes, sliding_window, flash_attention, kernel_constraint,
                           bias_constraint, use_gate)
         self.num_heads, self.key_dim = int(num_heads), int(key_dim)
@@ -186,7 +186,9 @@ class MultiHeadAttention(Layer):
         init = {"use_bias": use_bias, "kernel_initializer": kernel_initializer,
                 "bias_initializer": bias_initializer, "dtype": self.dtype_policy,
                 "kernel_regularizer": _elementwise(kernel_regularizer, "kernel_regularizer"),
-                "bias_regularizer": _elementwise(bias_regularizer, "bias_regularizer")}
+                "bias_regularizer": _elementwise(bias_regularizer, "bias_regularizer"),
+                # on each of the four projections' outputs, as Keras 3 passes it
+                "activity_regularizer": activity_regularizer}
         self.query_dense = Dense(self.num_heads * self.key_dim, name="query", **init)
         self.key_dense = Dense(self.num_heads * self.key_dim, name="key", **init)
         self.value_dense = Dense(self.num_heads * self.value_dim, name="value", **init)
