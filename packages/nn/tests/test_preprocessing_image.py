@@ -93,7 +93,7 @@ def test_center_crop_takes_the_middle():
 
 def test_image_layers_reject_bad_arguments_by_name():
     with pytest.raises(ValueError, match="interpolation"):
-        L.Resizing(2, 2, interpolation="area")
+        L.Resizing(2, 2, interpolation="box")
     with pytest.raises(ValueError, match="fill_mode"):
         L.RandomRotation(0.1, fill_mode="mirror")
     with pytest.raises(ValueError, match="interpolation"):
@@ -330,3 +330,12 @@ def test_a_random_layers_stream_is_checkpointed(tmp_path):
     layer(x)
     ckpt.read(path).assert_consumed()
     np.testing.assert_array_equal(layer(x).numpy(), first)
+
+
+def test_resizing_takes_area_as_keras_on_tensorflow():
+    """``interpolation="area"`` (Keras on TensorFlow: tf.image.resize's area): each output
+    pixel is the mean of the input area it covers, fractions weighed."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    got = nn.layers.Resizing(3, 3, interpolation="area")(x).numpy()[0, ..., 0]
+    cover = np.array([[1, 1 / 3, 0, 0], [0, 2 / 3, 2 / 3, 0], [0, 0, 1 / 3, 1]]) * 0.75
+    np.testing.assert_allclose(got, cover @ x[0, ..., 0] @ cover.T, rtol=1e-6)

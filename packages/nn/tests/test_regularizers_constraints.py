@@ -210,3 +210,23 @@ def test_variance_scaling_distribution_as_keras_3():
         nn.initializers.VarianceScaling(distribution="bogus")
     with pytest.raises(ValueError, match="scale must be a positive"):
         nn.initializers.VarianceScaling(0.0)
+
+
+def test_keras_3s_initializer_and_regularizer_names():
+    """Keras 3's ``initializers.get`` takes class names as spelled and the
+    ``IdentityInitializer`` / ``OrthogonalInitializer`` aliases; ``Identity(gain)`` is
+    ``gain * eye`` of a 2-D shape; ``L1(None)``/``L2(None)`` are the 0.01 defaults and
+    ``L1L2(None, None)`` zero (Keras 3)."""
+    I = nn.initializers
+    assert isinstance(I.get("GlorotUniform"), I.GlorotUniform)
+    assert isinstance(I.get("OrthogonalInitializer"), I.Orthogonal)
+    for name in ("identity", "Identity", "IdentityInitializer"):
+        assert isinstance(I.get(name), I.Identity)
+    np.testing.assert_array_equal(I.Identity(gain=2.0)((2, 3)).numpy(),
+                                  [[2, 0, 0], [0, 2, 0]])
+    with pytest.raises(ValueError, match="2-D matrices only"):
+        I.Identity()((2, 3, 4))
+    again = I.deserialize(I.serialize(I.Identity(gain=3.0)))
+    assert again.gain == 3.0
+    assert R.L1(None).l1 == 0.01 and R.L2(None).l2 == 0.01
+    assert R.L1L2(None, None).get_config() == {"l1": 0.0, "l2": 0.0}

@@ -29,7 +29,8 @@ from .random import _generator
 
 __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Initializer",
            "LecunNormal", "LecunUniform", "Ones", "Orthogonal", "RandomNormal", "RandomUniform",
-           "TruncatedNormal", "VarianceScaling", "Zeros", "deserialize", "get", "serialize"]
+           "TruncatedNormal", "VarianceScaling", "Zeros", "deserialize", "get", "serialize",
+           "Identity", "IdentityInitializer", "OrthogonalInitializer", "identity"]
 
 
 def _fans(shape: tuple[int, ...], input_axes: Any = None,
@@ -224,6 +225,22 @@ class Orthogonal(Initializer):
         return em.convert_to_tensor((self.gain * q).reshape(shape).astype(em.as_dtype(dtype)))
 
 
+class Identity(Initializer):
+    """``gain`` times the identity matrix (of a 2-D shape only, as Keras 3; a non-square
+    one has ones on its main diagonal)."""
+
+    def __init__(self, gain: float = 1.0) -> None:
+        self.gain = gain
+
+    def __call__(self, shape: Any, dtype: Any = em.float32) -> Any:
+        shape = tuple(shape)
+        if len(shape) != 2:
+            raise ValueError(f"Identity: the identity initializer makes 2-D matrices only, "
+                             f"got shape={shape} of rank {len(shape)}")
+        return em.convert_to_tensor(
+            (self.gain * np.eye(*shape)).astype(em.as_dtype(dtype)))
+
+
 _NAMES: dict[str, Any] = {
     "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
     "random_uniform": RandomUniform, "truncated_normal": TruncatedNormal,
@@ -233,7 +250,11 @@ _NAMES: dict[str, Any] = {
     "xavier_uniform": GlorotUniform, "xavier_normal": GlorotNormal,
     # Keras 3's aliases
     "uniform": RandomUniform, "normal": RandomNormal, "one": Ones, "zero": Zeros,
+    "identity": Identity,
 }
+# Keras 3's class names (exactly as spelled) and its two long aliases
+_CLASSES: dict[str, Any] = {c.__name__: c for c in _NAMES.values()}
+_CLASSES.update(IdentityInitializer=Identity, OrthogonalInitializer=Orthogonal)
 
 
 def serialize(initializer: Any) -> dict[str, Any]:
@@ -261,7 +282,7 @@ def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = 
         raise ValueError(f"initializers.deserialize: expected {{'class_name': ..., 'config': "
                          f"...}}, got {config!r}")
     name = config["class_name"]
-    known = {c.__name__: c for c in _NAMES.values()}
+    known = dict(_CLASSES)
     known.update(custom_objects or {})
     if name not in known:
         raise ValueError(f"initializers.deserialize: unknown initializer {name!r}; known: "
@@ -276,6 +297,8 @@ def get(identifier: Any) -> Any:
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if isinstance(identifier, str):
+        if identifier in _CLASSES:  # "GlorotUniform", "IdentityInitializer"
+            return _CLASSES[identifier]()
         key = identifier.lower()
         if key not in _NAMES:
             raise ValueError(f"unknown initializer {identifier!r}; known: {sorted(_NAMES)}")
@@ -294,4 +317,6 @@ def get(identifier: Any) -> Any:
 zeros, ones, constant = Zeros, Ones, Constant
 glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
 lecun_normal, lecun_uniform, orthogonal = LecunNormal, LecunUniform, Orthogonal
+identity = IdentityInitializer = Identity
+OrthogonalInitializer = Orthogonal
 random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal

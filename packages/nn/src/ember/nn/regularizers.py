@@ -43,8 +43,10 @@ def _factor(name: str, value: Any) -> float:
 class L1L2(Regularizer):
     """``l1 * sum(|x|) + l2 * sum(x^2)``."""
 
-    def __init__(self, l1: float = 0.0, l2: float = 0.0) -> None:
-        self.l1, self.l2 = _factor("l1", l1), _factor("l2", l2)
+    def __init__(self, l1: float | None = 0.0, l2: float | None = 0.0) -> None:
+        # None is 0 (Keras 3, for configs that name one factor as None)
+        self.l1 = _factor("l1", 0.0 if l1 is None else l1)
+        self.l2 = _factor("l2", 0.0 if l2 is None else l2)
 
     def __call__(self, x: Any) -> Any:
         out = em.constant(0.0, dtype=x.dtype)
@@ -61,8 +63,8 @@ class L1L2(Regularizer):
 class L1(L1L2):
     """``l1 * sum(|x|)`` (Keras's default factor 0.01)."""
 
-    def __init__(self, l1: float = 0.01) -> None:
-        super().__init__(l1=l1)
+    def __init__(self, l1: float | None = 0.01) -> None:
+        super().__init__(l1=0.01 if l1 is None else l1)  # None: the default (Keras 3)
 
     def get_config(self) -> dict[str, Any]:
         return {"l1": self.l1}  # Keras's: L1(**config) takes no l2
@@ -71,8 +73,8 @@ class L1(L1L2):
 class L2(L1L2):
     """``l2 * sum(x^2)`` (Keras's default factor 0.01)."""
 
-    def __init__(self, l2: float = 0.01) -> None:
-        super().__init__(l2=l2)
+    def __init__(self, l2: float | None = 0.01) -> None:
+        super().__init__(l2=0.01 if l2 is None else l2)  # None: the default (Keras 3)
 
     def get_config(self) -> dict[str, Any]:
         return {"l2": self.l2}  # Keras's: L2(**config) takes no l1

@@ -22,7 +22,7 @@ import numpy as np
 
 import ember.core as em
 
-RESIZE_METHODS = ("bilinear", "nearest", "bicubic", "lanczos3", "lanczos5")
+RESIZE_METHODS = ("bilinear", "nearest", "bicubic", "lanczos3", "lanczos5", "area")
 FILL_MODES = ("reflect", "wrap", "constant", "nearest")
 AFFINE_INTERPOLATIONS = ("nearest", "bilinear")
 

@@ -83,7 +83,9 @@ class Resizing(ImageLayer):
     Args:
         height, width: the output size.
         interpolation: ``"bilinear"`` (default), ``"nearest"``, ``"bicubic"``,
-            ``"lanczos3"`` or ``"lanczos5"`` (as Keras's JAX backend computes them).
+            ``"lanczos3"`` or ``"lanczos5"`` (as Keras's JAX backend computes them), or
+            ``"area"`` (TensorFlow's: each output pixel the mean of the input area it
+            covers; Keras on TensorFlow takes it).
         crop_to_aspect_ratio: first crop the centred window with the target's aspect
             ratio, so nothing is distorted.
         pad_to_aspect_ratio: first pad the short side evenly (with ``fill_value``) to
