@@ -50,11 +50,12 @@ steps the BatchNormalization moving statistics (momentum 0.99, started at mean 0
 variance 1) still hold 0.99**87 = 42% of their initial values, in Keras as here, so the
 inference-mode losses (0.60, 0.51, 0.44) are far above the training ones (0.33, 0.15,
 0.12); upstream's 180 steps an epoch for 20 epochs do not have this.
-Found (each a `# GAP n:` comment holding upstream's line, with the stand-in after it):
-1. no layers.ConvLSTM2D (AttributeError; nor ConvLSTM1D/3D): a Layer below runs Keras's
-ConvLSTMCell equations (gates i, f, c, o; the input convolution with the layer's padding,
-the recurrent one "same"; Keras's initializers and unit_forget_bias) over the time axis.
-Fixed in ember since the first version of this port: GAP 2, there was no layers.Conv3D
+Found: nothing is left (no `# GAP n:` comment remains).
+Fixed in ember since the first version of this port: GAP 1, there was no
+layers.ConvLSTM2D (AttributeError; nor ConvLSTM1D/3D), so a Layer in this file ran Keras's
+ConvLSTMCell equations over the time axis; upstream's three layers.ConvLSTM2D lines run now
+(Keras 3's layers, their weights and numbers checked against Keras in ember's tests, and
+against numpy below). GAP 2, there was no layers.Conv3D
 (AttributeError) and no 3-D convolution at all (no em.nn_ops.conv3d; nn.ops.conv refused
 rank-5 inputs), so a stand-in ran one conv2d over three time-shifted frames stacked on the
 channel axis; upstream's layers.Conv3D line runs now (its output checked against numpy below).
@@ -236,46 +237,12 @@ assert len(shown) == 20 and shown[0].shape == (SIZE, SIZE)  # (added)
 ## Model Construction
 """
 
-
-# GAP 1: layers.ConvLSTM2D (the stand-in: Keras's ConvLSTM2D, channels_last, strides 1)
-class ConvLSTM2D(layers.Layer):
-    def __init__(self, filters, kernel_size, padding="valid", return_sequences=False,
-                 activation="tanh", **kwargs):
-        super().__init__(**kwargs)
-        self.filters, self.kernel_size = filters, tuple(kernel_size)
-        self.padding, self.return_sequences = padding.upper(), return_sequences
-        self.activation = keras.activations.get(activation)
-
-    def build(self, input_shape):
-        k, f = self.kernel_size, self.filters
-        self.kernel = self.add_weight("kernel", k + (input_shape[-1], 4 * f))
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", k + (f, 4 * f),
-                                                initializer="orthogonal")
-        unit_forget_bias = keras.initializers.Constant(np.repeat([0.0, 1.0, 0.0, 0.0], f))
-        self.bias = self.add_weight("bias", (4 * f,), initializer=unit_forget_bias)
-
-    def call(self, inputs):
-        h = c = None
-        outputs = []
-        for x in em.unstack(inputs, axis=1):
-            z = em.nn_ops.conv2d(x, self.kernel, 1, self.padding) + self.bias
-            if h is None:
-                h = c = em.zeros(tuple(z.shape[:-1]) + (self.filters,), dtype=z.dtype)
-            z = z + em.nn_ops.conv2d(h, self.recurrent_kernel, 1, "SAME")
-            z_i, z_f, z_c, z_o = em.split(z, 4, axis=-1)
-            c = em.sigmoid(z_f) * c + em.sigmoid(z_i) * self.activation(z_c)
-            h = em.sigmoid(z_o) * self.activation(c)
-            outputs.append(h)
-        return em.stack(outputs, axis=1) if self.return_sequences else h
-
-
 # Construct the input layer with no definite frame size.
 inp = layers.Input(shape=(None, *x_train.shape[2:]))
 
 # We will construct 3 `ConvLSTM2D` layers with batch normalization,
 # followed by a `Conv3D` layer for the spatiotemporal outputs.
-# GAP 1: x = layers.ConvLSTM2D(
-x = ConvLSTM2D(
+x = layers.ConvLSTM2D(
     filters=FILTERS,
     kernel_size=(5, 5),
     padding="same",
@@ -283,8 +250,7 @@ x = ConvLSTM2D(
     activation="relu",
 )(inp)
 x = layers.BatchNormalization()(x)
-# GAP 1: x = layers.ConvLSTM2D(
-x = ConvLSTM2D(
+x = layers.ConvLSTM2D(
     filters=FILTERS,
     kernel_size=(3, 3),
     padding="same",
@@ -292,8 +258,7 @@ x = ConvLSTM2D(
     activation="relu",
 )(x)
 x = layers.BatchNormalization()(x)
-# GAP 1: x = layers.ConvLSTM2D(
-x = ConvLSTM2D(
+x = layers.ConvLSTM2D(
     filters=FILTERS,
     kernel_size=(1, 1),
     padding="same",

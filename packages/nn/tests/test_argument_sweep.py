@@ -34,7 +34,8 @@ LAY, OPT, LOSS, MET = nn.layers, nn.optimizers, nn.losses, nn.metrics
 
 NO_EFFECT_BY_DESIGN = {
     **{f"{n}.unroll": "ember always steps through time in Python, which is what "
-                      "unroll=True asks" for n in ("RNN", "LSTM", "GRU", "SimpleRNN")},
+                      "unroll=True asks" for n in ("RNN", "LSTM", "GRU", "SimpleRNN",
+                                                   "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D")},
     "Optimizer.apply_gradients.name": "TF eager ignored it too (api map: name= of ops)",
     "Optimizer.minimize.name": "TF eager ignored it too (api map: name= of ops)",
 }
@@ -82,8 +83,8 @@ LAYER_SPECS: dict[str, dict[str, Any]] = {
                   "value_mask": lambda: np.arange(5) < np.array([[3], [1]]),
                   "key_mask": lambda: np.arange(5) < np.array([[1], [2]]),
                   "return_attention_scores": True, "use_causal_mask": True}),
-    "Conv1D": dict(args=(2, 2), x=[X3], alt={"filters": 3, "kernel_size": 3}),
-    "Conv2D": dict(args=(2, 2), x=[X4], alt={"filters": 3, "kernel_size": 3}),
+    "Conv1D": dict(args=(3, 2), x=[X3], alt={"filters": 6, "kernel_size": 3, "groups": 3}),
+    "Conv2D": dict(args=(3, 2), x=[X4], alt={"filters": 6, "kernel_size": 3, "groups": 3}),
     "Conv2DTranspose": dict(args=(2, 3), kw={"strides": 2}, x=[X4],
                             alt={"filters": 3, "kernel_size": 2, "output_padding": 1}),
     "DepthwiseConv2D": dict(args=(2,), x=[X4], alt={"kernel_size": 3, "strides": 2,
@@ -151,7 +152,8 @@ for _name in ("MaxPooling1D", "AveragePooling1D", "GlobalAveragePooling1D",
 # The 3-D layers (test_layers_3d.py): volumes (N, D, H, W, C).
 X5 = _r(2, 4, 5, 5, 3)
 LAYER_SPECS.update({
-    "Conv3D": dict(args=(2, 2), x=[X5], alt={"filters": 3, "kernel_size": 3, "strides": 2}),
+    "Conv3D": dict(args=(3, 2), x=[X5], alt={"filters": 6, "kernel_size": 3, "strides": 2,
+                                             "groups": 3}),
     "Conv3DTranspose": dict(args=(2, 3), kw={"strides": 2}, x=[X5],
                             alt={"filters": 3, "kernel_size": 2, "output_padding": 1,
                                  "strides": 3}),
@@ -163,6 +165,19 @@ LAYER_SPECS.update({
 for _name in ("MaxPooling3D", "AveragePooling3D", "GlobalAveragePooling3D",
               "GlobalMaxPooling3D"):
     LAYER_SPECS[_name] = dict(x=[X5])
+
+# The convolutional LSTMs (test_conv_lstm.py): sequences (N, steps, *spatial, C) of MASK3's
+# 5 steps; channels_first puts the channels after the steps (channels_axis)
+def _conv_lstm_states(shape):
+    return lambda: [em.ones(shape), em.ones(shape) * 0.5]
+
+
+for _name, _x in (("ConvLSTM1D", _r(2, 5, 6, 2)), ("ConvLSTM2D", _r(2, 5, 4, 4, 2)),
+                  ("ConvLSTM3D", _r(2, 5, 3, 3, 3, 2))):
+    _state = (2,) + tuple(n - 1 for n in _x.shape[2:-1]) + (2,)  # 2 filters, 2 wide
+    LAYER_SPECS[_name] = dict(
+        args=(2, 2), x=[_x], channels_axis=2, alt={"filters": 3, "kernel_size": 3},
+        call_alt={"initial_state": _conv_lstm_states(_state)})
 
 # The layers of test_layers_keras_more.py (Keras 3.15's that ember lacked before).
 X3C = _r(2, 4, 4, seed=2) * 3 + 1
@@ -291,7 +306,9 @@ EXTRA_PARAMS = {"LSTM": [a for a in RNN_LAYER_ARGS if a != "reset_after"],
                 "GRU": [a for a in RNN_LAYER_ARGS if a != "unit_forget_bias"],
                 "SimpleRNN": [a for a in RNN_LAYER_ARGS
                               if a not in ("unit_forget_bias", "reset_after",
-                                           "recurrent_activation")]}
+                                           "recurrent_activation")],
+                **{n: ["unroll", "zero_output_for_mask"]
+                   for n in ("ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D")}}
 
 # Alternatives by argument name, used when a spec has none.
 GENERIC: dict[str, Any] = {
@@ -512,15 +529,15 @@ def _apply_alt(n: str, spec: dict, where: str, p: str, alt: Any) -> tuple[dict, 
         if p == "zero_output_for_mask":
             kw["return_sequences"] = True
             call["mask"] = lambda: MASK3
-        if p == "data_format":
-            xs = [np.moveaxis(xs[0], -1, 1)]  # the same data, channels first
+        if p == "data_format":  # the same data, channels first
+            xs = [np.moveaxis(xs[0], -1, spec.get("channels_axis", 1))]
         if isinstance(alt, str) and alt == "__weights__":
             return kw, xs, call
         kw[p] = alt
         return kw, xs, call
     if isinstance(alt, str) and alt == "__flip__":
         if n in ("LSTM", "GRU", "SimpleRNN", "MultiHeadAttention", "LSTMCell", "GRUCell",
-                 "SimpleRNNCell", "Conv1D"):
+                 "SimpleRNNCell", "Conv1D", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"):
             kw.setdefault("dropout", 0.5)
         call[p] = False
         return kw, xs, call
@@ -580,8 +597,8 @@ def test_layer_argument_is_honoured_or_rejected(case):
                 return
             assert changed[0] == "ok", changed
             want, got = base[2][1][0][0], changed[2][1][0][0]  # inference outputs
-            if got.ndim == xs[0].ndim:
-                got = np.moveaxis(got, 1, -1)
+            if got.ndim == xs[0].ndim or spec.get("channels_axis") == 2:
+                got = np.moveaxis(got, 1, -1)  # (a ConvLSTM's last output: channels at 1)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
                                        err_msg=f"{key}: channels_first differs from "
                                                f"channels_last on the same data")

@@ -105,7 +105,7 @@ def test_aliases_are_keras_names():
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda: L.Conv3D(2, 3, groups=2), "groups"),
+    (lambda: L.Conv3D(3, 3, groups=2), "filters must be divisible by groups"),
     (lambda: L.Conv3D(2, (3, 3)), "kernel_size"),
     (lambda: L.Conv3D(2, 3, padding="causal"), "padding"),
     (lambda: L.Conv3DTranspose(2, 3, strides=2, dilation_rate=2), "dilation_rate"),

@@ -29,6 +29,7 @@ from ._ops.array import (
     expand_dims,
     gather,
     reshape,
+    split,
     squeeze,
     transpose,
 )
@@ -64,8 +65,10 @@ __all__ = [
 
 # --- activations ------------------------------------------------------------------------
 def relu6(features: Any, name: str | None = None) -> Any:
-    """min(max(x, 0), 6)."""
-    return m.minimum(relu(features), 6)
+    """min(max(x, 0), 6). The gradient is 0 at both kinks, 0 and 6, as TensorFlow's
+    Relu6Grad (``dy * (x > 0) * (x < 6)``) and torch's."""
+    # 6 first: minimum passes a tie's gradient to its first operand (relu's is 0 at 0)
+    return m.minimum(6, relu(features))
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Any:
@@ -83,10 +86,13 @@ def elu(features: Any, name: str | None = None) -> Any:
 
 
 def selu(features: Any, name: str | None = None) -> Any:
-    """Scaled ELU with the self-normalising constants."""
+    """Scaled ELU with the self-normalising constants: scale * x for x >= 0, else
+    scale * alpha * (exp(x) - 1). The gradient at 0 is ``scale``, as TensorFlow's SeluGrad
+    (``x < 0 ? dy * (y + scale * alpha) : dy * scale``; torch and JAX take the left one,
+    scale * alpha)."""
     a, s = 1.6732632423543772, 1.0507009873554805
     x = _args.tensor(features)
-    return m.multiply(m.where(m.greater(x, 0), x, m.multiply(m.expm1(m.minimum(x, 0)), a)), s)
+    return m.multiply(m.where(m.less(x, 0), m.multiply(m.expm1(m.minimum(x, 0)), a), x), s)
 
 
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Any:
@@ -193,11 +199,52 @@ def relu_layer(x: Any, weights: Any, biases: Any, name: str | None = None) -> An
 
 
 # --- convolution and pooling ------------------------------------------------------------
+def _conv_groups(op: str, x_shape: Any, w_shape: Any) -> int:
+    """The number of groups G of a channels-last convolution: filters (..., C_in / G,
+    C_out) split the input's C_in channels into G groups of C_in / G, each convolved with
+    its own C_out / G filters (output channels ``g * C_out / G ...``), as ``tf.nn.conv2d``
+    and Keras's ``groups`` do. G = 1 when the channel counts are equal."""
+    c, cg, co = int(x_shape[-1]), int(w_shape[-2]), int(w_shape[-1])
+    if c == cg:
+        return 1
+    if cg < 1 or c < cg or c % cg:
+        raise InvalidArgumentError(
+            f"{op}: input has {c} channels but filters {tuple(w_shape)} expect {cg} (input "
+            f"shape {tuple(x_shape)}); a grouped convolution needs the filters' {cg} input "
+            f"channels to divide the input's {c}")
+    g = c // cg
+    if co % g:
+        raise InvalidArgumentError(
+            f"{op}: input {tuple(x_shape)} and filters {tuple(w_shape)} make {g} groups of "
+            f"{cg} channels, but the filters' {co} output channels are not divisible by "
+            f"{g} groups")
+    return g
+
+
+def _grouped(x: Any, w: Any, groups: int, conv: Any) -> Any:
+    """``conv`` of each channel group of ``x`` with its slice of the output channels of
+    ``w``, joined along the channels (every piece an op with its gradient rule)."""
+    xs, ws = split(x, groups, axis=-1), split(w, groups, axis=-1)
+    return concat([conv(a, b) for a, b in zip(xs, ws)], -1)
+
+
 def conv2d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
            data_format: str = "NHWC", dilations: Any = 1, name: str | None = None) -> Any:
     """2-D convolution of an NHWC (or ``data_format="NCHW"``) batch with filters of shape
     (KH, KW, C_in, C_out); ``strides`` and ``dilations`` are given for the spatial axes
-    (an int, a pair, or TensorFlow's length-4 form in the layout of ``data_format``)."""
+    (an int, a pair, or TensorFlow's length-4 form in the layout of ``data_format``).
+
+    Grouped, as ``tf.nn.conv2d``: filters (KH, KW, C_in / G, C_out) split the input's
+    channels into G groups, group ``g`` convolved with output channels
+    ``g * C_out / G`` to ``(g + 1) * C_out / G`` (Keras's and PyTorch's ``groups=G``;
+    C_out must be divisible by G). One input channel per group is a depthwise convolution.
+
+    Examples:
+        >>> import ember.core as em
+        >>> x = em.reshape(em.range(4.0), (1, 1, 1, 4))
+        >>> em.nn_ops.conv2d(x, em.ones((1, 1, 2, 4))).numpy().ravel()  # two groups
+        array([1., 1., 5., 5.], dtype=float32)
+    """
     x, w = _args.tensor(input), _args.tensor(filters)
     if _channels_first("conv2d", data_format, ("NHWC",), ("NCHW",)):
         if x.ndim != 4:
@@ -207,16 +254,20 @@ def conv2d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
     if x.ndim != 4 or w.ndim != 4:
         raise InvalidArgumentError(f"conv2d: expected input (N, H, W, C) and filters "
                                    f"(KH, KW, C_in, C_out), got {x.shape} and {w.shape}")
-    if x.shape[3] != w.shape[2]:
-        raise InvalidArgumentError(f"conv2d: input has {x.shape[3]} channels but filters "
-                                   f"{w.shape} expect {w.shape[2]}")
+    groups = _conv_groups("conv2d", x.shape, w.shape)
     s, d = _pair("conv2d", strides, "strides"), _pair("conv2d", dilations, "dilations")
     pads = padding_amounts("conv2d", padding, x.shape[1:3], (w.shape[0], w.shape[1]), s, d)
     for ax, (n, k, dd, (p0, p1)) in enumerate(zip(x.shape[1:3], w.shape[:2], d, pads)):
         if n + p0 + p1 < (k - 1) * dd + 1:
             raise InvalidArgumentError(f"conv2d: filters {w.shape} (dilation {d}) are larger "
                                        f"than the padded input {x.shape} along axis {ax + 1}")
-    return _conv.conv2d(x, w, s, d, pads)
+    if groups == 1:
+        return _conv.conv2d(x, w, s, d, pads)
+    if w.shape[2] == 1:  # one channel per group: output channel c * M + m is depthwise's
+        kh, kw, _, co = w.shape
+        return _depthwise.depthwise_conv2d_native(
+            x, reshape(w, (kh, kw, groups, co // groups)), s, d, pads)
+    return _grouped(x, w, groups, lambda a, b: _conv.conv2d(a, b, s, d, pads))
 
 
 def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: Any,
@@ -293,7 +344,8 @@ def _nchw_pair(v: Any) -> Any:
 def conv1d(input: Any, filters: Any, stride: Any = 1, padding: Any = "VALID",
            data_format: str = "NWC", dilations: Any = 1, name: str | None = None) -> Any:
     """1-D convolution of an NWC (or ``data_format="NCW"``) batch with filters of shape
-    (K, C_in, C_out)."""
+    (K, C_in, C_out); filters (K, C_in / G, C_out) make a grouped convolution, as
+    :func:`conv2d`'s."""
     x, w = _args.tensor(input), _args.tensor(filters)
     if _channels_first("conv1d", data_format, ("NWC",), ("NCW",)):
         if x.ndim != 3:
@@ -304,6 +356,7 @@ def conv1d(input: Any, filters: Any, stride: Any = 1, padding: Any = "VALID",
     if x.ndim != 3 or w.ndim != 3:
         raise InvalidArgumentError(f"conv1d: expected input (N, W, C) and filters (K, C_in, "
                                    f"C_out), got {x.shape} and {w.shape}")
+    _conv_groups("conv1d", x.shape, w.shape)  # (its errors in conv1d's shapes)
     s = stride if isinstance(stride, int) else int(list(stride)[-2 if len(stride) == 3 else 0])
     d = dilations if isinstance(dilations, int) else int(list(dilations)[0])
     pad = padding if isinstance(padding, str) else [(0, 0), tuple(padding[0])]
@@ -435,7 +488,8 @@ def conv3d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
     are an int, three ints (depth, height, width) or TensorFlow's length-5 form in the
     layout of ``data_format``; ``padding`` is ``"SAME"``, ``"VALID"`` or explicit
     ``[[front, back], [top, bottom], [left, right]]``. Computed as one 2-D convolution
-    per depth tap of the filters (the 2-D engine's algorithms), added up.
+    per depth tap of the filters (the 2-D engine's algorithms), added up. Filters
+    (KD, KH, KW, C_in / G, C_out) make a grouped convolution, as :func:`conv2d`'s.
 
     Examples:
         >>> import ember.core as em
@@ -456,12 +510,16 @@ def conv3d(input: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
     if x.ndim != 5 or w.ndim != 5:
         raise InvalidArgumentError(f"conv3d: expected input (N, D, H, W, C) and filters "
                                    f"(KD, KH, KW, C_in, C_out), got {x.shape} and {w.shape}")
-    if x.shape[4] != w.shape[3]:
-        raise InvalidArgumentError(f"conv3d: input has {x.shape[4]} channels but filters "
-                                   f"{w.shape} expect {w.shape[3]}")
+    groups = _conv_groups(op, x.shape, w.shape)
     s, d = _conv3d.triple(op, strides, "strides"), _conv3d.triple(op, dilations, "dilations")
     pads = _conv3d.padding_amounts_3d(op, padding, x.shape[1:4], w.shape[:3], s, d)
-    return _conv3d.conv3d(x, w, s, d, pads)
+    if groups == 1:
+        return _conv3d.conv3d(x, w, s, d, pads)
+    if any(_conv3d.out_size(n, k, ss, dd, p0, p1) < 1 for n, k, ss, dd, (p0, p1) in
+           zip(x.shape[1:4], w.shape[:3], s, d, pads)):
+        raise InvalidArgumentError(f"conv3d: filters {w.shape} (dilation {d}) are larger "
+                                   f"than the padded input {x.shape} (padding {pads})")
+    return _grouped(x, w, groups, lambda a, b: _conv3d.conv3d(a, b, s, d, pads))
 
 
 def conv3d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any = 1,

@@ -84,7 +84,10 @@ def _conv3d_ref(x: np.ndarray, w: np.ndarray, strides: Any = 1, padding: Any = "
     s, d = _triple(strides), _triple(dilations)
     pads = _pads(padding, x.shape[1:4], w.shape[:3], s, d)
     p = _windows_ref(x.astype(np.float64), w.shape[:3], s, d, pads)
-    return np.tensordot(p, w.astype(np.float64), [[4, 5, 6, 7], [0, 1, 2, 3]]).astype(x.dtype)
+    g = x.shape[4] // w.shape[3]  # grouped: filters (KD, KH, KW, C / G, C_out)
+    ps, ws = np.split(p, g, axis=7), np.split(w.astype(np.float64), g, axis=4)
+    return np.concatenate([np.tensordot(a, b, [[4, 5, 6, 7], [0, 1, 2, 3]])
+                           for a, b in zip(ps, ws)], axis=4).astype(x.dtype)
 
 
 def _torch_pad(T: Any, x: Any, pads: Any, value: float = 0.0) -> Any:
@@ -102,7 +105,7 @@ def _conv3d_torch(T: Any, x: Any, w: Any, strides: Any = 1, padding: Any = "VALI
     s, d = _triple(strides), _triple(dilations)
     pads = _pads(padding, tuple(x.shape[1:4]), tuple(w.shape[:3]), s, d)
     y = T.nn.functional.conv3d(_torch_pad(T, x, pads), w.permute(4, 3, 0, 1, 2), stride=s,
-                               dilation=d)
+                               dilation=d, groups=x.shape[4] // w.shape[3])
     return y.permute(0, 2, 3, 4, 1)
 
 
@@ -212,6 +215,9 @@ def specs() -> list[OpSpec]:
                  padding=[[1, 0], [0, 2], [1, 1]]),
             case("ncdhw", args(arr(2, 3, 4, 5, 5), arr(2, 3, 3, 3, 2)),
                  strides=[1, 1, 1, 2, 2], padding="SAME", data_format="NCDHW"),
+            case("groups_2", args(arr(1, 3, 4, 4, 4), arr(2, 2, 3, 2, 4)), padding="SAME"),
+            case("groups_ncdhw", args(arr(1, 3, 3, 4, 4), arr(2, 2, 2, 1, 3)),
+                 strides=(1, 2, 1), data_format="NCDHW"),
         ), FLOATS, True, (0, 1), _conv3d_torch, tol=tol),
         OpSpec("conv3d_backprop_input", conv_3d.conv3d_backprop_input, _bp_input_ref, tuple(
             case(n, args(arr(*dy), arr(*w), x, s, d, p)) for n, (x, w, s, d, p, dy) in g.items()

@@ -107,7 +107,10 @@ def _to_image_ref(p: np.ndarray, image_shape: Any, strides: Any, dilations: Any,
 def _conv2d_ref(x: np.ndarray, w: np.ndarray, strides: Any = 1, padding: Any = "VALID",
                 data_format: str = "NHWC", dilations: Any = 1) -> np.ndarray:
     p = _patches_ref(x, w.shape[:2], strides, dilations, padding)
-    return np.tensordot(p, w, [[3, 4, 5], [0, 1, 2]]).astype(x.dtype)
+    g = x.shape[3] // w.shape[2]  # grouped: filters (KH, KW, C / G, C_out)
+    ps, ws = np.split(p, g, axis=5), np.split(w, g, axis=3)
+    return np.concatenate([np.tensordot(a, b, [[3, 4, 5], [0, 1, 2]]) for a, b in zip(ps, ws)],
+                          axis=3).astype(x.dtype)
 
 
 def _conv1d_ref(x: np.ndarray, w: np.ndarray, stride: int = 1, padding: Any = "VALID",
@@ -286,7 +289,7 @@ def _conv2d_torch(T: Any, x: Any, w: Any, strides: Any = 1, padding: str = "VALI
     if padding != "VALID":
         return None
     y = T.nn.functional.conv2d(_nchw(T, x), w.permute(3, 2, 0, 1), stride=_pair(strides),
-                               dilation=_pair(dilations))
+                               dilation=_pair(dilations), groups=x.shape[3] // w.shape[2])
     return y.permute(0, 2, 3, 1)
 
 
@@ -327,6 +330,10 @@ def _windows() -> list[OpSpec]:
             case("one_by_one", args(img, arr(1, 1, 3, 5))),
             case("one_channel", args(arr(2, 5, 6, 1), arr(3, 2, 1, 2)), strides=(1, 2),
                  padding="SAME"),
+            # grouped (filters' C_in / G channels): G = 2, and one channel per group
+            case("groups_2", args(arr(2, 5, 6, 4), arr(3, 2, 2, 6)), strides=(1, 2)),
+            case("groups_2_same", args(arr(1, 5, 6, 4), arr(3, 3, 2, 4)), padding="SAME"),
+            case("groups_depthwise", args(arr(2, 5, 6, 3), arr(2, 3, 1, 6)), dilations=2),
         ), FLOATS, True, (0, 1), _conv2d_torch, tol={F32: (1e-5, 1e-5)}),
         OpSpec("nn_ops.depthwise_conv2d", nn.depthwise_conv2d, _depthwise_ref, (
             case("valid", args(img, arr(3, 3, 3, 1), 1, "VALID")),
@@ -351,6 +358,7 @@ def _windows() -> list[OpSpec]:
         OpSpec("nn_ops.conv1d", nn.conv1d, _conv1d_ref, (
             case("valid", args(arr(2, 7, 3), arr(3, 3, 4))),
             case("same_strided", args(arr(2, 7, 3), arr(3, 3, 2)), stride=2, padding="SAME"),
+            case("groups_3", args(arr(2, 7, 6), arr(3, 2, 3)), stride=2),
         ), FLOATS, True, (0, 1), tol={F32: (1e-5, 1e-5)}),
         OpSpec("nn_ops.conv2d_transpose", nn.conv2d_transpose, _conv_t_ref, (
             case("same", args(arr(2, 3, 3, 4), arr(3, 3, 2, 4), (2, 6, 6, 2)), strides=2),

@@ -11,6 +11,7 @@ from .conv_depthwise import (
     SeparableConv1D,
     SeparableConv2D,
 )
+from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from .core import (
     ELU,
     Activation,
@@ -164,3 +165,4 @@ __all__ += ["Conv3D", "Conv3DTranspose", "Convolution3D", "Convolution3DTranspos
             "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D",
             "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D",
             "GlobalMaxPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D"]
+__all__ += ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"]

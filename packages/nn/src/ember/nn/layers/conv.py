@@ -13,7 +13,6 @@ from typing import Any
 import ember.core as em
 
 from .. import activations, constraints, regularizers
-from ._keras_args import only_default
 from .base import InputSpec, Layer
 
 
@@ -81,8 +80,13 @@ class _Conv(Layer):
                  kernel_constraint: Any = None, bias_constraint: Any = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        only_default(type(self).__name__, groups=(
-            groups, 1, "ember's convolutions are not grouped"))
+        who = type(self).__name__
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+            raise ValueError(f"{who}: groups must be a positive int, got groups={groups!r}")
+        if int(filters) % groups:
+            raise ValueError(f"{who}: filters must be divisible by groups, got "
+                             f"filters={filters}, groups={groups}")
+        self.groups = int(groups)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel_constraint = constraints.get(kernel_constraint)
@@ -101,7 +105,7 @@ class _Conv(Layer):
         self.bias_initializer = bias_initializer
 
     def _kernel_shape(self, channels: int) -> tuple[int, ...]:
-        return self.kernel_size + (channels, self.filters)
+        return self.kernel_size + (channels // self.groups, self.filters)
 
     def build(self, input_shape: Any) -> None:
         if len(input_shape) != self.rank + 2:
@@ -110,6 +114,10 @@ class _Conv(Layer):
                              f"got shape {tuple(input_shape)}")
         axis = 1 if self.data_format == "channels_first" else -1
         c = input_shape[axis]
+        if c % self.groups:
+            raise ValueError(f"layer {self.name!r} ({type(self).__name__}): the input's "
+                             f"{c} channels (shape {tuple(input_shape)}) must be divisible "
+                             f"by groups={self.groups}")
         self.kernel = self.add_weight("kernel", self._kernel_shape(c),
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
@@ -155,18 +163,22 @@ class _Conv(Layer):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding.lower(), "dilation_rate": self.dilation_rate,
+                "groups": self.groups,
                 "data_format": self.data_format, "use_bias": self.use_bias,
                 "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer}
 
 
 class Conv2D(_Conv):
-    """2-D convolution of NHWC (or NCHW) inputs; kernel (KH, KW, C_in, filters).
+    """2-D convolution of NHWC (or NCHW) inputs; kernel (KH, KW, C_in / groups, filters).
 
     Args:
         filters: the number of output channels.
         kernel_size, strides, dilation_rate: an int or one per spatial axis.
         padding: ``"valid"`` or ``"same"`` (TensorFlow's SAME: extra padding at the end).
+        groups: split the input channels into this many groups, each convolved with its
+            own ``filters // groups`` filters (outputs joined along the channels); the
+            input channels and ``filters`` must both be divisible by it (Keras's).
         activation: a name or callable applied to the output (None: linear).
         use_bias: add a bias per filter.
         kernel_initializer, bias_initializer: initializers.
@@ -182,6 +194,9 @@ class Conv2D(_Conv):
         (2, 8, 8, 4)
         >>> nn.layers.Conv2D(4, 3, data_format="channels_first")(em.ones((2, 3, 8, 8))).shape
         (2, 4, 6, 6)
+        >>> grouped = nn.layers.Conv2D(6, 3, groups=2)
+        >>> grouped(em.ones((2, 8, 8, 4))).shape, grouped.kernel.shape
+        ((2, 6, 6, 6), (3, 3, 2, 6))
     """
 
     def _convolve(self, x: Any, kernel: Any = None) -> Any:
@@ -191,7 +206,7 @@ class Conv2D(_Conv):
 
 
 class Conv1D(_Conv):
-    """1-D convolution of NWC (or NCW) inputs; kernel (K, C_in, filters).
+    """1-D convolution of NWC (or NCW) inputs; kernel (K, C_in / groups, filters).
 
     Takes the arguments of :class:`Conv2D` (one int each), and also
     ``padding="causal"``: zeros before the sequence only, so step ``t`` of the output
@@ -269,7 +284,9 @@ class _ConvTranspose(_Conv):
             self.output_padding = pads
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "output_padding": self.output_padding}
+        config = {**super().get_config(), "output_padding": self.output_padding}
+        del config["groups"]  # (Keras's transposed convolutions have none)
+        return config
 
     def _kernel_shape(self, channels: int) -> tuple[int, ...]:
         return self.kernel_size + (self.filters, channels)
@@ -351,12 +368,12 @@ class Conv1DTranspose(_ConvTranspose):
 
 
 class Conv3D(_Conv):
-    """3-D convolution of NDHWC (or NCDHW) inputs; kernel (KD, KH, KW, C_in, filters).
+    """3-D convolution of NDHWC (or NCDHW) inputs; kernel (KD, KH, KW, C_in / groups,
+    filters).
 
     Keras 3's ``Conv3D``, its arguments in its order: ``kernel_size``, ``strides`` and
     ``dilation_rate`` an int or one per spatial axis (depth, height, width), ``padding``
-    ``"valid"`` or ``"same"``, ``groups`` only 1 (ember's convolutions are not grouped);
-    the others as :class:`Conv2D`.
+    ``"valid"`` or ``"same"``; the others (``groups`` too) as :class:`Conv2D`.
 
     Examples:
         >>> import ember.core as em

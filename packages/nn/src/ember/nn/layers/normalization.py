@@ -3,6 +3,7 @@ UnitNormalization (Keras 3's)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import ember.core as em
@@ -184,7 +185,25 @@ class LayerNormalization(Layer):
         beta_initializer, gamma_initializer: initializers.
         beta_regularizer, gamma_regularizer: penalties that join ``losses``.
         beta_constraint, gamma_constraint: projections optimizers apply after each update.
+        rms_scaling: Keras 3's deprecated form (it warns, as Keras does):
+            ``x * rsqrt(variance(x) + epsilon) * gamma`` over ``axis``, the mean not
+            subtracted (the variance, not the mean square, divides: use
+            :class:`RMSNormalization` for RMS normalization). ``gamma`` is made even with
+            ``scale=False``, ``beta`` never (``center`` is ignored), as in Keras.
         **kwargs: as :class:`Layer`.
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import nn
+        >>> x = em.constant([[1.0, 3.0]])  # mean 2, variance 1
+        >>> nn.layers.LayerNormalization(epsilon=0.0)(x).numpy()
+        array([[-1.,  1.]], dtype=float32)
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # (deprecated, as in Keras)
+        ...     rms = nn.layers.LayerNormalization(epsilon=0.0, rms_scaling=True)
+        >>> rms(x).numpy()  # x / sqrt(variance): not centred
+        array([[1., 3.]], dtype=float32)
     """
 
     supports_masking = True  # per example: a mask passes through unchanged
@@ -197,12 +216,16 @@ class LayerNormalization(Layer):
                  gamma_constraint: Any = None, rms_scaling: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        only_default("LayerNormalization", rms_scaling=(
-            rms_scaling, False, "Keras 3 deprecates it; use RMS normalization instead"))
+        if rms_scaling:
+            warnings.warn("LayerNormalization: you passed `rms_scaling=True`, which Keras 3 "
+                          "deprecates: it scales the input by the variance, not the root "
+                          "mean square. For RMS normalization use "
+                          "nn.layers.RMSNormalization.", stacklevel=2)
         self._extras = _extras(beta_regularizer, gamma_regularizer, beta_constraint,
                                gamma_constraint)
         self.axis, self.epsilon = axis, float(epsilon)
         self.center, self.scale = center, scale
+        self.rms_scaling = bool(rms_scaling)
         self._inits = (beta_initializer, gamma_initializer)
 
     def build(self, input_shape: Any) -> None:
@@ -211,12 +234,12 @@ class LayerNormalization(Layer):
         self._axes = _axes(self.axis, ndim, who)
         pshape = tuple(input_shape[a] for a in self._axes)
         self._bshape = tuple(input_shape[i] if i in self._axes else 1 for i in range(ndim))
-        if self.scale:
+        if self.scale or self.rms_scaling:
             self.gamma = self.add_weight("gamma", pshape, initializer=self._inits[1],
                                          **self._extras["gamma"])
         else:
             self.gamma = None  # (Keras's: no weight, but the attribute)
-        if self.center:
+        if self.center and not self.rms_scaling:
             self.beta = self.add_weight("beta", pshape, initializer=self._inits[0],
                                         **self._extras["beta"])
         else:
@@ -226,8 +249,12 @@ class LayerNormalization(Layer):
     def call(self, inputs: Any) -> Any:
         inputs = _at_least_float32(inputs)
         mean, var = em.nn_ops.moments(inputs, self._axes, keepdims=True)
-        gamma = em.reshape(self.gamma.value(), self._bshape) if self.scale else None
-        beta = em.reshape(self.beta.value(), self._bshape) if self.center else None
+        gamma = None if self.gamma is None else em.reshape(self.gamma.value(), self._bshape)
+        if self.rms_scaling:  # Keras 3's: x * rsqrt(var + epsilon) * gamma, x not centred
+            out = em.multiply(inputs, em.math.rsqrt(em.add(var, self.epsilon)))
+            return _in_compute_dtype(self, out if gamma is None else em.multiply(
+                out, em.cast(gamma, out.dtype)))
+        beta = None if self.beta is None else em.reshape(self.beta.value(), self._bshape)
         return _in_compute_dtype(self, em.nn_ops.batch_normalization(
             inputs, mean, var, beta, gamma, self.epsilon))
 

@@ -61,8 +61,12 @@ def deserialize_cell(spec: Any) -> Any:
 
 
 def _where(m: Any, new: Any, old: Any) -> Any:
+    """``new`` where the step mask ``m`` (batch, 1) is true, else ``old``; the mask takes
+    the rank of states of more axes (a ConvLSTM's (batch, rows, cols, filters))."""
     if isinstance(new, (list, tuple)):
         return [_where(m, n, o) for n, o in zip(new, old)]
+    if new.ndim > m.ndim:
+        m = em.reshape(m, tuple(m.shape) + (1,) * (new.ndim - m.ndim))
     return em.where(m, new, old)
 
 
@@ -241,6 +245,9 @@ class RNN(Layer):
             xs = em.split(cell.project(flat), steps, axis=0)
             weights = cell.step_weights()
             return lambda t, states: cell.step(xs[t], states, weights, rec_mask)
+        stepper = getattr(cell, "sequence_stepper", None)
+        if stepper is not None:  # a cell that runs a sequence its own way (ConvLSTMCell)
+            return stepper(inputs, training)
         xs = em.unstack(inputs, axis=1)
         kw = {"training": training} if isinstance(cell, Layer) else {}
 
@@ -301,7 +308,7 @@ class RNN(Layer):
                 if prev is None or self.zero_output_for_mask:
                     prev = em.zeros_like(out)
                 new = _where(masks[t], new, states)
-                out = em.where(masks[t], out, prev)
+                out = _where(masks[t], out, prev)
             states, prev = new, out
             if self.return_sequences:
                 outputs.append(out)
@@ -317,18 +324,21 @@ class _OwnWeights(RNN):
     """An RNN over a built-in cell that shows the cell's weights as its own attributes."""
 
     def build(self, input_shape: Any) -> None:
+        self._own_cell_weights(int(input_shape[-1]))
+        super().build(input_shape)
+
+    def _own_cell_weights(self, features: int) -> None:
+        """Make the cell's weights for inputs of ``features`` (channels), unless built."""
         cell = self.cell
         if cell.built:
-            super().build(input_shape)
             return
         # The layer creates the cell's variables (as lstm/kernel, the paths from before
         # cells existed, where a pending checkpoint restore finds them), then re-adds the
         # cell so those short paths come first in variables_by_path.
         del self.cell
-        cell.make_weights(int(input_shape[-1]), owner=self)
+        cell.make_weights(features, owner=self)
         cell.built = True
         self.cell = cell
-        super().build(input_shape)
 
     def __checkpoint_children__(self) -> dict[str, Any]:
         # The cell holds only this layer's own variables: leaving it out keeps the

@@ -10,6 +10,7 @@ from typing import Any
 
 import ember.core as em
 
+from . import _image_ops
 from .base import InputSpec, Layer
 
 
@@ -115,8 +116,17 @@ class Cropping2D(_Cropping):
 
 
 class UpSampling2D(Layer):
-    """Each row repeated ``size[0]`` times and each column ``size[1]`` times (Keras's
-    ``UpSampling2D``, nearest-neighbour interpolation; ``"bilinear"`` is refused).
+    """The rows ``size[0]`` times and the columns ``size[1]`` times as many (Keras's
+    ``UpSampling2D``).
+
+    Args:
+        size: an int or a pair (rows, columns) of positive ints.
+        data_format: ``"channels_last"`` (default) or ``"channels_first"``.
+        interpolation: ``"nearest"`` (default: each value repeated), ``"bilinear"``,
+            ``"bicubic"``, ``"lanczos3"`` or ``"lanczos5"`` (any case): the image resized
+            to the new size as :class:`Resizing` and ``em.image.resize`` do (half-pixel
+            centres, no antialiasing; Keras's TensorFlow and JAX backends' kernels).
+        **kwargs: the base ``Layer`` arguments.
 
     Examples:
         >>> import numpy as np
@@ -127,7 +137,14 @@ class UpSampling2D(Layer):
                [1., 1., 2., 2.],
                [3., 3., 4., 4.],
                [3., 3., 4., 4.]], dtype=float32)
+        >>> nn.layers.UpSampling2D(2, interpolation="bilinear")(x).numpy()[0, :, :, 0]
+        array([[1.  , 1.25, 1.75, 2.  ],
+               [1.5 , 1.75, 2.25, 2.5 ],
+               [2.5 , 2.75, 3.25, 3.5 ],
+               [3.  , 3.25, 3.75, 4.  ]], dtype=float32)
     """
+
+    INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
 
     def __init__(self, size: Any = (2, 2), data_format: str | None = None,
                  interpolation: str = "nearest", **kwargs: Any) -> None:
@@ -137,11 +154,13 @@ class UpSampling2D(Layer):
                 isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in pair)):
             raise ValueError(f"UpSampling2D: size must be a positive int or a pair of them, "
                              f"got {size!r}")
-        if interpolation != "nearest":
-            raise ValueError(f"UpSampling2D: interpolation {interpolation!r} is not "
-                             f"supported; ember has 'nearest'")
+        method = interpolation.lower() if isinstance(interpolation, str) else interpolation
+        if method not in self.INTERPOLATIONS:
+            raise ValueError(f"UpSampling2D: interpolation must be one of "
+                             f"{', '.join(map(repr, self.INTERPOLATIONS))}, got "
+                             f"interpolation={interpolation!r}")
         self.size = (int(pair[0]), int(pair[1]))
-        self.interpolation = interpolation
+        self.interpolation = method
         self.data_format = data_format or "channels_last"
         self._axes = _spatial_axes("UpSampling2D", data_format)
         self.input_spec = InputSpec(ndim=4)
@@ -149,6 +168,11 @@ class UpSampling2D(Layer):
     def call(self, inputs: Any) -> Any:
         shape = list(inputs.shape)
         (h, w), (sh, sw) = self._axes, self.size
+        if self.interpolation != "nearest":
+            first = self.data_format == "channels_first"
+            x = em.transpose(inputs, (0, 2, 3, 1)) if first else inputs
+            y = _image_ops.resize(x, shape[h] * sh, shape[w] * sw, self.interpolation)
+            return em.transpose(y, (0, 3, 1, 2)) if first else y
         # (.., H, 1, W, 1, ..) broadcast to (.., H, sh, W, sw, ..): each value repeated
         spread = shape[:h + 1] + [1] + shape[h + 1:w + 1] + [1] + shape[w + 1:]
         tiled = list(spread)

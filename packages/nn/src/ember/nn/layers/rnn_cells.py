@@ -51,6 +51,46 @@ def _rate(name: str, value: Any) -> float:
     return v
 
 
+def weight_extras(kernel_regularizer: Any, recurrent_regularizer: Any, bias_regularizer: Any,
+                  kernel_constraint: Any, recurrent_constraint: Any,
+                  bias_constraint: Any) -> dict[str, tuple[Any, Any]]:
+    """``{weight name: (regularizer, constraint)}`` of a cell's ``kernel``,
+    ``recurrent_kernel`` and ``bias`` (what ``add_cell_weights`` gives each)."""
+    return {
+        "kernel": (regularizers.get(kernel_regularizer), constraints.get(kernel_constraint)),
+        "recurrent_kernel": (regularizers.get(recurrent_regularizer),
+                             constraints.get(recurrent_constraint)),
+        "bias": (regularizers.get(bias_regularizer), constraints.get(bias_constraint))}
+
+
+def add_cell_weights(cell: Any, owner: Layer,
+                     specs: list[tuple[str, tuple[int, ...], Any]]) -> None:
+    """``owner.add_weight`` for each ``(name, shape, initializer)``, with the regularizer
+    and constraint ``cell._extras`` holds for that name; ``owner`` and the cell both hold
+    the variable as attribute ``name`` (a layer that owns its cell's weights passes
+    itself as ``owner``: see ``_GatedCell.make_weights``)."""
+    for name, shape, init in specs:
+        reg, con = cell._extras[name]
+        var = owner.add_weight(name, shape, initializer=init, regularizer=reg,
+                               constraint=con)
+        setattr(owner, name, var)
+        if owner is not cell:
+            setattr(cell, name, var)
+
+
+def forget_bias_init(bias_initializer: Any, units: int) -> Any:
+    """An LSTM bias initializer (gates i, f, c, o of ``units`` each): ``bias_initializer``
+    with the forget gate's ``units`` set to 1 (``unit_forget_bias``)."""
+    base = initializers.get(bias_initializer)
+
+    def init(shape: Any, dtype: Any = em.float32) -> Any:
+        b = base((units * 4,), dtype=dtype).numpy().copy()
+        b[units:2 * units] = 1.0
+        return em.convert_to_tensor(b)
+
+    return init
+
+
 class _GatedCell(Layer):
     """Shared machinery: weights, input projection, dropout masks, initial state."""
 
@@ -69,11 +109,9 @@ class _GatedCell(Layer):
                  recurrent_constraint: Any = None, bias_constraint: Any = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._extras = {
-            "kernel": (regularizers.get(kernel_regularizer), constraints.get(kernel_constraint)),
-            "recurrent_kernel": (regularizers.get(recurrent_regularizer),
-                                 constraints.get(recurrent_constraint)),
-            "bias": (regularizers.get(bias_regularizer), constraints.get(bias_constraint))}
+        self._extras = weight_extras(kernel_regularizer, recurrent_regularizer,
+                                     bias_regularizer, kernel_constraint,
+                                     recurrent_constraint, bias_constraint)
         if int(units) < 1:
             raise ValueError(f"{type(self).__name__}: units must be a positive int, "
                              f"got {units!r}")
@@ -134,13 +172,7 @@ class _GatedCell(Layer):
             ("recurrent_kernel", (self.units, n), self.recurrent_initializer)]
         if self.use_bias:
             specs.append(("bias", self._bias_shape(), self._bias_init()))
-        for name, shape, init in specs:
-            reg, con = self._extras[name]
-            var = owner.add_weight(name, shape, initializer=init, regularizer=reg,
-                                   constraint=con)
-            setattr(owner, name, var)
-            if owner is not self:
-                setattr(self, name, var)
+        add_cell_weights(self, owner, specs)
 
     def _bias_shape(self) -> tuple[int, ...]:
         return (self.gates * self.units,)
@@ -313,15 +345,7 @@ class LSTMCell(_GatedCell):
     def _bias_init(self) -> Any:
         if not self.unit_forget_bias:
             return self.bias_initializer
-        base = initializers.get(self.bias_initializer)
-        units = self.units
-
-        def init(shape: Any, dtype: Any = em.float32) -> Any:
-            b = base((units * 4,), dtype=dtype).numpy().copy()
-            b[units:2 * units] = 1.0
-            return em.convert_to_tensor(b)
-
-        return init
+        return forget_bias_init(self.bias_initializer, self.units)
 
     def sequence(self, inputs: Any, states: list[Any], mask: Any,
                  training: Any) -> tuple[Any, list[Any]] | None:
