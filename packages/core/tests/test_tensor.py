@@ -27,6 +27,19 @@ def test_repr_and_str(value, text):
     assert str(t) == text
 
 
+def test_format_shows_the_values_as_tensorflow():
+    """``f"{t}"`` is numpy's formatting of the values (TensorFlow 2.21:
+    ``f"{tf.size(tf.zeros([40, 30]))}"`` is ``1200``), not ``str(t)``; a spec formats a
+    one-element tensor's number, and a many-element one refuses it as numpy does."""
+    assert f"{em.size(em.zeros([40, 30]))}" == "1200"
+    assert f"{em.constant([1.0, 2.0])}" == "[1. 2.]"
+    assert f"{em.constant(0.123456):.3f}" == "0.123"
+    assert f"{em.constant(7):>4}" == "   7"
+    assert f"{em.Variable(2.5)}" == "2.5"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{em.constant([1.0, 2.0]):.3f}"
+
+
 def test_print_large_tensor_is_summarised():
     text = repr(em.zeros([10000]))
     assert "..." in text and text.endswith("shape=(10000,), dtype=float32)")

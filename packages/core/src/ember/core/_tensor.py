@@ -157,9 +157,12 @@ class Tensor(TensorOperators):
         return int(self._scalar("index"))
 
     def __format__(self, spec: str) -> str:
-        if spec and self._data.size == 1:
-            return format(self._scalar("format"), spec)
-        return format(str(self), spec)
+        """The values formatted as numpy formats them, as TensorFlow's ``__format__``
+        (``f"{em.size(x)}"`` is ``1200``, where ``str()`` is ``ember.Tensor(1200, ...)``);
+        a spec formats a one-element tensor's number (``f"{loss:.3f}"``)."""
+        if self._data.size == 1 and (spec or self._data.ndim == 0):
+            return format(self._host().reshape(())[()], spec)
+        return format(self._host(), spec)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
