@@ -119,3 +119,25 @@ def test_a_call_that_requires_training_gets_false_outside_any_training_context()
     nn.Sequential([Block()])(x, training=True)
     assert seen[:2] == [False, True] and seen[-1] is True
     assert set(seen[2:-1]) <= {False}  # (the Sequential's build, in inference)
+
+
+def test_a_layer_that_refuses_long_sequences_still_gets_none_sizes():
+    """A position table of 64 rows sliced to the sequence length refuses the wide probe
+    (65): the next size (2) shows the axis follows the input, so it is None, as Keras's
+    (keras-io FNet: every encoder's shape was (None, 1, 4)); ``output_shape`` is the
+    symbolic one, not the last call's sizes."""
+    class Positions(nn.layers.Layer):
+        def build(self, input_shape):
+            self.table = self.add_weight("table", (64, 4))
+
+        def call(self, x):
+            n = em.shape(x)[-1]
+            return em.zeros_like(em.cast(em.expand_dims(x, -1), "float32")) + self.table[:n]
+
+    inp = nn.Input(shape=(None,), dtype="int64")
+    layer = Positions()
+    out = layer(inp)
+    assert out.shape == (None, None, 4)
+    model = nn.Model(inp, out)
+    assert model(np.zeros((3, 7), np.int64)).shape == (3, 7, 4)
+    assert layer.output_shape == (None, None, 4)

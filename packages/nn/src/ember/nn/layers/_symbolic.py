@@ -248,18 +248,23 @@ def run_probe(fn: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     raise first
 
 
-def _probe_wider(probe: Any, layer: Any, size: int) -> Any:
-    """The layer's output on zeros whose unknown axes have ``size`` (the first probe gave
-    them fewer): an output axis whose size differs between the two follows an unknown
-    input axis, so its size is unknown too (Keras's ``None``). None where that cannot be
+def _probe_wider(probe: Any, layer: Any, *sizes: int) -> Any:
+    """The layer's output on zeros whose unknown axes have the first of ``sizes`` the
+    layer takes (the first probe gave them another): an output axis whose size differs
+    between the two follows an unknown input axis, so its size is unknown too (Keras's
+    ``None``). Several sizes, since a layer may take only short sequences (a position
+    table of 64 rows sliced to the length refuses 65, takes 2). None where that cannot be
     found: a stateful layer (the probe would advance its state) or a layer that refuses
-    the other size (its output shapes stay the first probe's)."""
+    every other size (its output shapes stay the first probe's)."""
     if getattr(layer, "stateful", False):
         return None
     losses = list(layer._ember.call_losses)
     try:
-        return probe(size)
-    except Exception:  # e.g. a Reshape to a fixed size: the sizes stay the first probe's
+        for size in sizes:
+            try:
+                return probe(size)
+            except Exception:  # e.g. a Reshape to a fixed size: try the next size
+                continue
         return None
     finally:
         layer._ember.call_losses[:] = losses  # the probe's activity losses are not kept
@@ -331,7 +336,7 @@ def call_symbolic(layer: Any, inputs: Any, args: tuple[Any, ...],
                 out, size = probe_any(_FALLBACK), _FALLBACK
             except Exception:
                 raise refused from None
-        wider = _probe_wider(probe, layer, size + _SPREAD) if unknown else None
+        wider = _probe_wider(probe, layer, size + _SPREAD, size + 1) if unknown else None
         # an operation's output need not keep the batch axis first (a reduction over it,
         # a transpose, x[0]): probed at another batch size, the axes that follow the
         # batch are found, as for unknown axes (Keras's ops infer it symbolically)

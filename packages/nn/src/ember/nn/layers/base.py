@@ -695,11 +695,17 @@ class Layer(_tracking._Listened):
 
     @property
     def output_shape(self) -> Any:
-        """The shape of the last output, batch axis ``None`` (Keras); an error before any
-        call or build that ran the layer."""
+        """The shape of the layer's symbolic output in a functional graph (its first call
+        on ``nn.Input``s: ``None`` where a size varies, as tf.keras's), else of its last
+        output, batch axis ``None``; an error before any call or build that ran it."""
         st = self._ember
         if "output_shape" in st.extra:
             return st.extra["output_shape"]
+        nodes = st.extra.get("inbound_nodes")
+        if nodes:  # not the last call's sizes (a probe's, or a real batch's)
+            out = nodes[0].outputs
+            return [tuple(t.shape) for t in out] if isinstance(out, (list, tuple)) \
+                else tuple(out.shape)
         shape = st.output_shape
         if shape is None:
             raise AttributeError(f"layer {self.name!r} has not been called yet, so its output "
