@@ -61,6 +61,30 @@ def test_a_launch_computes_again_from_the_buffers_contents(be):
     assert graph.launches == 3
 
 
+def test_views_of_buffers_made_before_a_capture_keep_their_contents(be):
+    # CUDA only records a capture's work: a buffer alive before it keeps its values, and a
+    # view taken during the capture (an array method: reshape, transpose, ravel) is no
+    # allocation of the capture. The double once took a method's result for a fresh buffer
+    # (the method's own array was not among the arrays the call read) and filled it, so the
+    # constants a graph reads turned NaN: graph.function's 1x1 convolution of an em.zeros.
+    xp = be.xp
+    const = xp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    x = xp.asarray(np.ones((4, 2), np.float32))
+
+    def step(x):
+        views = (const.reshape(4, 3), const.transpose(), const.ravel(), const.T, const[1:])
+        return tuple(xp.sum(v) for v in views) + (xp.tanh(const.reshape(-1)[:8]).reshape(4, 2)
+                                                  + x,)
+
+    graph, outs = _capture(be, step, x)
+    assert_array_equal(const._a, np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert all(np.isnan(o._a).all() for o in outs)  # what the capture allocated: garbage
+    graph.launch()
+    assert [float(o._a) for o in outs[:5]] == [66.0, 66.0, 66.0, 66.0, 60.0]
+    eager = xp.tanh(xp.asarray(np.arange(8, dtype=np.float32))).reshape(4, 2) + x
+    assert_array_equal(outs[5]._a, eager.get())
+
+
 def test_what_cuda_forbids_during_a_capture_raises(be):
     xp = be.xp
     x = xp.asarray(np.ones(3, np.float32))

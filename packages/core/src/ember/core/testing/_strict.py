@@ -366,9 +366,10 @@ class StrictNamespace:
         def gpu_call() -> Any:  # cupy's numbers where numpy's differ, in the launch (replays)
             return _strict_numerics.computed(qual, fn, a, k, call, host_data=host_data)
 
-        with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
-            out = self._backend.run(gpu_call, (a, k))
         owner = getattr(fn, "__self__", None)  # an ndarray method's array
+        reads = (a, k, owner) if isinstance(owner, np.ndarray) else (a, k)
+        with np.errstate(all="ignore"):  # cupy never warns about floating-point errors
+            out = self._backend.run(gpu_call, reads)
         self._backend.launched(_strict_launches.kernels(  # given args: host arrays stay host
             qual, args, kwargs, out, owner if isinstance(owner, np.ndarray) else None))
         given = kwargs.get("out")

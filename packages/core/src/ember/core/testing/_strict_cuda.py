@@ -19,7 +19,8 @@ It mirrors what code that captures a CUDA Graph through cupy meets:
 - CUDA does not run captured work. The double runs it once (results need their shapes
   and dtypes), then fills every buffer the capture allocated with garbage (NaN, or the
   dtype's largest value), so code that reads a capture's results before launching its
-  graph reads garbage here too.
+  graph reads garbage here too. Buffers alive before the capture keep their contents,
+  views of them included (``x.reshape`` of an array made before the capture).
 - ``MemoryPool()`` and ``using_allocator(pool.malloc)``: arrays made inside take their
   buffers from that pool, which counts them (``used_bytes()``, ``_strict_memory``), and
   ``Graph.private_pool`` says whether every allocation of the capture came from a
@@ -77,11 +78,17 @@ class Capture:
 
     def record(self, compute: Callable[[], Any], out: Any, args: Any,
                allocator: Any) -> None:
+        """One call's work, ``out`` its results; ``args`` the arrays it reads (an array
+        method's own array among them)."""
         outs = _arrays(out)
         self.ops.append((compute, outs))
         ins = _arrays(args)
+        memory = self.stream._backend.memory
         for o in outs:
-            if not any(np.may_share_memory(o, a) for a in ins):
+            # Only memory the call allocated is garbage after the capture. A result in a
+            # buffer alive before it (a view of an input, or of a constant the graph only
+            # reads: ``x.reshape`` of an array made before the capture) holds what it held.
+            if not any(np.may_share_memory(o, a) for a in ins) and not memory.holds(o):
                 self.fresh.append(o)
                 if allocator is None:
                     self.shared_pool_used = True

@@ -232,6 +232,14 @@ class DeviceMemory:
             owner = type(array)(root, array._ns)
         return owner, mem
 
+    def holds(self, a: np.ndarray) -> bool:
+        """Whether ``a`` lives in a buffer that is alive already (an array of this device, or
+        a view of one): not memory the call that returned ``a`` allocated."""
+        root = root_of(a)
+        with self._lock:
+            entry = self._buffers.get(id(root))
+        return entry is not None and entry[2]() is root and entry[0]() is not None
+
     def view_at(self, ptr: int, dtype: Any, shape: tuple[int, ...],
                 strides: tuple[int, ...], what: str) -> np.ndarray:
         """The numpy view a kernel reads at the device address ``ptr`` as an array of
