@@ -20,7 +20,7 @@ from ._readers.text import TextLineDataset
 from ._readers.tfrecord import TFRecordDataset, TFRecordWriter
 from ._seed import adopt_core_seed as _adopt_core_seed
 from ._seed import get_global_seed, set_seed
-from ._structure import TensorSpec
+from ._structure import DatasetSpec, TensorSpec
 from ._version import __version__ as __version__  # tf.__version__, keras.__version__
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "CsvDataset",
     "DataFormatError",
     "Dataset",
+    "DatasetSpec",
     "Iterator",
     "TFRecordDataset",
     "TFRecordWriter",

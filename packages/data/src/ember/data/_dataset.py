@@ -84,7 +84,11 @@ class Dataset:
         return None
 
     def _compute_spec(self):
-        from ._structure import spec_of
+        """The spec of a dataset whose elements nothing declares (a generator without an
+        output signature): that of its first two elements, with ``None`` for each size in
+        which they differ (the first alone claimed its sizes as fixed, where TensorFlow's
+        traced spec leaves a size it cannot know unknown)."""
+        from ._structure import merge_specs, spec_of, specs_compatible
 
         it = self._make_iterator((0,))
         try:
@@ -93,7 +97,12 @@ class Dataset:
             raise ValueError(
                 f"element_spec of {type(self).__name__} is unknown: the dataset is empty"
             ) from None
-        return spec_of(first)
+        spec = spec_of(first)
+        try:
+            second = spec_of(next(it))
+        except StopIteration:
+            return spec
+        return merge_specs(spec, second) if specs_compatible(spec, second) else spec
 
     @property
     def element_spec(self) -> Any:
@@ -148,8 +157,9 @@ class Dataset:
 
     # ----------------------------------------------------------------- sources
     @staticmethod
-    def from_tensor_slices(tensors: Any) -> Dataset:
-        """Elements are the slices of ``tensors`` along their first axis."""
+    def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
+        """Elements are the slices of ``tensors`` along their first axis (``name``,
+        TensorFlow's name of the op, is accepted and not used)."""
         from ._sources import FromTensorSlices
 
         return FromTensorSlices(tensors)
@@ -215,12 +225,16 @@ class Dataset:
     def list_files(file_pattern, shuffle=None, seed=None, name=None) -> Dataset:
         """The paths matching ``file_pattern`` (a glob, or a list of them), as strings:
         sorted, then shuffled on every pass unless ``shuffle=False`` (TensorFlow's default
-        shuffles). Raises ``ValueError`` when nothing matches, naming the pattern."""
+        shuffles). A file that several patterns match is listed once for each, as
+        TensorFlow lists it. Raises ``ValueError`` when nothing matches, naming the
+        pattern."""
         import glob as _glob
 
         patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) or \
             hasattr(file_pattern, "__fspath__") else list(file_pattern)
-        files = sorted({f for p in patterns for f in _glob.glob(os.fsdecode(p))})
+        # every pattern's matches, sorted together: a file two patterns match comes twice,
+        # as TensorFlow's MatchingFiles gives it
+        files = sorted(f for p in patterns for f in _glob.glob(os.fsdecode(p)))
         if not files:
             raise ValueError(f"list_files: no files matched pattern: {file_pattern}")
         ds = Dataset.from_tensor_slices(np.array(files))
@@ -244,7 +258,33 @@ class Dataset:
                                 f"{[str(d) for d in kinds]} (as TensorFlow, they must match)")
         return state
 
+    def get_single_element(self, name: str | None = None) -> Any:
+        """The one element of a dataset of one element; ``ValueError`` for a dataset that
+        is empty or has more (TensorFlow's ``InvalidArgumentError``: "Dataset was empty.",
+        "Dataset had more than one element."). ``name`` is accepted and not used.
+
+        Examples:
+            >>> from ember import data
+            >>> int(data.Dataset.range(5).batch(5).map(lambda b: b.sum()).get_single_element())
+            10
+        """
+        it = iter(self)
+        try:
+            element = next(it)
+        except StopIteration:
+            raise ValueError("get_single_element: the dataset was empty; it must have "
+                             "exactly one element") from None
+        try:
+            next(it)
+        except StopIteration:
+            return element
+        raise ValueError("get_single_element: the dataset had more than one element; it "
+                         "must have exactly one")
+
     def concatenate(self, other: Dataset) -> Dataset:
+        """The elements of ``self``, then those of ``other``: both of one structure and
+        dtypes (``TypeError`` otherwise, as TensorFlow's "Incompatible dataset
+        elements")."""
         from ._sources import ConcatenateDataset
 
         return ConcatenateDataset(self, other)
@@ -255,6 +295,7 @@ class Dataset:
 
         With ``num_parallel_calls`` (an int, or ``AUTOTUNE``) calls run on a thread pool;
         with ``deterministic=True`` (the default) the output order is the input order.
+        A list ``map_func`` returns is a tuple of components, as in TensorFlow.
         """
         from ._transforms.basic import MapDataset
 
@@ -272,6 +313,22 @@ class Dataset:
 
     def padded_batch(self, batch_size: int, padded_shapes=None, padding_values=None,
                      drop_remainder: bool = False) -> Dataset:
+        """``batch``, each component padded to ``padded_shapes`` (a size None or -1: the
+        batch's largest; none given: every varying size the batch's largest) with
+        ``padding_values`` (0, False, or the empty string by default; one scalar for every
+        component, or one per component). Both nest as the elements do, dicts matched by
+        key, and a padding value has its component's dtype (a Python int is int32, a float
+        float32), as in TensorFlow.
+
+        Examples:
+            >>> import numpy as np
+            >>> from ember import data
+            >>> ds = data.Dataset.range(1, 4).map(lambda n: np.full(n, n))
+            >>> [b.tolist() for b in ds.padded_batch(2, padding_values=np.int64(-1))]
+            [[[1, -1], [2, 2]], [[3, 3, 3]]]
+            >>> ds.padded_batch(2, padded_shapes=[4]).element_spec
+            TensorSpec(shape=(None, 4), dtype=int64)
+        """
         from ._transforms.batching import PaddedBatchDataset
 
         return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
@@ -282,7 +339,8 @@ class Dataset:
         return UnbatchDataset(self)
 
     def shuffle(self, buffer_size: int, seed: int | None = None,
-                reshuffle_each_iteration: bool = True) -> Dataset:
+                reshuffle_each_iteration: bool | None = None, name: str | None = None
+                ) -> Dataset:
         """A true buffer shuffle: each output is drawn uniformly from a buffer of
         ``buffer_size`` elements, refilled from the input.
 
@@ -292,11 +350,14 @@ class Dataset:
                 (``data.set_seed``, which ``ember.core.random.set_seed`` also sets) and
                 the count of unseeded shuffles built since, as TensorFlow does; with no
                 global seed the order is random.
-            reshuffle_each_iteration: a new order on each pass (epoch).
+            reshuffle_each_iteration: a new order on each pass (epoch); None (the default)
+                is True, as in TensorFlow.
+            name: TensorFlow's name of the op; accepted, not used.
         """
         from ._shuffle import ShuffleDataset
 
-        return ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+        reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
+        return ShuffleDataset(self, buffer_size, seed, reshuffle)
 
     def repeat(self, count: int | None = None) -> Dataset:
         from ._transforms.basic import RepeatDataset
@@ -368,7 +429,9 @@ class Dataset:
 
     def window(self, size: int, shift: int | None = None, stride: int = 1,
                drop_remainder: bool = False) -> Dataset:
-        """Elements are small datasets of ``size`` consecutive elements (see ``flat_map``)."""
+        """Elements are small datasets of ``size`` consecutive elements (see ``flat_map``);
+        for elements that are tuples or dicts, tuples or dicts of such datasets, one per
+        component, as TensorFlow's (``window(2).flat_map(lambda a, b: ...)``)."""
         from ._transforms.window import WindowDataset
 
         return WindowDataset(self, size, shift, stride, drop_remainder)

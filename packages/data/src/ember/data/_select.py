@@ -17,9 +17,8 @@ from ._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, input_
 from ._iterator import _It
 from ._seed import op_seed
 from ._shuffle import epoch_rng
-from ._sources import _merge_shape  # concatenate's: a size either input varies in is None
 from ._state import StateError
-from ._structure import TensorSpec, flatten, pack_as
+from ._structure import TensorSpec, merge_specs, specs_compatible
 
 
 def _check_datasets(what: str, datasets: Any) -> tuple[Dataset, ...]:
@@ -34,15 +33,14 @@ def _check_datasets(what: str, datasets: Any) -> tuple[Dataset, ...]:
 
 def _common_spec(what: str, datasets: tuple[Dataset, ...]) -> Any:
     first = datasets[0].element_spec
-    merged = flatten(first)
+    merged = first
     for i, d in enumerate(datasets[1:], 1):
-        spec = flatten(d.element_spec)
-        if len(spec) != len(merged) or any(a.dtype != b.dtype for a, b in zip(merged, spec)):
-            raise TypeError(f"{what}: datasets[{i}]'s elements ({d.element_spec}) differ in "
+        spec = d.element_spec
+        if not specs_compatible(first, spec):
+            raise TypeError(f"{what}: datasets[{i}]'s elements ({spec}) differ in "
                             f"structure or dtype from datasets[0]'s ({first})")
-        merged = [a if a.shape == b.shape else TensorSpec(_merge_shape(a.shape, b.shape), a.dtype)
-                  for a, b in zip(merged, spec)]
-    return pack_as(first, merged)
+        merged = merge_specs(merged, spec)  # a size they differ in is None
+    return merged
 
 
 class _SelectIterator(_It):

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ._dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, input_pass
 from ._index_stream import IndexedElementIterator, IndexedSource, RangeStream
 from ._iterator import _It, skip_n
 from ._state import INT64_MAX, StateError
-from ._structure import TensorSpec, flatten, map_structure, pack_as, spec_of, to_array
+from ._structure import (
+    TensorSpec,
+    dict_keys,
+    flatten,
+    flatten_up_to,
+    map_structure,
+    merge_specs,
+    pack_as,
+    spec_of,
+    specs_compatible,
+    to_array,
+)
 
 
 def _as_arrays(tensors):
@@ -66,10 +79,13 @@ class _ListIterator(_It):
 
 
 class ListDataset(Dataset):
-    """Elements from a Python list (used for ``from_tensors`` and ``window``)."""
+    """Elements from a Python list (used for ``from_tensors`` and ``window``); ``spec``,
+    where given, is their spec (a window's: its input's, known even when it is empty)."""
 
-    def __init__(self, items: list):
+    def __init__(self, items: list, spec: Any = None):
         self._items = items
+        if spec is not None:
+            self._spec_cache = spec
 
     def _make_iterator(self, epoch):
         return _ListIterator(self._items)
@@ -171,7 +187,9 @@ class FromGenerator(Dataset):
             if shapes is None:
                 shapes = map_structure(lambda _: None, output_types)
             types_flat = flatten(output_types)
-            shapes_flat = _flatten_shapes(shapes, len(types_flat))
+            # each shape is itself a tuple: split the shapes only as deep as the types
+            # (a dict of shapes by key, whatever order its keys were written in)
+            shapes_flat = flatten_up_to(output_types, shapes, "from_generator: output_shapes")
             specs = [TensorSpec(None if s is None else tuple(s), np.dtype(t))
                      for t, s in zip(types_flat, shapes_flat)]
             self._spec = pack_as(output_types, specs)
@@ -232,24 +250,8 @@ def _flatten_up_to(spec, value, index):
             what = sorted(value) if isinstance(value, dict) else type(value).__name__
             raise ValueError(f"from_generator: element {index} is {what}, the declared "
                              f"output has keys {sorted(spec)}")
-        return [leaf for k, s in spec.items() for leaf in _flatten_up_to(s, value[k], index)]
+        return [leaf for k in dict_keys(spec) for leaf in _flatten_up_to(spec[k], value[k], index)]
     return [value]
-
-
-def _flatten_shapes(shapes, n):
-    """Shapes are themselves tuples, so flatten them against the number of components."""
-    if n == 1:
-        return [shapes]
-    if isinstance(shapes, dict):
-        return [s for v in shapes.values() for s in _flatten_shapes(v, len(flatten(v)))]
-    out = []
-    for s in shapes:
-        if s is None or (isinstance(s, (tuple, list)) and all(
-                d is None or isinstance(d, (int, np.integer)) for d in s)):
-            out.append(s)
-        else:
-            out.extend(_flatten_shapes(s, len(flatten(s))))
-    return out
 
 
 class _ZipIterator(_It):
@@ -285,13 +287,17 @@ class ZipDataset(Dataset):
         return pack_as(self._structure, [d.element_spec for d in self._datasets])
 
     def cardinality(self):
-        cards = [d.cardinality() for d in self._datasets]
-        finite = [c for c in cards if c >= 0]
-        if finite:
-            return min(finite)
-        if UNKNOWN_CARDINALITY in cards:
-            return UNKNOWN_CARDINALITY
-        return INFINITE_CARDINALITY
+        """TensorFlow's ZipDatasetOp: unknown if any input's is, else the least finite
+        one (infinite if none is). An unknown input may end first, so even a finite input
+        (``zip(filtered, range(5))``) does not make the length known."""
+        result = INFINITE_CARDINALITY
+        for d in self._datasets:
+            n = d.cardinality()
+            if n == UNKNOWN_CARDINALITY:
+                return UNKNOWN_CARDINALITY
+            if n != INFINITE_CARDINALITY and (result == INFINITE_CARDINALITY or n < result):
+                result = n
+        return result
 
 
 class _ConcatIterator(_It):
@@ -322,19 +328,30 @@ class _ConcatIterator(_It):
 
 class ConcatenateDataset(Dataset):
     def __init__(self, first: Dataset, second: Dataset):
+        if not isinstance(second, Dataset):
+            raise TypeError(f"concatenate: expected a Dataset, got {type(second).__name__}")
         self._datasets = (first, second)
+        try:  # checked now, as TensorFlow does; an empty input's spec is only known later
+            a, b = first.element_spec, second.element_spec
+        except ValueError:
+            return
+        self._spec_cache = self._merged(a, b)
 
     def _make_iterator(self, epoch):
         return _ConcatIterator(self._datasets, epoch)
 
     def _compute_spec(self):
-        a, b = (d.element_spec for d in self._datasets)
-        fa, fb = flatten(a), flatten(b)
-        if len(fa) != len(fb) or any(x.dtype != y.dtype for x, y in zip(fa, fb)):
-            raise TypeError(f"concatenate: element specs differ: {a} vs {b}")
-        merged = [x if x.shape == y.shape else TensorSpec(_merge_shape(x.shape, y.shape), x.dtype)
-                  for x, y in zip(fa, fb)]
-        return pack_as(a, merged)
+        return self._merged(*(d.element_spec for d in self._datasets))
+
+    @staticmethod
+    def _merged(a, b):
+        """The spec of both inputs' elements (a size they differ in is None), or a
+        ``TypeError`` for elements of another structure or dtype (an int64 range followed
+        by int32 slices came out int64 then int32)."""
+        if not specs_compatible(a, b):
+            raise TypeError(f"concatenate: incompatible dataset elements: {a} vs. {b} (the "
+                            "datasets must have the same structure and dtypes)")
+        return merge_specs(a, b)
 
     def cardinality(self):
         a, b = (d.cardinality() for d in self._datasets)
@@ -343,9 +360,3 @@ class ConcatenateDataset(Dataset):
         if UNKNOWN_CARDINALITY in (a, b):
             return UNKNOWN_CARDINALITY
         return a + b
-
-
-def _merge_shape(a, b):
-    if a is None or b is None or len(a) != len(b):
-        return None
-    return tuple(x if x == y else None for x, y in zip(a, b))

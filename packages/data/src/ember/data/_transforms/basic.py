@@ -68,11 +68,24 @@ def _own_random_stream(fn, probe=False):
     return in_own_stream
 
 
+def _packing_lists(fn):
+    """``fn`` with a returned ``list`` made a tuple: TensorFlow's ``map`` packs a list
+    returned at the top into a tuple of components (``structured_function``'s
+    ``_should_pack``), where ember's elements were the list (batched as one array)."""
+
+    def packing(*args):
+        out = fn(*args)
+        return tuple(out) if type(out) is list else out
+
+    return packing
+
+
 class MapDataset(_UnaryDataset):
     def __init__(self, input_ds, fn, num_parallel_calls, deterministic):
         super().__init__(input_ds)
         if not callable(fn):
             raise TypeError("map needs a callable")
+        fn = _packing_lists(fn)
         self._user_fn = fn
         fn = _own_random_stream(fn)
         self._fn, self._parallel, self._det = fn, num_parallel_calls, deterministic
@@ -86,25 +99,60 @@ class MapDataset(_UnaryDataset):
         return ParallelMapIterator(it, self._fn, self._parallel, self._det)
 
     def _compute_spec(self):
-        """The spec of ``fn``'s result on the first element, with ``None`` for every size
-        that varies with a size the input's spec leaves unknown (TensorFlow traces ``fn``
-        on the input's spec; the first element alone would give its own sizes, as if fixed:
-        a mapped batch of 32 claimed 32 rows where the last batch has fewer). To see which
-        sizes vary, ``fn`` runs once more, on the first element grown by one along each
-        unknown axis (its last entry repeated); a size that cannot be told (``fn`` refuses
-        that probe) is ``None`` when it equals an unknown input size."""
-        from .._structure import TensorSpec, flatten, pack_as, spec_of, to_array
+        """The spec of ``fn``'s results on the first two elements, with ``None`` for each
+        size in which they differ and for each size that varies with a size the input's
+        spec leaves unknown (TensorFlow traces ``fn`` on the input's spec: a size that
+        depends on the values, ``np.full(x, x)``, is unknown there; the first element
+        alone claimed its own sizes as fixed, and a mapped batch of 32 claimed 32 rows
+        where the last batch has fewer). To see which sizes follow the input's unknown
+        ones, ``fn`` runs once more, on the first element grown by one along each unknown
+        axis (its last entry repeated); a size that cannot be told (``fn`` refuses that
+        probe) is ``None`` when it equals an unknown input size. An empty input is probed
+        with an element made from its spec (``prototype``), as TensorFlow traces."""
+        from .._structure import (
+            TensorSpec,
+            flatten,
+            merge_specs,
+            pack_as,
+            prototype,
+            spec_of,
+            specs_compatible,
+            to_array,
+        )
 
         it = self._input._make_iterator((0,))
-        try:
-            first = next(it)
-        except StopIteration:
-            raise ValueError("element_spec of MapDataset is unknown: the dataset is "
-                             "empty") from None
+        elems = []
+        for x in it:
+            elems.append(x)
+            if len(elems) == 2:
+                break
         probe_fn = _own_random_stream(self._user_fn, probe=True)
-        out = spec_of(call_unpacked(probe_fn, first))
-        in_spec = flatten(self._input.element_spec)
-        varying = [(i, d) for i, s in enumerate(in_spec) if s.shape is not None
+        if elems:
+            in_spec_nested = self._input.element_spec
+            out = spec_of(call_unpacked(probe_fn, elems[0]))
+        else:
+            try:
+                in_spec_nested = self._input.element_spec
+            except ValueError:
+                raise ValueError("element_spec of MapDataset is unknown: the dataset is "
+                                 "empty") from None
+            try:
+                elems = [prototype(in_spec_nested)]
+                out = spec_of(call_unpacked(probe_fn, elems[0]))
+            except Exception as e:
+                raise ValueError(f"element_spec of MapDataset is unknown: the dataset is "
+                                 f"empty, and map_func on an element made from the input's "
+                                 f"spec gave {type(e).__name__}: {e}") from e
+        first = elems[0]
+        if len(elems) > 1:
+            try:
+                other = spec_of(call_unpacked(probe_fn, elems[1]))
+            except Exception:  # its error is the iteration's to report
+                other = None
+            if other is not None and specs_compatible(out, other):
+                out = merge_specs(out, other)
+        in_spec = flatten(in_spec_nested)
+        varying = [(i, d) for i, s in enumerate(in_spec) if getattr(s, "shape", None) is not None
                    for d, n in enumerate(s.shape) if n is None]
         if not varying:
             return out
@@ -116,7 +164,7 @@ class MapDataset(_UnaryDataset):
             probe_leaves[i] = np.take(a, [*range(a.shape[d]), a.shape[d] - 1], axis=d)
         try:
             probe = spec_of(call_unpacked(probe_fn, pack_as(first, probe_leaves)))
-            grown = [s.shape for s in flatten(probe)]
+            grown = [getattr(s, "shape", None) for s in flatten(probe)]
         except Exception:
             grown = None
         specs = flatten(out)
@@ -125,10 +173,13 @@ class MapDataset(_UnaryDataset):
         merged = []
         for k, s in enumerate(specs):
             g = None if grown is None else grown[k]
+            if not isinstance(s, TensorSpec) or s.shape is None:
+                merged.append(s)
+                continue
             if g is not None and len(g) != len(s.shape):
                 merged.append(TensorSpec(None, s.dtype))
                 continue
-            dims = tuple(None if (n in sizes if g is None else g[j] != n) else n
+            dims = tuple(None if n is None or (n in sizes if g is None else g[j] != n) else n
                          for j, n in enumerate(s.shape))
             merged.append(TensorSpec(dims, s.dtype))
         return pack_as(out, merged)
@@ -301,7 +352,22 @@ class _SkipIterator(_It):
         self._it.set_state(state.node("input"))
 
 
+class _EmptyIterator(_It):
+    def __next__(self):
+        raise StopIteration
+
+    def get_state(self):
+        return {}
+
+    def set_state(self, state):
+        pass
+
+
 class SkipDataset(_UnaryDataset):
+    """``skip(count)``; a negative count skips everything: TensorFlow's SkipDatasetOp makes
+    an empty iterator then, reading nothing (ember skipped 2**62 elements, which never
+    ended on an endless input: ``range(3).repeat().skip(-1)``)."""
+
     def __init__(self, input_ds, count):
         super().__init__(input_ds)
         self._count = int(count)
@@ -311,13 +377,15 @@ class SkipDataset(_UnaryDataset):
         if up is None:
             return None
         source, factory = up
-        count = self._count if self._count >= 0 else 2**62
-        return source, lambda epoch: SkipStream(factory(epoch), count)
+        if self._count < 0:
+            return source, lambda epoch: TakeStream(factory(epoch), 0)
+        return source, lambda epoch: SkipStream(factory(epoch), self._count)
 
     def _make_iterator(self, epoch):
-        count = self._count if self._count >= 0 else 2**62
+        if self._count < 0:
+            return _EmptyIterator()
         return _indexed_or(self, epoch, lambda: _SkipIterator(
-            self._input._make_iterator(epoch), count))
+            self._input._make_iterator(epoch), self._count))
 
     def cardinality(self):
         n = self._input.cardinality()

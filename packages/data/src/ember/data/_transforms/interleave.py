@@ -246,7 +246,50 @@ class InterleaveDataset(_UnaryDataset):
         return _InterleaveIterator(self, tuple(epoch))
 
     def _compute_spec(self):
-        return Dataset._compute_spec(self)
+        """The element spec of the datasets ``map_func`` makes (TensorFlow's: that of the
+        dataset its traced function returns), here of those made for the first two input
+        elements, with ``None`` for each size in which they differ; for an empty input,
+        of the one made for an element made from the input's spec (``prototype``). The
+        spec of the first elements of the result claimed their sizes as fixed (a
+        ``window(3).flat_map(lambda w: w.batch(3))`` claimed 3 rows, where the last batch
+        may have fewer), and a result with no elements had none."""
+        from .._structure import merge_specs, prototype, specs_compatible
+
+        it = self._input._make_iterator((0,))
+        elems = []
+        for x in it:
+            elems.append(x)
+            if len(elems) == 2:
+                break
+        made = not elems
+        if made:
+            try:
+                elems = [prototype(self._input.element_spec)]
+            except ValueError:
+                raise ValueError("element_spec of InterleaveDataset is unknown: the dataset "
+                                 "is empty") from None
+        specs = []
+        for x in elems:
+            try:
+                child = call_unpacked(self._fn, x)
+            except Exception as e:
+                if not made:
+                    raise
+                raise ValueError(f"element_spec of InterleaveDataset is unknown: the input "
+                                 f"is empty, and map_func on an element made from its spec "
+                                 f"gave {type(e).__name__}: {e}") from e
+            if not isinstance(child, Dataset):
+                raise TypeError(f"interleave/flat_map: map_func must return a Dataset, "
+                                f"got {type(child).__name__}")
+            try:
+                specs.append(child.element_spec)
+            except ValueError:  # an empty dataset of unknown spec
+                continue
+        if not specs:
+            return Dataset._compute_spec(self)
+        if len(specs) == 2 and specs_compatible(specs[0], specs[1]):
+            return merge_specs(specs[0], specs[1])
+        return specs[0]
 
     def cardinality(self):
         from .._dataset import UNKNOWN_CARDINALITY
