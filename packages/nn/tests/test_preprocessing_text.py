@@ -295,3 +295,11 @@ def test_lookups_take_ragged_rows_where_their_output_is_not_ragged():
         nn.layers.StringLookup(vocabulary=["a"])([["a"], ["a", "a"]])
     with pytest.raises(TypeError, match="expects strings, got int"):
         lookup([["cs.LG"], ["cs.CV", 3]])
+
+
+def test_one_string_gives_its_tokens():
+    """Keras 3 splits a scalar string into one row of ids (no batch axis)."""
+    layer = nn.layers.TextVectorization(vocabulary=["a", "b"], output_sequence_length=4)
+    np.testing.assert_array_equal(layer("a b").numpy(), [2, 3, 0, 0])
+    np.testing.assert_array_equal(layer(np.array("b zz")).numpy(), [3, 1, 0, 0])
+    np.testing.assert_array_equal(layer(["a b"]).numpy(), [[2, 3, 0, 0]])

@@ -195,10 +195,19 @@ class MultiHeadAttention(Layer):
         self._init = init
         self.dropout_layer = Dropout(self.dropout, seed=seed, dtype=self.dtype_policy)
 
-    def build(self, input_shape: Any) -> None:
-        out = self._out_dim or input_shape[-1]
-        self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
+    def build(self, query_shape: Any, value_shape: Any = None, key_shape: Any = None) -> None:
+        """Keras 3's ``build(query_shape, value_shape, key_shape=None)``: given the value's
+        shape too, every projection's weights are made now (as Keras's); a call builds
+        them otherwise."""
+        out = self._out_dim or query_shape[-1]
+        self.input_spec = InputSpec(ndim=3, axes={-1: query_shape[-1]})
         self.output_dense = Dense(int(out), name="attention_output", **self._init)
+        if value_shape is not None:
+            self.query_dense.build(tuple(query_shape))
+            self.key_dense.build(tuple(value_shape if key_shape is None else key_shape))
+            self.value_dense.build(tuple(value_shape))
+            self.output_dense.build(tuple(query_shape[:-1]) +
+                                    (self.num_heads * self.value_dim,))
 
     def _heads(self, x: Any, d: int) -> Any:
         n, t, _ = x.shape

@@ -228,6 +228,9 @@ class TextVectorization(Layer):
                                        self._encoding)
 
     def call(self, inputs: Any) -> Any:
+        if self._split is not None and isinstance(inputs, (str, bytes, np.ndarray)) \
+                and np.ndim(inputs) == 0:  # one string: its tokens, as Keras 3 splits it
+            return self.call(np.asarray(inputs).reshape(1))[0]
         rows, flat = self._rows(inputs)
         if rows is None:
             assert flat is not None, "_rows gives the array whenever it gives no rows"
