@@ -220,7 +220,8 @@ def _tf_pad(T, x_nchw, padding, k, s, d=(1, 1), value=0.0):
 def _torch_conv2d(T, x, w, strides=1, padding="VALID", dilations=1):
     s, d = _hw(strides), _hw(dilations)
     xp = _tf_pad(T, x.permute(0, 3, 1, 2), padding, w.shape[:2], s, d)
-    y = T.nn.functional.conv2d(xp, w.permute(3, 2, 0, 1), stride=s, dilation=d)
+    y = T.nn.functional.conv2d(xp, w.permute(3, 2, 0, 1), stride=s, dilation=d,
+                               groups=x.shape[3] // w.shape[2])
     return y.permute(0, 2, 3, 1)
 
 
@@ -264,6 +265,7 @@ def _torch_numpy_index(T, x, k):
 # for (it could express it: TF SAME padding is an explicit asymmetric pad).
 TORCH_OVERRIDES = {
     ("nn_ops.conv2d", "same_strided"): _torch_conv2d,
+    ("nn_ops.conv2d", "groups_2_same"): _torch_conv2d,
     ("nn_ops.max_pool2d", "same"): _torch_pool("max"),
     ("nn_ops.avg_pool2d", "same"): _torch_pool("avg"),
     **{("cumsum", c): _torch_cumsum for c in ("exclusive", "reverse", "both")},

@@ -32,7 +32,7 @@ def _register() -> Any:
 CUSTOM_GRADIENT_OP = _register()
 
 
-@register_gradient("custom_gradient")
+@register_gradient("custom_gradient", complex="own")  # grad_fn gets dy as it is (as TF's)
 def _custom_gradient_rule(op: OpContext, dy: Any) -> Any:
     return op.attrs["grad_fn"](op, dy)
 

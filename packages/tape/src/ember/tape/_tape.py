@@ -7,6 +7,12 @@ Where an op's rule reads no input or no output tensor (``_rules.DROPS_INPUTS`` /
 and dtype) unless another recorded op's rule reads it: activations no rule needs die
 with the forward's last reference, as in PyTorch. Only ops with at least one watched
 input are recorded. A non-persistent tape drops all of it after ``gradient``.
+
+Complex tensors: the tape notes which of the tensors it tracks are complex (a set that
+stays empty, and costs nothing in the walk, while no complex tensor is watched or made).
+An op that touches one has its rule applied as ``_rules`` declares (``COMPLEX_OWN``,
+``COMPLEX_REAL_ONLY``, else holomorphic: ``conj(rule(conj(dy)))``), so ``dy * f'(z)``
+becomes the convention's ``dy * conj(f'(z))`` in one place for every holomorphic rule.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from ember.core.extend import (
 )
 
 from ._nest import flatten, pack_as
+from ._rules import COMPLEX_OWN as _COMPLEX_OWN
+from ._rules import COMPLEX_REAL_ONLY as _COMPLEX_REAL_ONLY
 from ._rules import DROPS_INPUTS as _DROPS_INPUTS
 from ._rules import DROPS_OUTPUTS as _DROPS_OUTPUTS
 from ._rules import MISSING_AS_NONE as _MISSING_AS_NONE
@@ -87,6 +95,7 @@ class GradientTape:
         self._tokens: list[Any] = []
         self._stand_ins = False  # whether any tracked tensor has had a stand-in
         self._roots: set[int] = set()  # ids of the watched tensors and variable values
+        self._complex: set[int] = set()  # ids of the keys of the complex tensors tracked
         self._used = False
         self._exited = False  # True once the tape has left its last ``with`` block
 
@@ -122,6 +131,7 @@ class GradientTape:
         self._records.clear()
         self._tracked.clear()
         self._roots.clear()
+        self._complex.clear()
         self._variables.clear()
         self._var_values.clear()
         self._used = False
@@ -147,9 +157,12 @@ class GradientTape:
         if op.name in _DROPS_OUTPUTS and a.nbytes >= FREE_MIN_BYTES:
             return self._record_with_stand_ins(op, inputs, attrs, outputs)
         dt = a.dtype
-        if dt.kind in "fc" or is_differentiable(dt):
+        kind = dt.kind
+        if kind == "f" or kind == "c" or is_differentiable(dt):
             tracked[id(outputs[0])] = outputs[0]
             self._records.append((op, inputs, attrs, outputs, None, None, outputs))
+            if kind == "c":
+                self._complex.add(id(outputs[0]))
         else:
             self._records.append((op, inputs, attrs, outputs, None, None, ()))
 
@@ -176,6 +189,8 @@ class GradientTape:
                 tracked[id(o)] = k
                 out_keys.append(k)
                 grads_to.append(k)
+                if dt.kind == "c":
+                    self._complex.add(id(k))
             else:
                 out_keys.append(o)
         self._records.append((op, keys, attrs, tuple(out_keys),
@@ -195,6 +210,8 @@ class GradientTape:
     def _track_value(self, vid: int, value: Tensor) -> None:
         self._tracked[id(value)] = value
         self._roots.add(id(value))
+        if array_of(value).dtype.kind == "c":
+            self._complex.add(id(value))
         self._var_values.setdefault(vid, {})[id(value)] = value
 
     # --- watching ----------------------------------------------------------------------
@@ -222,7 +239,10 @@ class GradientTape:
                 self._track_value(id(t), read_without_recording(t))
             elif isinstance(t, Tensor):
                 # a stand-in already there stays
-                self._roots.add(id(self._tracked.setdefault(id(t), t)))
+                k = self._tracked.setdefault(id(t), t)
+                self._roots.add(id(k))
+                if dt is not None and dt.kind == "c":
+                    self._complex.add(id(k))
             else:
                 raise TypeError(f"GradientTape.watch: expected tensors or variables, "
                                 f"got {type(t).__name__}")
@@ -266,6 +286,7 @@ class GradientTape:
         if self._tracked:
             self._tracked = {}
         self._roots = set()
+        self._complex = set()
         self._var_values = {}
 
     def _gradient(self, target: Any, sources: Any, output_gradients: Any,
@@ -371,6 +392,7 @@ class GradientTape:
             reach, needed = set(self._tracked), self._records
         else:
             reach, needed = _reachable(self._records, wanted)
+        cplx = self._complex  # empty unless a complex tensor is tracked
         if consume:  # the tape's own references go; the walk holds the records now
             self._records, self._tracked = [], {}
         grads: dict[int, Any] = {}
@@ -406,9 +428,12 @@ class GradientTape:
                 rule = _RULES[op.name]
             except KeyError:
                 raise LookupError(f"no gradient rule is registered for op {op.name!r}") from None
-            gin = rule(OpContext(op, inputs if saved_in is None else saved_in, attrs,
-                                 outputs if saved_out is None else saved_out, reach, inputs),
-                       dy)
+            ctx = OpContext(op, inputs if saved_in is None else saved_in, attrs,
+                            outputs if saved_out is None else saved_out, reach, inputs)
+            if cplx and _touches(cplx, inputs, outputs):
+                gin = _complex_rule(op.name, rule, ctx, dy)
+            else:
+                gin = rule(ctx, dy)
             if type(gin) is not tuple and type(gin) is not list:
                 gin = (gin,)
             for x, g in zip(inputs, gin):
@@ -423,7 +448,7 @@ class GradientTape:
                         g = _fit(g, x, op.name, inputs, gin)
                 prev = get(i)
                 grads[i] = g if prev is None else em.add(prev, g)
-            del rec, gin, dy, saved_in, saved_out  # the next rule may need the memory
+            del rec, gin, dy, saved_in, saved_out, ctx  # the next rule may need the memory
         return grads
 
     # --- jacobians ---------------------------------------------------------------------
@@ -487,6 +512,47 @@ class GradientTape:
         finally:
             if not self._persistent:
                 self._release()
+
+
+def _touches(cplx: set[int], inputs: tuple[Any, ...], outputs: tuple[Any, ...]) -> bool:
+    """Whether a record's inputs or outputs (keys) include a complex tensor."""
+    for t in outputs:
+        if id(t) in cplx:
+            return True
+    for t in inputs:
+        if id(t) in cplx:
+            return True
+    return False
+
+
+def _describe(ts: Any) -> str:
+    return ", ".join(f"{_meta(t)[1]} {_meta(t)[0]}" for t in ts if t is not None)
+
+
+def _complex_rule(name: str, rule: Any, ctx: OpContext, dy: Any) -> Any:
+    """Op ``name``'s gradients where a complex tensor is among its inputs or outputs:
+    as its rule gives them (``COMPLEX_OWN``), refused (``COMPLEX_REAL_ONLY``), or, for a
+    holomorphic rule (written as ``dy * f'``), ``conj(rule(conj(dy)))``: ``dy * conj(f')``,
+    TensorFlow's and PyTorch's convention (the gradient of a real loss with respect to
+    ``z`` is dL/d re(z) + i dL/d im(z)). A real input's gradient is then the real part
+    (``_fit``)."""
+    if name in _COMPLEX_OWN:
+        return rule(ctx, dy)
+    if name in _COMPLEX_REAL_ONLY:
+        raise TypeError(
+            f"GradientTape.gradient: op {name!r} has a gradient for real tensors only, and "
+            f"complex ones reached it (inputs: {_describe(ctx.inputs)}; outputs: "
+            f"{_describe(ctx.outputs)}); differentiate a real function of the complex "
+            "values (em.math.real, em.math.imag, em.abs) before this op instead")
+    conj = em.math.conj
+    if type(dy) is list:
+        dy = [None if d is None else conj(d) for d in dy]
+    else:
+        dy = conj(dy)
+    gin = rule(ctx, dy)
+    if type(gin) is not tuple and type(gin) is not list:
+        return None if gin is None else conj(gin)
+    return tuple([None if g is None else conj(g) for g in gin])
 
 
 def _reachable(records: list[Any], wanted: set[int]) -> tuple[set[int], list[Any]]:
@@ -586,7 +652,10 @@ def _fit(g: Any, x: Any, rule: str, inputs: tuple[Any, ...], gin: Any) -> Tensor
         _check_rule_gradient(rule, i, x, g)
         g = _unbroadcast(g, xshape)
     if ga.dtype != xdtype:
-        g = em.cast(g, xdtype)
+        if ga.dtype.kind == "c" and xdtype.kind != "c":
+            g = em.math.real(g)  # a real input of a complex op: the real part
+        if array_of(g).dtype != xdtype:
+            g = em.cast(g, xdtype)
     return g
 
 

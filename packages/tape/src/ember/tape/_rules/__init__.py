@@ -9,6 +9,24 @@ input gets no gradient). ``op`` carries ``inputs``, ``outputs``, ``attrs``, ``ou
 ``dy`` is the output's gradient (a list, with zeros filled in, for multi-output ops).
 Rules use ember ops only, so a tape watching the backward pass records it and higher
 derivatives come free. Broadcasting is undone once in the tape walker, not in rules.
+
+Complex tensors follow TensorFlow's and PyTorch's convention: the gradient of a real loss
+``L`` with respect to ``z`` is ``dL/d re(z) + i dL/d im(z)``, which for a holomorphic op
+``y = f(z)`` is ``dy * conj(f'(z))``. A rule is written for real tensors, as ``dy *
+f'(x)``; each declares (``register_gradient(name, complex=...)``) how it meets complex
+ones:
+
+- ``"holomorphic"`` (the default): the op is holomorphic in its complex inputs (or piecewise
+  so: a selection such as ``maximum``'s), and its rule is C-linear in ``dy`` with
+  coefficients computed from the op's tensors. The tape calls it as
+  ``conj(rule(conj(dy)))`` when the op's output or an input is complex: that turns
+  ``dy * f'`` into ``dy * conj(f')`` in one place for every such rule (the conj ops are
+  recorded like any other, so higher orders stay right);
+- ``"own"``: the rule already gives the complex gradient as it is (``abs``, ``cast``, the
+  complex parts, the Fourier transforms, ``custom_gradient``, and linear ops whose
+  coefficients are real: the conjugations would cancel, so they are skipped);
+- ``"real"``: the rule is for real tensors only; a complex tensor reaching it raises a
+  TypeError naming the op rather than giving a wrong number.
 """
 
 from __future__ import annotations
@@ -30,6 +48,11 @@ MISSING_AS_NONE: set[str] = set()
 # freed as soon as the forward lets go of it (a conv's output under its bias and relu).
 DROPS_INPUTS: set[str] = set()
 DROPS_OUTPUTS: set[str] = set()
+# How each rule meets complex tensors (see the module's docstring): rules that give the
+# complex gradient themselves, and rules for real tensors only. The others are holomorphic.
+HOLOMORPHIC, OWN, REAL = "holomorphic", "own", "real"
+COMPLEX_OWN: set[str] = set()
+COMPLEX_REAL_ONLY: set[str] = set()
 
 
 def reads_only(name: str, inputs: bool = True, outputs: bool = True) -> None:
@@ -40,7 +63,8 @@ def reads_only(name: str, inputs: bool = True, outputs: bool = True) -> None:
         DROPS_OUTPUTS.add(name)
 
 
-def register_gradient(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def register_gradient(name: str, complex: str = HOLOMORPHIC
+                      ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register the gradient rule of core op ``name`` (raises on duplicates).
 
     The rule is called as ``rule(op, dy)`` and returns one gradient per input (or None).
@@ -48,12 +72,24 @@ def register_gradient(name: str) -> Callable[[Callable[..., Any]], Callable[...,
     included, and a list of Tensors only for two or more outputs. A gradient must have
     its input's shape or one the input broadcasts to; anything else raises a ValueError
     naming the op.
+
+    ``complex`` says how the rule meets complex tensors: ``"holomorphic"`` (the tape
+    applies it as ``conj(rule(conj(dy)))``: right for an op holomorphic in its inputs whose
+    rule is C-linear in ``dy``), ``"own"`` (the rule gives the complex gradient itself) or
+    ``"real"`` (real tensors only: a complex one reaching the rule raises a TypeError).
     """
+    if complex not in (HOLOMORPHIC, OWN, REAL):
+        raise ValueError(f"register_gradient({name!r}): complex must be 'holomorphic', "
+                         f"'own' or 'real', got {complex!r}")
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in RULES:
             raise KeyError(f"a gradient rule for {name!r} is already registered")
         RULES[name] = fn
+        if complex == OWN:
+            COMPLEX_OWN.add(name)
+        elif complex == REAL:
+            COMPLEX_REAL_ONLY.add(name)
         return fn
 
     return deco

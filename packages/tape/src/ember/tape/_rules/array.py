@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import ember.core as em
 from ember.core import REGISTRY, Tensor
 from ember.core.extend import run_op
 
-from . import Gradients, OpContext
-from . import register_gradient as reg
+from . import OWN, Gradients, OpContext
+from . import register_gradient as _register
+
+
+def reg(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Every array op moves or sums values (real coefficients): its rule is right for
+    complex tensors as it is (the tape's conjugations would cancel)."""
+    return _register(name, complex=OWN)
+
 
 _GETITEM = REGISTRY["getitem"]
 _INDEX_ADD = REGISTRY["index_add"]

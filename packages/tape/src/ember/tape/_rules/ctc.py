@@ -10,7 +10,7 @@ from . import MISSING_AS_NONE, Gradients, OpContext
 from . import register_gradient as reg
 
 
-@reg("ctc_loss")
+@reg("ctc_loss", complex="real")  # real logits only
 def _ctc_loss(op: OpContext, dy: Any) -> Gradients:
     """d(logits) = dloss * the op's own gradient output (softmax - occupancy), as
     TensorFlow's CTCLoss; that output has no gradient, so a second order raises."""

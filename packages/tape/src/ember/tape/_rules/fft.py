@@ -45,7 +45,7 @@ def _bin_weights(n: int, interior: float, dtype: Any, like: Any) -> Any:
         return em.constant(w, dtype)
 
 
-@reg("fft")
+@reg("fft", complex="own")  # the adjoint, complex as it is
 def _fft(op: OpContext, dy: Any) -> Gradients:
     rank = op.attrs["rank"]
     n = math.prod(op.inputs[0].shape[-rank:])
@@ -55,7 +55,7 @@ def _fft(op: OpContext, dy: Any) -> Gradients:
     return em.multiply(inverse(dy), float(n))  # F^H = N * ifft
 
 
-@reg("rfft")
+@reg("rfft", complex="own")  # the adjoint, complex as it is
 def _rfft(op: OpContext, dy: Any) -> Gradients:
     rank = op.attrs["rank"]
     x = op.inputs[0]
@@ -64,7 +64,7 @@ def _rfft(op: OpContext, dy: Any) -> Gradients:
     return em.multiply(_C2R[rank](em.multiply(dy, w), lengths), float(math.prod(lengths)))
 
 
-@reg("irfft")
+@reg("irfft", complex="own")  # the adjoint, complex as it is
 def _irfft(op: OpContext, dy: Any) -> Gradients:
     rank = op.attrs["rank"]
     lengths = tuple(op.attrs["fft_length"])

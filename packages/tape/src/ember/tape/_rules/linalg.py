@@ -7,7 +7,7 @@ from typing import Any
 import ember.core as em
 from ember.core import Tensor
 
-from . import Gradients, OpContext
+from . import REAL, Gradients, OpContext
 from . import register_gradient as reg
 
 
@@ -100,6 +100,9 @@ def _explicit(equation: str, shapes: list[tuple[int, ...]], out_shape: tuple[int
 
 
 # --- matrix functions and decompositions (written in ember ops: higher orders work) -------
+# For real matrices only (REAL): their forwards refuse complex ones, and the complex
+# versions need conjugate transposes (solve's adjoint, the Hermitian decompositions), which
+# these rules, written with plain transposes, do not have.
 def _eye_like(x: Tensor, n: int) -> Tensor:
     """The n x n identity in x's dtype, on x's device."""
     with em.device(x.device):
@@ -124,27 +127,27 @@ def _lower_only(g: Tensor) -> Tensor:
     return em.subtract(both, em.linalg.diag(em.linalg.diag_part(g)))
 
 
-@reg("matrix_inverse")
+@reg("matrix_inverse", complex=REAL)
 def _inv(op: OpContext, dy: Tensor) -> Gradients:
     ainv_t = _swap(op.output)
     return em.negative(em.matmul(ainv_t, em.matmul(dy, ainv_t)))
 
 
-@reg("matrix_determinant")
+@reg("matrix_determinant", complex=REAL)
 def _det(op: OpContext, dy: Tensor) -> Gradients:
     (a,) = op.inputs
     scale = _col(_col(em.multiply(dy, op.output)))
     return em.multiply(scale, _swap(em.linalg.inv(a)))
 
 
-@reg("log_matrix_determinant")
+@reg("log_matrix_determinant", complex=REAL)
 def _slogdet(op: OpContext, dys: list[Tensor]) -> Gradients:
     (a,) = op.inputs
     _, dlog = dys  # the sign is piecewise constant: no gradient
     return em.multiply(_col(_col(dlog)), _swap(em.linalg.inv(a)))
 
 
-@reg("cholesky")
+@reg("cholesky", complex=REAL)
 def _cholesky(op: OpContext, dl: Tensor) -> Gradients:
     # Murray (2016), as TF: A^-bar = L^-T Phi(L^T L^-bar) L^-1, Phi: lower, halved diagonal.
     low = op.output
@@ -156,7 +159,7 @@ def _cholesky(op: OpContext, dl: Tensor) -> Gradients:
     return _lower_only(em.multiply(0.5, em.add(g, _swap(g))))
 
 
-@reg("matrix_solve")
+@reg("matrix_solve", complex=REAL)
 def _solve(op: OpContext, dy: Tensor) -> Gradients:
     a, _ = op.inputs
     gb = em.linalg.solve(a, dy, adjoint=True)
@@ -180,7 +183,7 @@ def _qr_tall(q: Tensor, r: Tensor, dq: Tensor, dr: Tensor) -> tuple[Tensor, Tens
     return em.add(grad_a, grad_b)
 
 
-@reg("qr")
+@reg("qr", complex=REAL)
 def _qr(op: OpContext, dys: list[Tensor]) -> Gradients:
     (a,) = op.inputs
     q, r = op.outputs
@@ -200,7 +203,7 @@ def _qr(op: OpContext, dys: list[Tensor]) -> Gradients:
     return em.concat([dx, em.matmul(q, dv)], -1)
 
 
-@reg("svd")
+@reg("svd", complex=REAL)
 def _svd(op: OpContext, dys: Tensor | list[Tensor]) -> Gradients:
     (a,) = op.inputs
     m, n = a.shape[-2], a.shape[-1]
@@ -236,7 +239,7 @@ def _svd(op: OpContext, dys: Tensor | list[Tensor]) -> Gradients:
     return ga
 
 
-@reg("self_adjoint_eig")
+@reg("self_adjoint_eig", complex=REAL)
 def _eigh(op: OpContext, dys: list[Tensor]) -> Gradients:
     e, v = op.outputs
     de, dv = dys

@@ -17,26 +17,28 @@ def _mask(cond: Tensor, dtype: Any) -> Tensor:
     return em.cast(cond, dtype)
 
 
-reg("add")(lambda op, dy: (dy, dy))
-reg("subtract")(lambda op, dy: (dy, em.negative(dy)))
-reg("negative")(lambda op, dy: em.negative(dy))
-reg("identity")(lambda op, dy: dy)
-reg("stop_gradient")(lambda op, dy: None)
+# Complex tensors (see _rules/__init__.py): a rule is holomorphic unless it says otherwise.
+# OWN here: linear with real coefficients (the tape's conjugations would cancel), or the
+# rule gives the complex gradient itself.
+_OWN = "own"
+reg("add", complex=_OWN)(lambda op, dy: (dy, dy))
+reg("subtract", complex=_OWN)(lambda op, dy: (dy, em.negative(dy)))
+reg("negative", complex=_OWN)(lambda op, dy: em.negative(dy))
+reg("identity", complex=_OWN)(lambda op, dy: dy)
+reg("stop_gradient", complex=_OWN)(lambda op, dy: None)
 # As TensorFlow: the gradient passes through and is itself checked for NaN and Inf.
-reg("check_numerics")(lambda op, dy: em.check_numerics(
+reg("check_numerics", complex=_OWN)(lambda op, dy: em.check_numerics(
     dy, "Not a number (NaN) or infinity (Inf) values detected in gradient. "
     + op.attrs["message"]))
-reg("check_range")(lambda op, dy: dy)  # a check on the values, not on their gradient
+# a check on the values, not on their gradient
+reg("check_range", complex=_OWN)(lambda op, dy: dy)
 
 
 @reg("multiply")
 def _multiply(op: OpContext, dy: Tensor) -> Gradients:
+    # complex: the tape makes these dy * conj(y) and dy * conj(x), and a real operand of a
+    # complex product gets the real part
     x, y = op.inputs
-    if dy.dtype.kind == "c":  # the adjoint: conj(y) (TensorFlow's and PyTorch's convention)
-        gx, gy = em.multiply(dy, em.math.conj(y)), em.multiply(dy, em.math.conj(x))
-        # a real operand of a complex product gets the real part
-        return (gx if x.dtype.kind == "c" else em.math.real(gx),
-                gy if y.dtype.kind == "c" else em.math.real(gy))
     return em.multiply(dy, y), em.multiply(dy, x)
 
 
@@ -60,19 +62,22 @@ def _pow(op: OpContext, dy: Tensor) -> Gradients:
     gx = em.multiply(dy, em.multiply(y, em.pow(x, em.subtract(y, 1))))
     if y.dtype.kind not in "fc":
         return gx, None
-    safe = em.where(em.greater(x, 0), x, em.ones_like(x))
-    logx = em.where(em.greater(x, 0), em.log(safe), em.zeros_like(x))
+    # d/dy x**y = x**y log(x): real x > 0 only (0 elsewhere, as TensorFlow); a complex x
+    # has its principal log everywhere but at 0
+    where_log = em.not_equal(x, 0) if x.dtype.kind == "c" else em.greater(x, 0)
+    safe = em.where(where_log, x, em.ones_like(x))
+    logx = em.where(where_log, em.log(safe), em.zeros_like(x))
     return gx, em.multiply(dy, em.multiply(out, logx))
 
 
-@reg("maximum")
+@reg("maximum", complex=_OWN)  # a selection: real coefficients
 def _maximum(op: OpContext, dy: Tensor) -> Gradients:
     x, y = op.inputs
     m = _mask(em.greater_equal(x, y), dy.dtype)
     return em.multiply(dy, m), em.multiply(dy, em.subtract(1, m))
 
 
-@reg("minimum")
+@reg("minimum", complex=_OWN)
 def _minimum(op: OpContext, dy: Tensor) -> Gradients:
     x, y = op.inputs
     m = _mask(em.less_equal(x, y), dy.dtype)
@@ -86,7 +91,7 @@ def _atan2(op: OpContext, dy: Tensor) -> Gradients:
     return em.multiply(dy, em.divide(x, d)), em.negative(em.multiply(dy, em.divide(y, d)))
 
 
-@reg("abs")
+@reg("abs", complex=_OWN)
 def _abs(op: OpContext, dy: Tensor) -> Gradients:
     x = op.inputs[0]
     if x.dtype.kind == "c":  # dy * z / |z| (0 at z = 0), as TensorFlow's ComplexAbs
@@ -100,8 +105,24 @@ def _zero(op: OpContext, dy: Tensor) -> Gradients:
     return em.zeros_like(op.inputs[0])
 
 
-for _name in ("sign", "floor", "ceil", "round"):
-    reg(_name)(_zero)
+for _name in ("floor", "ceil", "round"):  # piecewise constant (round of complex: both parts)
+    reg(_name, complex=_OWN)(_zero)
+
+
+@reg("sign", complex=_OWN)
+def _sign(op: OpContext, dy: Tensor) -> Gradients:
+    x = op.inputs[0]
+    if x.dtype.kind != "c":
+        return em.zeros_like(x)  # piecewise constant
+    # sign(z) = z / |z| is not holomorphic: with s = sign(z), r = |z|, ds = (dz - s re(conj(s)
+    # dz)) / r, whose adjoint gives (dy - s re(conj(dy) s)) / r (PyTorch's sgn; 0 at z = 0)
+    s = op.output
+    r = em.abs(x)
+    zero = em.equal(r, 0)
+    radial = em.cast(em.math.real(em.multiply(em.math.conj(dy), s)), x.dtype)
+    g = em.divide(em.subtract(dy, em.multiply(s, radial)),
+                  em.cast(em.where(zero, em.ones_like(r), r), x.dtype))
+    return em.where(zero, em.zeros_like(g), g)
 
 reg("square")(lambda op, dy: em.multiply(dy, em.multiply(op.inputs[0], 2)))
 reg("sqrt")(lambda op, dy: em.divide(em.multiply(dy, 0.5), op.output))
@@ -128,11 +149,12 @@ reg("sigmoid")(lambda op, dy: em.multiply(dy, em.multiply(op.output, em.subtract
 reg("softplus")(lambda op, dy: em.multiply(dy, em.sigmoid(op.inputs[0])))
 
 _TWO_OVER_SQRT_PI = 2 / _pymath.sqrt(_pymath.pi)
-reg("erf")(lambda op, dy: em.multiply(
+# real only: the forward is a real approximation (for complex input it reads the real part)
+reg("erf", complex="real")(lambda op, dy: em.multiply(
     dy, em.multiply(em.exp(em.negative(em.square(op.inputs[0]))), _TWO_OVER_SQRT_PI)))
 
 
-@reg("cast")
+@reg("cast", complex=_OWN)
 def _cast(op: OpContext, dy: Tensor) -> Gradients:
     # As TensorFlow: a gradient only between floating dtypes; casting to or from an
     # integer or bool has none.
@@ -144,7 +166,7 @@ def _cast(op: OpContext, dy: Tensor) -> Gradients:
     return em.cast(dy, x.dtype)
 
 
-@reg("where")
+@reg("where", complex=_OWN)
 def _where(op: OpContext, dy: Tensor) -> Gradients:
     c = op.inputs[0]
     z = em.zeros_like(dy)
@@ -153,20 +175,20 @@ def _where(op: OpContext, dy: Tensor) -> Gradients:
 
 # --- complex numbers and their parts (core's _ops/math_complex) ----------------------------
 # The gradient of a real loss with respect to z is dL/d re(z) + i dL/d im(z).
-@reg("complex")
+@reg("complex", complex=_OWN)
 def _complex(op: OpContext, dy: Tensor) -> Gradients:
     re, im = op.inputs
     return em.cast(em.math.real(dy), re.dtype), em.cast(em.math.imag(dy), im.dtype)
 
 
-@reg("real")
+@reg("real", complex=_OWN)
 def _real(op: OpContext, dy: Tensor) -> Gradients:
     return em.complex(dy, em.zeros_like(dy))
 
 
-@reg("imag")
+@reg("imag", complex=_OWN)
 def _imag(op: OpContext, dy: Tensor) -> Gradients:
     return em.complex(em.zeros_like(dy), dy)
 
 
-reg("conj")(lambda op, dy: em.math.conj(dy))
+reg("conj", complex=_OWN)(lambda op, dy: em.math.conj(dy))

@@ -8,21 +8,25 @@ import ember.core as em
 from ember.core import REGISTRY
 from ember.core.extend import run_op
 
-from . import MISSING_AS_NONE, Gradients, OpContext, reads_only
+from . import MISSING_AS_NONE, REAL, Gradients, OpContext, reads_only
 from . import register_gradient as reg
 from .recurrent import _vjp
 
+# Complex tensors: the activations (relu's kink, the fused layers built on it), the
+# softmax cross-entropy and batch normalization are for real tensors only (REAL: a complex
+# gradient reaching them raises); the products and max-pooling's routing are holomorphic.
+
 # one fused pass over the output's sign (x > 0 where relu(x) > 0: the tape need not keep
 # the input); its own gradient gives the output zeros, as TensorFlow's ReluGrad does
-reg("relu")(lambda op, dy: run_op(REGISTRY["activation_grad"], (dy, op.output),
-                                  {"activation": "relu"}))
+reg("relu", complex=REAL)(lambda op, dy: run_op(REGISTRY["activation_grad"], (dy, op.output),
+                                            {"activation": "relu"}))
 
 
 _LEAKY_GRAD = REGISTRY["leaky_relu_grad"]
-reg("leaky_relu")(lambda op, dy: run_op(_LEAKY_GRAD, (dy, op.inputs[0]), op.attrs))
+reg("leaky_relu", complex=REAL)(lambda op, dy: run_op(_LEAKY_GRAD, (dy, op.inputs[0]), op.attrs))
 
 
-@reg("leaky_relu_grad")
+@reg("leaky_relu_grad", complex=REAL)
 def _leaky_relu_grad(op: OpContext, g: Any) -> Gradients:
     """Linear in ``dy``; piecewise constant in ``x``: zeros, connected (TensorFlow's
     LeakyReluGrad gives its features' gradient as zeros, not None)."""
@@ -30,7 +34,7 @@ def _leaky_relu_grad(op: OpContext, g: Any) -> Gradients:
     return run_op(_LEAKY_GRAD, (g, x), op.attrs), em.zeros_like(x)
 
 
-@reg("sparse_softmax_xent")
+@reg("sparse_softmax_xent", complex=REAL)
 def _sparse_xent(op: OpContext, dy: Any) -> Gradients:
     """d(logits) = dloss * (softmax - onehot(labels)), from the saved softmax; a gradient
     reaching the softmax output (second order) adds its Jacobian product p * (dp - <dp, p>).
@@ -56,7 +60,7 @@ def _where_labels_in_range(labels: Any, n: int, g: Any) -> Any:
     return em.where(em.expand_dims(ok, -1), g, em.zeros_like(g))
 
 
-@reg("sparse_softmax_xent_grad")
+@reg("sparse_softmax_xent_grad", complex=REAL)
 def _sparse_xent_grad(op: OpContext, gg: Any) -> Gradients:
     """``g = dloss[..., None] * (p - onehot) * ok`` is linear in ``dloss`` and in ``p``:
     d(dloss) = sum(gg * (p - onehot) * ok, -1), d(p) = gg * dloss[..., None] * ok."""
@@ -81,7 +85,7 @@ _ACT_GRAD = REGISTRY["activation_grad"]
 _DENSE_WEIGHT_GRAD = REGISTRY["dense_weight_grad"]
 
 
-@reg("dense")
+@reg("dense", complex=REAL)
 def _dense(op: OpContext, dy: Any) -> Gradients:
     """d(x) by one product; d(kernel) and d(bias) by one op (one product on a GPU, which
     reduces the bias's inside its GEMM), only for what needs them."""
@@ -95,7 +99,7 @@ def _dense(op: OpContext, dy: Any) -> Gradients:
     return dx, dw if nw else None, db if nb else None
 
 
-@reg("activation_grad")
+@reg("activation_grad", complex=REAL)
 def _activation_grad(op: OpContext, g: Any) -> Gradients:
     """Linear in ``dy``, masked as the forward; the activation's derivative is constant
     between its kinks, so ``y``'s gradient is zeros (connected, as TensorFlow's ReluGrad
@@ -126,7 +130,7 @@ def _dense_weight_grad(op: OpContext, dy: Any) -> Gradients:
 MISSING_AS_NONE.add("dense_weight_grad")
 
 
-@reg("batch_norm_training")
+@reg("batch_norm_training", complex=REAL)
 def _bn(op: OpContext, dy: Any) -> Gradients:
     """The fused backward op for ``y``; a gradient reaching the batch mean or variance
     (second order, or a caller using them) adds ``dmean / N + dvar * 2 (x - mean) / N``."""
@@ -165,17 +169,17 @@ def _bn_backward(dy: Any, x: Any, mean: Any, var: Any, *gamma: Any, axes: Any,
 
 
 # (one output without scale and offset: dy is then one tensor, not a list)
-reg("batch_norm_training_grad")(lambda op, dy: _vjp(
+reg("batch_norm_training_grad", complex=REAL)(lambda op, dy: _vjp(
     _bn_backward, op, dy if isinstance(dy, (list, tuple)) else [dy]))
 
 
-@reg("bias_activation")
+@reg("bias_activation", complex=REAL)
 def _bias_act(op: OpContext, dy: Any) -> Gradients:
     """d(value) and d(bias) from the output, in one fused op."""
     return run_op(_BIAS_ACT_GRAD, (dy, op.output), op.attrs)  # type: ignore[no-any-return]
 
 
-@reg("bias_activation_grad")
+@reg("bias_activation_grad", complex=REAL)
 def _bias_act_grad(op: OpContext, dy: Any) -> Gradients:
     """Linear in its ``dy``: d(dy) is the two output gradients summed (the bias's along
     the last axis), masked as the forward; the activation's own derivative is constant

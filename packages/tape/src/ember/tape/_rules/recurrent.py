@@ -21,8 +21,14 @@ import ember.core as em
 from ember.core import REGISTRY, Tensor
 from ember.core.extend import run_op
 
-from . import MISSING_AS_NONE, Gradients, OpContext
-from . import register_gradient as reg
+from . import MISSING_AS_NONE, REAL, Gradients, OpContext
+from . import register_gradient as _register
+
+
+def reg(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The recurrent ops are for real tensors only (their forwards refuse complex ones)."""
+    return _register(name, complex=REAL)
+
 
 _LSTM_GRAD = REGISTRY["lstm_cell_grad"]
 _GRU_GRAD = REGISTRY["gru_cell_grad"]

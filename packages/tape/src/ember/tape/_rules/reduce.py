@@ -1,4 +1,7 @@
-"""Gradients of reductions."""
+"""Gradients of reductions.
+
+Complex tensors: sums, means and selections have real coefficients, so their rules are
+right for complex tensors as they are (OWN); ``reduce_prod``'s is holomorphic."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import ember.core as em
 from ember.core import REGISTRY, Tensor
 from ember.core.extend import array_of, run_op
 
-from . import Gradients, OpContext
+from . import OWN, Gradients, OpContext
 from . import register_gradient as reg
 
 
@@ -39,12 +42,12 @@ def _spread(op: OpContext, dy: Tensor) -> Gradients:
     return run_op(_BROADCAST, (g,), {"shape": tuple(array_of(op.inputs[0]).shape)})
 
 
-@reg("reduce_sum")
+@reg("reduce_sum", complex=OWN)
 def _sum(op: OpContext, dy: Tensor) -> Gradients:
     return _spread(op, dy)
 
 
-@reg("reduce_mean")
+@reg("reduce_mean", complex=OWN)
 def _mean(op: OpContext, dy: Tensor) -> Gradients:
     return _spread(op, em.divide(dy, max(_count(op), 1)))
 
@@ -58,8 +61,8 @@ def _extremum(op: OpContext, dy: Tensor) -> Gradients:
     return em.where(mask, em.divide(_kept(op, dy), ties), 0)
 
 
-reg("reduce_max")(_extremum)
-reg("reduce_min")(_extremum)
+reg("reduce_max", complex=OWN)(_extremum)  # a selection: real coefficients
+reg("reduce_min", complex=OWN)(_extremum)
 
 
 @reg("reduce_prod")
@@ -76,7 +79,7 @@ def _prod(op: OpContext, dy: Tensor) -> Gradients:
     return em.multiply(_kept(op, dy), others)
 
 
-@reg("cumsum")
+@reg("cumsum", complex=OWN)
 def _cumsum(op: OpContext, dy: Tensor) -> Gradients:
     a = op.attrs
     return em.cumsum(dy, a["axis"], exclusive=a["exclusive"], reverse=not a["reverse"])
