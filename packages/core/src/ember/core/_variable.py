@@ -131,9 +131,16 @@ class Variable(TensorOperators):
         return value
 
     def _write(self, value: Tensor) -> None:
-        self._value = value
-        if _recorders():
+        recs = _recorders()
+        if recs:
+            if len(recs) != len(tracers()):  # a tape records: the value written starts anew
+                # on it, as a TensorFlow variable's next read (an assign has no gradient:
+                # `v.assign_add(1)` between two reads of v counted the first read twice)
+                value = _registry.execute(_registry.REGISTRY["stop_gradient"], (value,))
+            self._value = value
             notify_variable_write(self, value)
+        else:
+            self._value = value
 
     def assign(self, value: Any, read_value: bool = True) -> Variable | None:
         """Replace the value (same shape; cast within the same dtype kind).
