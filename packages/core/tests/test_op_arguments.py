@@ -145,11 +145,19 @@ def test_embedding_lookup():
     table = np.arange(12.0, dtype=np.float32).reshape(6, 2)
     got = nn_ops.embedding_lookup(table, [[5, 0], [1, 1]])
     assert_array_equal(got.numpy(), table[[[5, 0], [1, 1]]])
-    mod = [table[0::2], table[1::2]]  # "mod": id i is row i // 2 of shard i % 2
-    assert_array_equal(nn_ops.embedding_lookup(mod, [5, 0, 3]).numpy(), table[[5, 0, 3]])
-    div = [table[:4], table[4:]]
-    assert_array_equal(nn_ops.embedding_lookup(div, [5, 0, 3], partition_strategy="div")
-                       .numpy(), table[[5, 0, 3]])
+    # TensorFlow 2's "div": contiguous ranges, the first vocabulary % n shards one longer
+    div = [table[:2], table[2:4], table[4:]]
+    assert_array_equal(nn_ops.embedding_lookup(div, [5, 0, 3]).numpy(), table[[5, 0, 3]])
+    assert_array_equal(nn_ops.embedding_lookup([table[:3], table[3:5]], [4, 2]).numpy(),
+                       table[[4, 2]])
+    assert_array_equal(nn_ops.embedding_lookup(div, [5], partition_strategy="div").numpy(),
+                       table[[5]])
+    with pytest.raises(em.InvalidArgumentError, match=r"shards of sizes \[4, 2\] are not "
+                                                      r"TensorFlow's 'div' split"):
+        nn_ops.embedding_lookup([table[:4], table[4:]], [1])
+    with pytest.raises(em.InvalidArgumentError, match="partition_strategy='mod' is "
+                                                      "TensorFlow 1's"):
+        nn_ops.embedding_lookup(div, [1], partition_strategy="mod")
     with pytest.raises(em.InvalidArgumentError, match=r"lookup: ids must be in \[0, 6\), got values from 6"):
         nn_ops.embedding_lookup(table, [6])
     with pytest.raises(em.InvalidArgumentError, match=r"ids must be in \[0, 6\), got values from -1 to"):

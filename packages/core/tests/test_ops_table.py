@@ -140,9 +140,10 @@ FLOOR_CASES = [c for c in CASES if c[0].name in ("floordiv", "floormod")]
 @pytest.mark.parametrize(("spec", "case", "dtype"), FLOOR_CASES,
                          ids=[case_id(*c) for c in FLOOR_CASES])
 def test_floor_division_gives_numpys_bits(spec, case, dtype, device):
-    """floordiv and floormod are defined by ember, the same on every device: numpy's bits,
-    signs of zero included (a GPU's own kernels differ at exact multiples), NaN where numpy
-    has NaN (on a GPU, the GPU's NaN: ``device_bits``)."""
+    """floordiv and floormod are defined by ember, the same on every device: the table's
+    reference bits (floormod numpy's, floordiv TensorFlow's floor(x / y)), signs of zero
+    included (a GPU's own kernels differ at exact multiples), NaN where the reference has
+    NaN (on a GPU, the GPU's NaN: ``device_bits``)."""
     out, np_args, kwargs = run_case(spec, case, dtype, device)
     want = np.asarray(spec.ref(*np_args, **kwargs))
     got = out.numpy()

@@ -16,7 +16,9 @@ pinned host memory) before the read's own blocking copy, which waits for it.
 The flag, per GPU (per backend object and device index): int64 ``[failures, code of the
 first, its smallest value, its largest value]``. A code names a check registered on the
 host (op, what, bounds), so a replayed or captured check writes the same code. Values are
-the device's integers, exactly.
+the device's integers, exactly. ``check_range`` checks integers against bounds,
+``check_nonzero`` that no value is 0 (integer division's divisor; its report counts the
+zeros).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ._errors import InvalidArgumentError, LeakedTensorError, LeakedValue
 _lock = threading.Lock()
 _CODES: dict[tuple[str, str, int, int], int] = {}
 _CHECKS: list[tuple[str, str, int, int]] = []  # code - 1 -> (op, what, low, high)
+_NONZERO: set[int] = set()  # the codes of check_nonzero's checks (low = high = 0)
 
 
 class _Flag:
@@ -82,6 +85,31 @@ def _code(op: str, what: str, low: int, high: int) -> int:
     return code
 
 
+def _flag(be: Any, values: Any) -> _Flag:
+    index = _device_index(be, values)
+    with _lock:
+        flags = _FLAGS.setdefault(be, {})
+        flag = flags.get(index)
+        if flag is None:
+            flag = flags[index] = _Flag(be, index)
+    return flag
+
+
+def _record(be: Any, flag: _Flag, code: int, bad: str, lo: Any, hi: Any) -> None:
+    """One kernel, one thread: the flag's four elements updated in place (one-element
+    views, each an output) from the 0-d device values ``lo`` and ``hi`` and the C
+    condition ``bad`` on them: the count of failures, then this check's code, ``lo`` and
+    ``hi`` if it is the first failure since the last read."""
+    source = (f"bool bad = {bad}; bool first = bad && n == 0; "
+              f"n = n + bad; c = first ? {code} : c; vlo = first ? lo : vlo; "
+              "vhi = first ? hi : vhi")
+    kernel = flag.kernels.get(source)
+    if kernel is None:
+        kernel = flag.kernels[source] = be.xp.ElementwiseKernel(
+            "L lo, L hi", "T n, T c, T vlo, T vhi", source, f"ember_check_{code}")
+    kernel(lo, hi, *flag.parts)
+
+
 def check_range(be: Any, values: Any, low: int, high: int, op: str, what: str) -> None:
     """Record on ``values``' GPU whether any of ``values`` (an integer array there) lies
     outside ``[low, high)``; the next read on that device raises (see the module).
@@ -91,24 +119,23 @@ def check_range(be: Any, values: Any, low: int, high: int, op: str, what: str) -
     """
     if values.size == 0:
         return
-    index = _device_index(be, values)
-    with _lock:
-        flags = _FLAGS.setdefault(be, {})
-        flag = flags.get(index)
-        if flag is None:
-            flag = flags[index] = _Flag(be, index)
+    flag = _flag(be, values)
     code = _code(op, what, low, high)
-    # one thread reads and writes the four elements (one-element views, each an output):
-    # the count of failures, then this check's code, smallest and largest value if it is
-    # the first failure since the last read
-    source = (f"bool bad = lo < {low} || hi >= {high}; bool first = bad && n == 0; "
-              f"n = n + bad; c = first ? {code} : c; vlo = first ? lo : vlo; "
-              "vhi = first ? hi : vhi")
-    kernel = flag.kernels.get(source)
-    if kernel is None:
-        kernel = flag.kernels[source] = be.xp.ElementwiseKernel(
-            "L lo, L hi", "T n, T c, T vlo, T vhi", source, f"ember_check_{code}")
-    kernel(values.min(), values.max(), *flag.parts)
+    _record(be, flag, code, f"lo < {low} || hi >= {high}", values.min(), values.max())
+
+
+def check_nonzero(be: Any, values: Any, op: str, what: str) -> None:
+    """Record on ``values``' GPU whether any of ``values`` (an array there) is 0; the next
+    read on that device raises ``InvalidArgumentError("{op}: {what} ...")`` with the
+    count of zeros (see the module). Three kernels (the comparison, its count, the flag's
+    update), no sync, no host transfer. Empty ``values`` pass."""
+    if values.size == 0:
+        return
+    flag = _flag(be, values)
+    code = _code(op, what, 0, 0)
+    _NONZERO.add(code)
+    zeros = (values == 0).sum(dtype=np.int64)
+    _record(be, flag, code, "lo > 0", zeros, zeros)
 
 
 def to_host(device: Any, a: Any) -> np.ndarray:
@@ -140,5 +167,8 @@ def _report(flag: _Flag, device: Any) -> None:
     if failures > 1:
         when = (f"the first of {failures} failed checks on {device.name} since its last read: "
                 "checked without a sync and reported at this read")
+    if code in _NONZERO:
+        raise InvalidArgumentError(f"{op}: {what} ({lo} zero{'s' if lo != 1 else ''}; "
+                                   f"{when})")
     raise InvalidArgumentError(f"{op}: {what} must be in [{low}, {high}), got values from "
                                f"{lo} to {hi} ({when})")

@@ -69,28 +69,71 @@ def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False,
                         name: str | None = None) -> Any:
     """``image`` in ``dtype``, its values scaled as TensorFlow scales them: an integer
     image spans ``[0, max]``, a float one ``[0, 1]`` (float to integer multiplies by
-    ``max + 0.5`` and truncates; ``saturate`` clips first)."""
+    ``max + 0.5`` and truncates).
+
+    ``saturate=True`` clips to the target's range first (for a float image, to the
+    largest float below its maximum, as TensorFlow's ``saturate_cast``). Without it, a
+    value out of range converts as TensorFlow's CPU kernels convert it (C's conversion on
+    x86): truncated through int32 (int64 for 64-bit and uint32 targets), NaN and values
+    beyond that becoming its minimum, then wrapped to the target's bits; so float32 1.5
+    becomes uint8 127, and an integer image narrowed by a cast wraps too. (TensorFlow's
+    GPU kernels saturate instead: its result there is undefined; a uint64 target
+    saturates here.)
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.image.convert_image_dtype(em.constant([0.5, 1.5]), em.uint8).numpy().tolist()
+        [127, 127]
+        >>> em.image.convert_image_dtype(em.constant([0.5, 1.5]), em.uint8, saturate=True)
+        ember.Tensor([127 255], shape=(2,), dtype=uint8)
+    """
     x = image if isinstance(image, Tensor) else _c.convert_to_tensor(image)
     src, dst = np.dtype(x.dtype), np.dtype(dtype)
     if dst.kind not in "iuf" or src.kind not in "iuf":
         raise InvalidArgumentError(f"image.convert_image_dtype: from {src} to {dst}: both "
                                    f"must be integer or float dtypes")
+    if not isinstance(saturate, (bool, np.bool_)):
+        raise InvalidArgumentError(f"image.convert_image_dtype: saturate must be a bool, "
+                                   f"got {saturate!r}")
     if src == dst:
         return x
     if src.kind in "iu" and dst.kind in "iu":  # TensorFlow's integer scaling, exactly
         top_in, top_out = int(np.iinfo(src).max), int(np.iinfo(dst).max)
         if top_in > top_out:
-            return m.cast(m.floordiv(x, (top_in + 1) // (top_out + 1)), dst)
-        return m.multiply(m.cast(x, dst), (top_out + 1) // (top_in + 1))
+            x = m.floordiv(x, (top_in + 1) // (top_out + 1))
+        if saturate:  # into the target's range, in the source's dtype
+            lo = max(int(np.iinfo(src).min), int(np.iinfo(dst).min))
+            x = m.clip_by_value(x, m.cast(lo, src), m.cast(min(top_in, top_out), src))
+        if top_in > top_out:
+            return m.cast(x, dst)
+        return m.multiply(m.cast(x, dst), m.cast((top_out + 1) // (top_in + 1), dst))
     if src.kind in "iu":  # integer -> float: x / max
         return m.multiply(m.cast(x, dst), 1.0 / float(np.iinfo(src).max))
     if dst.kind == "f":
         return m.cast(x, dst)
-    top = float(np.iinfo(dst).max)
-    scaled = m.multiply(x, top + 0.5)
+    info = np.iinfo(dst)
+    scaled = m.multiply(x, float(info.max) + 0.5)
     if saturate:
-        scaled = m.clip_by_value(scaled, float(np.iinfo(dst).min), top)
-    return m.cast(scaled, dst)
+        # the float bounds the integer range holds (float32 2**31 - 1 is 2**31: one below)
+        top = np.asarray(info.max, src)
+        if float(top) > info.max:
+            top = np.nextafter(top, src.type(0))
+        scaled = m.clip_by_value(scaled, m.cast(float(info.min), src), m.cast(float(top), src))
+        return m.cast(scaled, dst)
+    return _c_conversion(scaled, dst)
+
+
+def _c_conversion(scaled: Any, dst: np.dtype) -> Any:
+    """Floats to the integer ``dst`` as C converts them on x86, TensorFlow's CPU kernels'
+    (see ``convert_image_dtype``); uint64 saturates (ember's cast)."""
+    if dst == np.uint64:
+        return m.cast(scaled, dst)
+    wide = np.dtype(np.int32) if dst.itemsize < 4 or dst == np.int32 else np.dtype(np.int64)
+    bound = 2.0 ** (np.iinfo(wide).bits - 1)
+    inside = m.logical_and(m.greater_equal(scaled, m.cast(-bound, scaled.dtype)),
+                           m.less(scaled, m.cast(bound, scaled.dtype)))  # NaN is not
+    as_wide = m.where(inside, m.cast(scaled, wide), m.cast(int(np.iinfo(wide).min), wide))
+    return as_wide if dst == wide else m.cast(as_wide, dst)
 
 
 def _as_float(image: Any) -> tuple[Any, Any]:

@@ -33,13 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from . import nn_ops
+from . import _dtypes, nn_ops
 from ._device import device
-from ._errors import InvalidArgumentError
+from ._errors import DTypeError, InvalidArgumentError
 from ._ops import array as _a
 from ._ops import creation as _c
 from ._ops import math as m
 from ._ops import reduce as r
+from ._ops.linalg import _abs_square
 from ._ops.math_complex import conj, imag, real
 from ._tensor import Tensor
 
@@ -101,9 +102,11 @@ def multiply_no_nan(x: Any, y: Any, name: str | None = None) -> Any:
     x, y = _pair(x, y)
     zero = m.equal(y, 0)
     value = m.multiply(m.where(zero, _c.zeros_like(x), x), y)
-    # 0 in value; its gradient for y is x where y is 0 (the term above gives none there)
+    # 0 in value; its gradient for y is x where y is 0 (the term above gives none there).
+    # y - y is taken where y is 0 only: elsewhere an infinite y would make it NaN
     slope = m.where(m.logical_and(zero, m.isfinite(x)), x, _c.zeros_like(x))
-    return m.add(value, m.multiply(m.subtract(y, m.stop_gradient(y)), slope))
+    at_zero = m.where(zero, m.subtract(y, m.stop_gradient(y)), _c.zeros_like(y))
+    return m.add(value, m.multiply(at_zero, slope))
 
 
 def reciprocal_no_nan(x: Any, name: str | None = None) -> Any:
@@ -159,9 +162,14 @@ def softsign(features: Any, name: str | None = None) -> Any:
 
 def reduce_euclidean_norm(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                           name: str | None = None) -> Any:
-    """``sqrt(sum(x ** 2))`` over ``axis`` (all axes by default)."""
+    """``sqrt(sum(|x| ** 2))`` over ``axis`` (all axes by default). Integers keep their
+    dtype, as TensorFlow's: the sum of squares in the dtype, its square root truncated
+    (``[[1, 2, 2], [4, 5, 6]]`` gives 9)."""
     x = _t(input_tensor)
-    return m.sqrt(r.reduce_sum(m.square(x), axis, keepdims=keepdims))
+    total = r.reduce_sum(_abs_square(x), axis, keepdims=keepdims)
+    if total.dtype.kind in "iu":
+        return m.cast(m.sqrt(m.cast(total, np.float64)), total.dtype)
+    return m.sqrt(total)
 
 
 def zero_fraction(value: Any, name: str | None = None) -> Any:
@@ -278,9 +286,14 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
 
 def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any,
                           name: str | None = None) -> Any:
-    """The mean of ``data``'s rows in each segment (0 for an empty one)."""
+    """The mean of ``data``'s rows in each segment (0 for an empty one). Integer data
+    divide as TensorFlow's ``/``: to float64 for 32- and 64-bit integers, float32 for
+    narrower ones."""
     rows, ids, n = _segments("unsorted_segment_mean", data, segment_ids, num_segments)
     total = unsorted_segment_sum(rows, ids, n + 1)[:n]
+    if total.dtype.kind in "iu":
+        ft = np.float64 if total.dtype.itemsize >= 4 else np.float32
+        total = m.cast(total, ft)
     return m.divide(total, m.maximum(_counts(ids, n, total), 1))
 
 
@@ -289,6 +302,9 @@ def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any,
     """The sum of ``data``'s rows in each segment over the square root of their count
     (0 for an empty one)."""
     rows, ids, n = _segments("unsorted_segment_sqrt_n", data, segment_ids, num_segments)
+    if rows.dtype.kind != "c" and not _dtypes.is_floating(rows.dtype):
+        raise DTypeError(f"math.unsorted_segment_sqrt_n: data must be floating or complex, "
+                         f"got dtype {rows.dtype} (as TensorFlow's; cast it first)")
     total = unsorted_segment_sum(rows, ids, n + 1)[:n]
     return m.divide(total, m.sqrt(m.maximum(_counts(ids, n, total), 1)))
 
@@ -314,6 +330,8 @@ def _extreme(fn: str, data: Any, segment_ids: Any, num_segments: Any, largest: b
         picked = _a.gather(ranked, at)  # (n, D)
         filled = _a.reshape(m.greater(sizes[:n], 0), (n, 1))
         value = m.where(filled, picked, m.cast(empty, dt))
+        if not _dtypes.is_floating(dt):  # integers: no gradient, and
+            return _a.reshape(value, (n,) + tuple(rows.shape[1:]))  # the data's dtype
         # the gradient, as TensorFlow's: shared equally among the rows that attain it
         hit = m.cast(m.equal(flat, _a.gather(value, m.minimum(ids, n - 1) if n else ids)),
                      dt) if n else _c.zeros_like(flat)
@@ -360,9 +378,18 @@ def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Any:
 
 
 def segment_mean(data: Any, segment_ids: Any, name: str | None = None) -> Any:
-    """``unsorted_segment_mean`` for sorted ids, with as many segments as they need."""
+    """``unsorted_segment_mean`` for sorted ids, with as many segments as they need.
+    Integer data keep their dtype, as TensorFlow's: the sum divided by the count,
+    truncated toward zero."""
     ids = _sorted("segment_mean", segment_ids)
-    return unsorted_segment_mean(data, ids, None)
+    x = _t(data)
+    if x.dtype.kind not in "iu":
+        return unsorted_segment_mean(x, ids, None)
+    rows, flat, n = _segments("segment_mean", x, ids, None)
+    total = unsorted_segment_sum(rows, flat, n + 1)[:n]
+    count = m.maximum(m.cast(_counts(flat, n, total), total.dtype), 1)
+    quotient = m.floordiv(m.abs(total), count)
+    return m.where(m.less(total, 0), m.negative(quotient), quotient)
 
 
 def segment_max(data: Any, segment_ids: Any, name: str | None = None) -> Any:

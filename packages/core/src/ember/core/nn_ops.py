@@ -34,11 +34,12 @@ from ._ops.array import (
     transpose,
 )
 from ._ops.conv import _pair, extract_patches, padding_amounts
-from ._ops.creation import convert_to_tensor, zeros_like
 from ._ops.creation import range as _range
+from ._ops.creation import zeros_like
 from ._ops.define_nn import leaky_relu as _leaky_relu
 from ._ops.define_nn import relu, sparse_softmax_xent
-from ._ops.linalg import clip_by_norm
+from ._ops.linalg import _abs_square, clip_by_norm
+from ._ops.math_complex import real as _real
 from ._ops.nn_dense import dense
 from ._ops.nn_fused import batch_norm_training, bias_activation, max_pool_tiled
 from ._ops.recurrent import gru_cell, lstm_cell
@@ -753,24 +754,29 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
     """
     axis = _args.one_spelling("l2_normalize", "axis", axis, "dim", dim)
     t = _args.tensor(x)
-    squares = r.reduce_sum(m.square(t), axis=axis, keepdims=True)
+    squares = r.reduce_sum(_abs_square(t), axis=axis, keepdims=True)
+    if squares.dtype.kind == "c":  # as TensorFlow: the norm of a complex x is real
+        inv = m.rsqrt(m.maximum(_real(squares), epsilon))
+        return m.multiply(t, m.cast(inv, t.dtype))
     return m.multiply(t, m.rsqrt(m.maximum(squares, epsilon)))
 
 
 # --- embeddings and flattening ----------------------------------------------------------
 def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None,
-                     partition_strategy: str = "mod") -> Any:
+                     partition_strategy: Any = None) -> Any:
     """Rows of ``params`` at ``ids``: ``gather(params, ids, axis=0)``, differentiable in
-    ``params``, as ``tf.nn.embedding_lookup``.
+    ``params``, as TensorFlow 2's ``tf.nn.embedding_lookup``.
 
     Args:
         params: the embedding table ``(vocabulary, *dims)``, or a list of shards of it
-            split along axis 0 as ``partition_strategy`` says ("mod": id ``i`` is row
-            ``i // n`` of shard ``i % n``; "div": shards hold contiguous ranges).
+            split along axis 0 as TensorFlow 2 splits it ("div"): contiguous ranges of
+            ids, the first ``vocabulary % n`` of the ``n`` shards one row longer (id ``i``
+            is row ``i`` of the shards concatenated). Shards of other sizes are refused.
         ids: integer ids of any shape, each in ``[0, vocabulary)``.
         max_norm: if given, embeddings whose L2 norm exceeds it are scaled down to it.
         name: unused (TensorFlow compatibility).
-        partition_strategy: how ``params`` is sharded when it is a list (TF 1.x).
+        partition_strategy: TensorFlow 1's argument, which TensorFlow 2 dropped: "div"
+            (the only strategy) is taken, "mod" (TensorFlow 1's default) is refused.
 
     Returns:
         A tensor of shape ``ids.shape + params.shape[1:]``.
@@ -782,9 +788,10 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
         ember.Tensor([[[2. 2.]
           [0. 0.]]], shape=(1, 2, 2), dtype=float32)
     """
-    if partition_strategy not in ("mod", "div"):
-        raise InvalidArgumentError(f"embedding_lookup: partition_strategy must be 'mod' or "
-                                   f"'div', got {partition_strategy!r}")
+    if partition_strategy not in (None, "div"):
+        raise InvalidArgumentError(
+            f"embedding_lookup: partition_strategy={partition_strategy!r} is TensorFlow 1's; "
+            f"TensorFlow 2 (and ember) shard by 'div' only (contiguous ranges of ids)")
     idx = _args.tensor(ids)
     if idx.dtype.kind not in "iu":
         raise InvalidArgumentError(f"embedding_lookup: ids must be integers, got {idx.dtype}")
@@ -792,9 +799,17 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
         shards = [_args.tensor(p) for p in params]
         if not shards:
             raise InvalidArgumentError("embedding_lookup: params is an empty list")
-        table = shards[0] if len(shards) == 1 else concat(shards, 0)
-        if len(shards) > 1 and partition_strategy == "mod":
-            idx = _mod_to_rows(idx, [s.shape[0] for s in shards], table.device)
+        if any(s.ndim < 1 for s in shards):
+            raise InvalidArgumentError("embedding_lookup: params must have rank >= 1")
+        sizes = [int(s.shape[0]) for s in shards]
+        total, n = sum(sizes), len(sizes)
+        div = [total // n + (1 if k < total % n else 0) for k in range(n)]
+        if sizes != div:
+            raise InvalidArgumentError(
+                f"embedding_lookup: shards of sizes {sizes} are not TensorFlow's 'div' "
+                f"split of {total} ids over {n} shards ({div}), the one TensorFlow 2 "
+                f"reads them by")
+        table = shards[0] if n == 1 else concat(shards, 0)
     else:
         table = _args.tensor(params)
     if table.ndim < 1:
@@ -805,17 +820,6 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
     if max_norm is not None:
         out = clip_by_norm(out, max_norm, axes=list(range(idx.ndim, out.ndim)))
     return out
-
-
-def _mod_to_rows(ids: Any, sizes: list[int], device: str) -> Any:
-    """Ids under the "mod" strategy as rows of the shards concatenated along axis 0."""
-    n = len(sizes)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    host = ids.numpy().astype(np.int64)
-    if host.size and (host.min() < 0 or host.max() >= sum(sizes)):
-        raise InvalidArgumentError(f"embedding_lookup: ids must be in [0, {sum(sizes)})")
-    rows = offsets[host % n] + host // n
-    return convert_to_tensor(rows, device=device)
 
 
 def flatten(inputs: Any, data_format: str = "channels_last", name: str | None = None) -> Any:

@@ -33,8 +33,11 @@ def relu(x: Any, negative_slope: float = 0.0, max_value: float | None = None,
     x = em.convert_to_tensor(x)
     if max_value is None and not threshold:
         return nn_ops.relu(x) if not negative_slope else nn_ops.leaky_relu(x, negative_slope)
-    y = em.where(em.greater(x, threshold), x, 0.0) if threshold else nn_ops.relu(x)
-    if max_value is not None:
+    if not threshold and max_value == 6:  # as Keras: relu6 (its gradient is 0 at 6)
+        y, max_value = nn_ops.relu6(x), None
+    else:
+        y = em.where(em.greater(x, threshold), x, 0.0) if threshold else nn_ops.relu(x)
+    if max_value is not None:  # Keras's clip: the gradient passes at max_value
         y = em.minimum(y, em.cast(max_value, y.dtype))
     if negative_slope:
         y = em.subtract(y, em.multiply(nn_ops.relu(em.subtract(threshold, x)), negative_slope))

@@ -12,7 +12,7 @@ from .. import _dtypes, _tensor
 from .._config import DETERMINISTIC
 from .._convert import convert_array
 from .._device import Device, get_device
-from .._errors import InvalidArgumentError
+from .._errors import DTypeError, InvalidArgumentError
 from .._registry import OpDef, execute, notify, register
 from .._tensor import Tensor, as_tensor, is_variable, wrap
 from ..recording import _active
@@ -319,9 +319,30 @@ def _pad(be: Any, x: Any, paddings: tuple[tuple[int, int], ...], value: Any) -> 
 _pad_op = register("pad", _pad, family=F)
 
 
+def _check_pad_value(x: Any, value: Any) -> None:
+    """A ``constant_values`` an integer or bool tensor cannot hold exactly (1.5 for an
+    int32 tensor, 2 for a bool one) is refused, as TensorFlow refuses it, where numpy
+    would truncate it silently (an exact float, 2.0, is taken)."""
+    if isinstance(value, Tensor) or not (_dtypes.is_integer(x.dtype) or x.dtype.kind == "b"):
+        return
+    v = np.asarray(value)
+    if v.dtype.kind not in "biufc":
+        return
+    with np.errstate(invalid="ignore"):
+        whole = bool(np.all(np.isfinite(v) & (v == np.round(v.real))))
+    if whole and x.dtype.kind == "b":
+        whole = bool(np.all((v == 0) | (v == 1)))
+    if not whole:
+        raise DTypeError(f"pad: constant_values {value!r} cannot pad a {x.dtype} tensor: "
+                         f"it does not hold it exactly (TensorFlow refuses it too; numpy "
+                         f"would truncate it)")
+
+
 def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
         name: str | None = None) -> Any:
-    """Pad each axis by ``paddings[i] = (before, after)``; modes CONSTANT, REFLECT, SYMMETRIC."""
+    """Pad each axis by ``paddings[i] = (before, after)``; modes CONSTANT, REFLECT, SYMMETRIC.
+    ``constant_values`` must be a value the tensor's dtype holds exactly: 1.5 for an
+    integer tensor is refused (as TensorFlow refuses it), not truncated to 1."""
     x = _args.tensor(tensor)
     if hasattr(paddings, "numpy"):
         paddings = paddings.numpy()
@@ -331,6 +352,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
                                    f"each axis of shape {x.shape}")
     mode = mode.upper()
     if mode == "CONSTANT":
+        _check_pad_value(x, constant_values)
         return execute(_pad_op, (x,), {"paddings": pads, "value": constant_values})
     if mode not in ("REFLECT", "SYMMETRIC"):
         raise InvalidArgumentError(f"pad: unknown mode {mode!r}")
@@ -663,7 +685,9 @@ def _take_along(arr: Any, indices: Any, axis: int, bounds: bool) -> Any:
 
 # --- sorting ----------------------------------------------------------------------------
 def _argsort(be: Any, x: Any, axis: int, descending: bool, stable: bool) -> Any:
-    kind = "stable" if stable or descending else None
+    # always stable, as TensorFlow's (numpy's default quicksort is not; cupy's sort is
+    # stable whatever it is asked, and takes kind="stable")
+    kind = "stable"
     if descending:
         # stable descending: reverse, stable ascending sort of the negation would break ties
         # the wrong way for equal keys; flip/argsort/flip keeps the first occurrence first.
@@ -679,14 +703,24 @@ _argsort_op = register("argsort", _argsort, family=F, differentiable=False)
 
 def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False,
             name: str | None = None) -> Any:
-    """Indices that sort ``values`` along ``axis`` (int32)."""
+    """Indices that sort ``values`` along ``axis`` (int32). The sort is always stable:
+    equal values keep their order (in either direction), as TensorFlow's, whatever
+    ``stable`` says (TensorFlow's argument, which it documents as always stable too).
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.argsort(em.constant([3., 1., 2., 1.]))
+        ember.Tensor([1 3 2 0], shape=(4,), dtype=int32)
+    """
     x = _args.tensor(values)
     if direction not in ("ASCENDING", "DESCENDING"):
         raise InvalidArgumentError(f"argsort: direction must be ASCENDING or DESCENDING, "
                                    f"got {direction!r}")
+    if not isinstance(stable, (bool, np.bool_)):
+        raise InvalidArgumentError(f"argsort: stable must be a bool, got {stable!r}")
     return execute(_argsort_op, (x,), {"axis": _args.axis1("argsort", axis, x.ndim),
                                        "descending": direction == "DESCENDING",
-                                       "stable": bool(stable)})
+                                       "stable": True})
 
 
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Any:
@@ -721,14 +755,69 @@ def _one_hot(be: Any, i: Any, depth: int, on: Any, off: Any, axis: int, dtype: A
 _one_hot_op = register("one_hot", _one_hot, family=F, differentiable=False)
 
 
-def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, axis: int = -1,
-            dtype: Any = np.float32, name: str | None = None) -> Any:
-    """One-hot vectors of length ``depth`` for integer ``indices`` (-1 or out of range: zeros)."""
+def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None,
+            axis: int = -1, dtype: Any = None, name: str | None = None) -> Any:
+    """One-hot vectors of length ``depth`` for integer ``indices`` (-1 or out of range:
+    zeros), ``on_value`` (default 1) where the index is, ``off_value`` (default 0)
+    elsewhere.
+
+    The dtype is TensorFlow's: ``dtype`` if given (a value must be of it, or a Python or
+    numpy number it holds exactly), else the dtype of ``on_value`` or ``off_value`` (a
+    Python int gives int32, a float float32, a bool bool; both given must agree), else
+    float32. A tensor ``on_value`` / ``off_value`` (0-d) is read on the host.
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.one_hot([0, 2], 3, on_value=3, off_value=1)
+        ember.Tensor([[3 1 1]
+         [1 1 3]], shape=(2, 3), dtype=int32)
+    """
     i = _args.tensor(indices)
     if i.dtype.kind not in "iu":
         raise InvalidArgumentError(f"one_hot: indices must be integers, got {i.dtype}")
-    return execute(_one_hot_op, (i,), {"depth": int(depth), "on": on_value, "off": off_value,
-                                       "axis": int(axis), "dtype": _dtypes.as_dtype(dtype)})
+    hint = None if dtype is None else _dtypes.as_dtype(dtype)
+    on, on_dt = _hot_value("on_value", on_value, hint)
+    off, off_dt = _hot_value("off_value", off_value, hint)
+    if on_dt is not None and off_dt is not None and on_dt != off_dt:
+        raise DTypeError(f"one_hot: on_value's dtype {on_dt} differs from off_value's "
+                            f"{off_dt} (they must agree, as in TensorFlow)")
+    for arg, dt in (("on_value", on_dt), ("off_value", off_dt)):
+        if hint is not None and dt is not None and dt != hint:
+            raise DTypeError(f"one_hot: {arg}'s dtype {dt} does not match dtype={hint} "
+                                f"(as in TensorFlow: cast it, or leave dtype out)")
+    out_dt = hint or on_dt or off_dt or np.dtype(np.float32)
+    return execute(_one_hot_op, (i,), {"depth": int(depth), "on": 1 if on is None else on,
+                                       "off": 0 if off is None else off, "axis": int(axis),
+                                       "dtype": out_dt})
+
+
+def _hot_value(arg: str, value: Any, hint: Any) -> tuple[Any, Any]:
+    """(``one_hot``'s on/off value as a Python number, its dtype), (None, None) for None:
+    a Python or numpy number takes ``hint`` where it holds it exactly (TensorFlow's
+    ``dtype_hint``), else its own dtype (Python's: int32, float32, bool)."""
+    if value is None:
+        return None, None
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise InvalidArgumentError(f"one_hot: {arg} must be a scalar, got shape "
+                                       f"{value.shape}")
+        return value.numpy().item(), value.dtype
+    a = np.asarray(value)
+    if a.ndim != 0 or a.dtype.kind not in "biufc":
+        raise InvalidArgumentError(f"one_hot: {arg} must be a number, got {value!r}")
+    dt = _dtypes.infer_dtype(value) or a.dtype
+    if hint is not None and dt != hint:
+        k, h = a.dtype.kind, "f" if _dtypes.is_floating(hint) else hint.kind
+        if k == "b":
+            fits = h == "b"
+        elif k in "iu":
+            fits = h in "fc" or (h in "iu" and
+                                 int(np.iinfo(hint).min) <= int(a) <= int(np.iinfo(hint).max))
+        else:
+            fits = h in ("fc" if k == "f" else "c")
+        if fits:
+            dt = hint
+    return a.item(), dt
 
 
 def meshgrid(*args: Any, indexing: str = "xy", name: str | None = None) -> list[Any]:

@@ -196,6 +196,15 @@ def _tensordot_axes(axes: Any, xnd: int, ynd: int) -> tuple[list[int], list[int]
     return out[0], out[1]
 
 
+def _abs_square(x: Any) -> Any:
+    """``|x| ** 2`` element-wise in ``x``'s dtype: ``x * x`` for a real ``x``; for a complex
+    one ``re ** 2 + im ** 2`` (TensorFlow's norms take ``x * conj(x)``, whose imaginary
+    part is 0), not the holomorphic ``x * x``."""
+    if x.dtype.kind != "c":
+        return m.square(x)
+    return m.cast(m.square(m.abs(x)), x.dtype)
+
+
 def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = False,
          name: str | None = None) -> Any:
     """The vector or matrix norm of ``tensor``, as ``tf.norm``.
@@ -233,7 +242,7 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
         raise InvalidArgumentError(f"norm: axis must be None, an int or two ints for ord={ord!r}, "
                                    f"got {axis!r}")
     if ord in ("euclidean", "fro", 2, 2.0):
-        return m.sqrt(r.reduce_sum(m.square(x), ax, keep))
+        return m.sqrt(r.reduce_sum(_abs_square(x), ax, keep))
     if ord in (1, 1.0):
         return r.reduce_sum(m.abs(x), ax, keep)
     if ord == float("inf"):
@@ -248,7 +257,7 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
 def _matrix_norm(x: Any, ord: Any, rows: int, cols: int, keep: bool) -> Any:
     """A norm of the matrices spanning axes (rows, cols), in that order (as TensorFlow)."""
     if ord in ("euclidean", "fro"):
-        return m.sqrt(r.reduce_sum(m.square(x), [rows, cols], keep))
+        return m.sqrt(r.reduce_sum(_abs_square(x), [rows, cols], keep))
     if ord in (1, 1.0, float("inf")):
         # 1: the largest column sum; inf: the largest row sum
         summed, maxed = (rows, cols) if ord != float("inf") else (cols, rows)
@@ -270,14 +279,14 @@ def _matrix_norm(x: Any, ord: Any, rows: int, cols: int, keep: bool) -> Any:
 def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Any:
     """Scale ``t`` down so its L2 norm over ``axes`` is at most ``clip_norm``."""
     x = _args.tensor(t)
-    l2 = m.sqrt(r.reduce_sum(m.square(x), axes, keepdims=True))
+    l2 = m.sqrt(r.reduce_sum(_abs_square(x), axes, keepdims=True))
     scale = m.divide(clip_norm, m.maximum(l2, clip_norm))
     return m.multiply(x, m.cast(scale, x.dtype) if scale.dtype != x.dtype else scale)
 
 
 def global_norm(t_list: Any, name: str | None = None) -> Any:
     """sqrt(sum of squared L2 norms) of the tensors in ``t_list`` (None entries skipped)."""
-    sq = [r.reduce_sum(m.square(_args.tensor(t))) for t in t_list if t is not None]
+    sq = [r.reduce_sum(_abs_square(_args.tensor(t))) for t in t_list if t is not None]
     total = sq[0]
     for s in sq[1:]:
         total = m.add(total, s)
@@ -286,9 +295,13 @@ def global_norm(t_list: Any, name: str | None = None) -> Any:
 
 def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
                         name: str | None = None) -> tuple[list[Any], Any]:
-    """Scale all tensors by one factor so their global norm is at most ``clip_norm``."""
+    """Scale all tensors by one factor so their global norm is at most ``clip_norm``.
+    A global norm that is inf or NaN makes every entry NaN, as TensorFlow's (its
+    documented behaviour: the factor is ``clip_norm / max(norm, clip_norm) + (norm -
+    norm)``)."""
     gn = global_norm(t_list) if use_norm is None else _args.tensor(use_norm)
     scale = m.divide(clip_norm, m.maximum(gn, clip_norm))
+    scale = m.add(scale, m.subtract(gn, gn))  # NaN where the norm is not finite
     return [None if t is None else m.multiply(t, scale) for t in t_list], gn
 
 

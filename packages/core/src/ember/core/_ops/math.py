@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
+from .._device_errors import check_nonzero
 from .._errors import DTypeError, InvalidArgumentError
 from .._registry import execute, register
 from .._tensor import Tensor
@@ -27,20 +28,38 @@ divide = binary("divide", lambda be, x, y: be.xp.true_divide(to_float(x), to_flo
 
 def _floordiv(be: Any, x: Any, y: Any) -> Any:
     if not _dtypes.is_floating(x.dtype):
+        _no_zero_divisor(be, y, "floordiv")
         return _int_floordiv(be.xp, x, y)
-    return _float_divmod(be.xp, x, y)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return be.xp.floor(x / y)  # TensorFlow's: floor(x / y) (-1 // inf is -0.0)
 
 
 def _floormod(be: Any, x: Any, y: Any) -> Any:
     if not _dtypes.is_floating(x.dtype):
+        _no_zero_divisor(be, y, "floormod")
         return be.xp.remainder(x, y)  # cupy's integer kernel gives numpy's answers
     return _float_divmod(be.xp, x, y)[1]
 
 
+def _no_zero_divisor(be: Any, y: Any, op: str) -> None:
+    """Integer division by zero raises, as TensorFlow's: at once for host arrays; on a
+    GPU the op records the check in the device's error flag and the next read of a result
+    there raises (``_device_errors``: no sync per call)."""
+    what = "Integer division by zero: the divisor y has zeros"
+    if be.xp is np:
+        zeros = int(np.count_nonzero(y == 0)) if y.size else 0
+        if zeros:
+            raise InvalidArgumentError(f"{op}: {what} ({zeros} of {y.size}, dtype "
+                                       f"{y.dtype}, shape {tuple(y.shape)})")
+    else:
+        check_nonzero(be, y, op, what)
+
+
 def _int_floordiv(xp: Any, x: Any, y: Any) -> Any:
-    """Integer floor division, numpy's answer on every device: a zero divisor gives 0 (as
-    in numpy and cupy), and the one overflow, the type's minimum // -1, wraps to the
-    minimum (numpy's answer; C leaves it undefined, so a GPU's kernel may give anything)."""
+    """Integer floor division, numpy's answer on every device (a zero divisor is refused
+    first, see ``_no_zero_divisor``); the one overflow, the type's minimum // -1, wraps to
+    the minimum (numpy's answer; C leaves it undefined, so a GPU's kernel may give
+    anything)."""
     if x.dtype.kind != "i":
         return xp.floor_divide(x, y)
     minus_one = y == -1
@@ -48,7 +67,8 @@ def _int_floordiv(xp: Any, x: Any, y: Any) -> Any:
 
 
 def _float_divmod(xp: Any, x: Any, y: Any) -> tuple[Any, Any]:
-    """Float ``(x // y, x % y)`` as numpy computes them, the same on every device.
+    """Float ``(x // y, x % y)`` as numpy computes them, the same on every device
+    (``floormod`` uses the remainder; ``floordiv`` is TensorFlow's ``floor(x / y)``).
 
     numpy starts from the exact ``fmod`` and corrects it (Python's semantics, CPython's
     ``float_divmod``); cupy computes ``floor(x / y)`` and ``x - floor(x / y) * y`` instead
@@ -83,13 +103,18 @@ def _float_divmod(xp: Any, x: Any, y: Any) -> tuple[Any, Any]:
 
 
 floordiv = binary("floordiv", _floordiv, F,
-                  "x // y, element-wise floor division, numpy's answer on every device "
-                  "(see floormod); integer division by zero gives 0.", differentiable=False)
+                  "x // y, element-wise floor division: TensorFlow's, floor(x / y) for "
+                  "floats (-1. // inf is -0.0, -inf // -7.3 is inf; Python's and numpy's "
+                  "answers differ there) and the floor of the quotient for integers. "
+                  "Integer division by zero raises InvalidArgumentError, as TensorFlow's "
+                  "(on a GPU at the next read of a result there, without a sync per "
+                  "call).", differentiable=False)
 floormod = binary("floormod", _floormod, F,
                   "x % y with the sign of y (Python's modulo), element-wise: numpy's answer "
                   "on every device, where cupy's own differs at exact multiples (float32 "
-                  "1.05 % 0.35 is 0.34999996, not -3e-08). Integer modulo by zero gives 0; "
-                  "a float zero divisor gives NaN.")
+                  "1.05 % 0.35 is 0.34999996, not -3e-08). Integer modulo by zero raises "
+                  "InvalidArgumentError, as TensorFlow's (on a GPU at the next read of a "
+                  "result there, without a sync per call); a float zero divisor gives NaN.")
 pow = binary("pow", "power", F, "x ** y, element-wise.")
 maximum = binary("maximum", "maximum", F, "Element-wise maximum.")
 minimum = binary("minimum", "minimum", F, "Element-wise minimum.")
@@ -326,8 +351,10 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
 
 
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Any:
-    """Clamp ``t`` to ``[clip_value_min, clip_value_max]`` element-wise."""
-    return minimum(maximum(t, clip_value_min), clip_value_max)
+    """Clamp ``t`` to ``[clip_value_min, clip_value_max]`` element-wise, as TensorFlow:
+    ``maximum(minimum(t, clip_value_max), clip_value_min)``, so a ``clip_value_min``
+    above ``clip_value_max`` gives ``clip_value_min``."""
+    return maximum(minimum(t, clip_value_max), clip_value_min)
 
 
 def add_n(inputs: Any, name: str | None = None) -> Any:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import DTypeError
 from .._registry import execute, register
 from . import _args, _fused
 from . import math as m
@@ -37,6 +38,27 @@ def _mean(be: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return x.mean(axis=axis, keepdims=keepdims)
 
 
+def _extreme(be: Any, x: Any, axis: Any, keepdims: bool, largest: bool) -> Any:
+    """``x.max`` / ``x.min``; over an empty axis, TensorFlow's identity: -inf / +inf for
+    floats, the dtype's lowest / highest value for integers (numpy raises there)."""
+    if x.size:
+        return x.max(axis=axis, keepdims=keepdims) if largest else \
+            x.min(axis=axis, keepdims=keepdims)
+    given = range(x.ndim) if axis is None else axis if isinstance(axis, (tuple, list)) \
+        else (axis,)
+    axes = {int(a) % x.ndim for a in given} if x.ndim else set()
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or
+                  d not in axes)
+    if x.dtype.kind in "iu":
+        info = np.iinfo(x.dtype)
+        fill: Any = info.min if largest else info.max
+    elif x.dtype.kind == "b":
+        fill = not largest
+    else:
+        fill = -np.inf if largest else np.inf
+    return be.xp.full(shape, fill, dtype=x.dtype)
+
+
 def _keep_int(x: Any) -> Any:
     """Integer sums and products keep the operand's dtype (TensorFlow), not numpy's int64."""
     return x.dtype if x.dtype.kind in "iu" else None
@@ -49,9 +71,9 @@ _ops = {
                            family=F),
     "reduce_mean": register("reduce_mean", _mean, family=F),
     "reduce_max": register("reduce_max", lambda be, x, axis, keepdims:
-                           x.max(axis=axis, keepdims=keepdims), family=F),
+                           _extreme(be, x, axis, keepdims, True), family=F),
     "reduce_min": register("reduce_min", lambda be, x, axis, keepdims:
-                           x.min(axis=axis, keepdims=keepdims), family=F),
+                           _extreme(be, x, axis, keepdims, False), family=F),
     "reduce_prod": register("reduce_prod", lambda be, x, axis, keepdims:
                             x.prod(axis=axis, keepdims=keepdims, dtype=_keep_int(x)),
                             family=F),
@@ -95,7 +117,14 @@ def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: Any = None,
 def reduce_max(input_tensor: Any, axis: Any = None, keepdims: Any = None,
                name: str | None = None, reduction_indices: Any = None,
                keep_dims: Any = None) -> Any:
-    """Maximum over ``axis``; the gradient is shared equally among ties."""
+    """Maximum over ``axis``; the gradient is shared equally among ties. Over an empty
+    axis: -inf, or an integer dtype's lowest value (TensorFlow's).
+
+    Examples:
+        >>> import ember.core as em
+        >>> em.reduce_max(em.zeros([2, 0]), axis=1)
+        ember.Tensor([-inf -inf], shape=(2,), dtype=float32)
+    """
     axis, keepdims = _args.tf1_spellings("reduce_max", axis, reduction_indices, keepdims, keep_dims)
     return _reduce("reduce_max", input_tensor, axis, keepdims)
 
@@ -103,7 +132,8 @@ def reduce_max(input_tensor: Any, axis: Any = None, keepdims: Any = None,
 def reduce_min(input_tensor: Any, axis: Any = None, keepdims: Any = None,
                name: str | None = None, reduction_indices: Any = None,
                keep_dims: Any = None) -> Any:
-    """Minimum over ``axis``."""
+    """Minimum over ``axis``. Over an empty axis: inf, or an integer dtype's highest
+    value (TensorFlow's)."""
     axis, keepdims = _args.tf1_spellings("reduce_min", axis, reduction_indices, keepdims, keep_dims)
     return _reduce("reduce_min", input_tensor, axis, keepdims)
 
@@ -175,8 +205,12 @@ _cumsum_op = register("cumsum", _cumsum, family=F)
 
 def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False,
            name: str | None = None) -> Any:
-    """Cumulative sum along ``axis``; ``exclusive`` leaves out the current element."""
+    """Cumulative sum along ``axis``; ``exclusive`` leaves out the current element. A
+    bool tensor is refused, as TensorFlow refuses it (cast it to a number first)."""
     x = _args.tensor(x)
+    if x.dtype.kind == "b":
+        raise DTypeError("cumsum: x must be a number tensor, got dtype bool (TensorFlow "
+                         "refuses bool too; cast it first, e.g. em.cast(x, em.int32))")
     return execute(_cumsum_op, (x,), {"axis": _args.axis1("cumsum", axis, x.ndim),
                                       "exclusive": bool(exclusive), "reverse": bool(reverse)})
 
@@ -184,7 +218,8 @@ def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False
 def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: Any = None,
                      name: str | None = None, reduction_indices: Any = None,
                      keep_dims: Any = None) -> Any:
-    """log(sum(exp(x))) over ``axis``, computed without overflow."""
+    """log(sum(exp(x))) over ``axis``, computed without overflow (-inf over an empty
+    axis, as TensorFlow)."""
     axis, keepdims = _args.tf1_spellings("reduce_logsumexp", axis, reduction_indices, keepdims, keep_dims)
     x = _args.tensor(input_tensor)
     mx = m.stop_gradient(reduce_max(x, axis, keepdims=True))

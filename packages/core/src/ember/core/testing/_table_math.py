@@ -131,7 +131,7 @@ def _binaries() -> list[OpSpec]:
         b("divide", m.divide, lambda x, y: np.true_divide(_f(np.asarray(x)), _f(np.asarray(y))),
           dtypes=NUMERIC + LOW, torch="div",
           py_scalar=weak(4.0)),
-        _floor_division(b("floordiv", m.floordiv, np.floor_divide, dtypes=NUMERIC,
+        _floor_division(b("floordiv", m.floordiv, _floordiv_ref, dtypes=NUMERIC,
                           differentiable=False, py_scalar=weak(0.75, 2)), "floor_divide"),
         _floor_division(b("floormod", m.floormod, np.mod, dtypes=NUMERIC,
                           py_scalar=weak(0.75, 2), domains=lat), "remainder"),
@@ -173,7 +173,7 @@ def _exact_multiples(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
     """x a whole multiple of y in decimals (1.05 = 3 * 0.35) but not in binary: there
     numpy's fmod-based answer and cupy's floor(x / y) differ (float32 1.05 % 0.35 is
     0.34999996 in numpy, -2.98e-08 from cupy; 1.8 // -0.6 is -4 in float64 numpy, while
-    floor(1.8 / -0.6) is -3)."""
+    floor(1.8 / -0.6), TensorFlow's floordiv, is -3)."""
     if np.dtype(dt).kind in "iu":
         return [np.array([6, -6, 9, 7, -7, 0], dt), np.array([3, 3, -3, 2, -2, 5], dt)]
     return [np.array([1.05, -0.7, 2.1, 1.8, -1.95, 1.75, -1.05], dt),
@@ -181,12 +181,13 @@ def _exact_multiples(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
 
 
 def _division_edges(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
-    """Signed zeros, infinities, NaN and zero divisors; for integers a zero divisor (0 in
-    numpy, ember and cupy) and the one overflow, the minimum // -1 (numpy wraps)."""
+    """Signed zeros, infinities, NaN and zero divisors; for integers signs, zero and the
+    one overflow, the minimum // -1 (numpy wraps); an integer zero divisor raises, as
+    TensorFlow's (``tests/test_tf_core_parity.py``)."""
     if np.dtype(dt).kind in "iu":
         info = np.iinfo(dt)
-        return [np.array([7, -7, 0, info.min, info.max, -5], dt),
-                np.array([0, 0, 0, -1, -1, 3], dt)]
+        return [np.array([7, -7, 0, info.min, info.max, -5, 7, -7], dt),
+                np.array([-2, 2, -3, -1, -1, 3, 7, -7], dt)]
     inf, nan = math.inf, math.nan
     return [np.array([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, inf, -inf, nan, 1.0, -1.0, 1.0, -1.0,
                       3.0, 0.0], dt),
@@ -194,21 +195,56 @@ def _division_edges(rng: np.random.Generator, dt: np.dtype) -> list[Any]:
                       -0.0, 0.0], dt)]
 
 
+def _floordiv_ref(x: Any, y: Any) -> np.ndarray:
+    """TensorFlow's floordiv: numpy's for integers, ``floor(x / y)`` for floats (numpy's
+    own, Python's, differs at exact multiples and infinities: -1 // inf is -1 there)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if np.result_type(x, y).kind in "iub":
+        return np.floor_divide(x, y)  # type: ignore[no-any-return]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor(x / y)  # type: ignore[no-any-return]
+
+
 def _floor_division(spec: OpSpec, torch_name: str) -> OpSpec:
     """``spec`` with the cases where GPUs compute floor division and modulo otherwise
-    (ember gives numpy's answer on every device), and PyTorch's ``torch_name`` as the
-    reference except for an integer divisor 0 (PyTorch raises) or the minimum // -1 (a
-    trap in C)."""
+    (ember gives one answer on every device), and PyTorch's ``torch_name`` as the
+    reference except for the minimum // -1 (a trap in C). For floats, TensorFlow's
+    floordiv is ``floor(x / y)`` (PyTorch's ``floor_divide`` is Python's), and the
+    gradient of floormod for y is ``-floor(x / y)`` (TensorFlow's FloorMod gradient;
+    PyTorch's uses its own quotient)."""
 
     def torch_ref(T: Any, x: Any, y: Any) -> Any:
         y = y if isinstance(y, T.Tensor) else T.tensor(y)
         if not y.is_floating_point() and (bool((y == 0).any()) or (
                 bool((y == -1).any()) and bool((x == T.iinfo(x.dtype).min).any()))):
             return None
-        return getattr(T, torch_name)(x, y)
+        if not y.is_floating_point():
+            return getattr(T, torch_name)(x, y)
+        if torch_name == "floor_divide":
+            return T.floor(x / y)
+        return _torch_floormod(T).apply(x, y)
 
     cases = (case("exact_multiples", _exact_multiples), case("division_edges", _division_edges))
     return dataclasses.replace(spec, cases=spec.cases + cases, torch=torch_ref)
+
+
+def _torch_floormod(T: Any) -> Any:
+    """``torch.remainder`` with TensorFlow's gradient: ``dy`` for x, ``-dy * floor(x / y)``
+    for y (each summed to its operand's shape)."""
+
+    class FloorMod(T.autograd.Function):  # type: ignore[misc, name-defined]
+        @staticmethod
+        def forward(ctx: Any, x: Any, y: Any) -> Any:
+            ctx.save_for_backward(x, y)
+            return T.remainder(x, y)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            x, y = ctx.saved_tensors
+            gy = -g * T.floor(x / y)
+            return g.sum_to_size(x.shape), gy.sum_to_size(y.shape)
+
+    return FloorMod
 
 
 def _cast_ref(x: np.ndarray, dtype: Any) -> np.ndarray:
@@ -247,8 +283,9 @@ def _where_ref(c: np.ndarray, x: Any = None, y: Any = None) -> np.ndarray:
 
 
 def _clip_ref(t: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    """TensorFlow's order: the upper bound first, so lo > hi gives lo."""
     dt = result_type(t, lo, hi)  # Python bounds are weakly typed (docs/guide/dtypes.md)
-    return np.minimum(np.maximum(t.astype(dt), lo), hi).astype(dt)
+    return np.maximum(np.minimum(t.astype(dt), hi), lo).astype(dt)
 
 
 def _bool(*shape: int) -> Any:
@@ -287,7 +324,7 @@ def _others() -> list[OpSpec]:
             case("tensor_bounds", args(arr(3, 4, domain=lat), arr(1, 4, domain="lattice_b"),
                                        lambda rng, dt: sample(rng, (3, 1), dt, "lattice_b") + 2)),
             case("scalar", args(arr(domain=lat), -1, 1)),
-        ), NUMERIC, True, (0,), lambda T, t, lo, hi: T.clamp(t, lo, hi)),
+        ), NUMERIC, True, (0,), lambda T, t, lo, hi: T.clamp(T.clamp(t, max=hi), min=lo)),
     ]
 
 

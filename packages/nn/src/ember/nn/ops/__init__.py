@@ -365,7 +365,7 @@ _NEAREST = {
     "conv_transpose": "em.nn_ops.conv2d_transpose (nn.layers.Conv2DTranspose)",
     "separable_conv": "em.nn_ops.separable_conv2d (nn.layers.SeparableConv2D)",
     "layer_normalization": "nn.layers.LayerNormalization",
-    "rms_normalization": "nn.layers.LayerNormalization(rms_scaling=True)",
+    "rms_normalization": "nn.layers.RMSNormalization",
     "nn": "em.nn_ops", "numpy": "the functions of ember.nn.ops itself",
     "array_split": "nn.ops.split", "hsplit": "nn.ops.split(x, n, axis=1)",
     "vsplit": "nn.ops.split(x, n, axis=0)", "dsplit": "nn.ops.split(x, n, axis=2)",

@@ -48,6 +48,39 @@ def as_float(x: Any) -> em.Tensor:
     return em.cast(t, em.float32) if t.dtype.kind in "biu" else t
 
 
+def _py_number(x: Any) -> bool:
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def as_floats(*xs: Any, weak: bool = True) -> list[em.Tensor]:
+    """The operands of a float-valued function of several inputs as tensors of one dtype:
+    Keras's ``result_type(x1, x2, ..., float)``. Integer and bool tensors meet a float
+    tensor at its dtype (float16 with int8 is float16); integers and bools alone give
+    float32 (float64 only from a float64 tensor). Python numbers are weak when ``weak``
+    (float16 with ``2.5`` stays float16); otherwise they are first converted as Keras's
+    ``convert_to_tensor`` converts them (``2.5`` to a float32 tensor, which makes float16
+    float32; ``2`` to int32, which does not). Converting each operand alone
+    (``as_float``) would make float16 with an int tensor float32."""
+    ts = [x if weak and _py_number(x) else tensor(x) for x in xs]
+    dt = em.result_type(*ts, 1.0)
+    like = next((t for t in ts if isinstance(t, em.Tensor)), None)
+    with on_device_of(like) if like is not None else contextlib.nullcontext():
+        return [em.convert_to_tensor(t, dtype=dt) if _py_number(t) else tensor(t, dt)
+                for t in ts]
+
+
+def ints_for_bools(*xs: Any) -> list[Any]:
+    """The operands of an arithmetic function, with bools as int32 when they all are bools
+    (Keras's ``mod``, ``floor_divide``, ``power`` and shifts give int32 there, where
+    numpy's loops give int8); otherwise as they are."""
+    ts = [x if _py_number(x) else tensor(x) for x in xs]
+    if em.result_type(*ts) != em.bool_:
+        return ts
+    like = next((t for t in ts if isinstance(t, em.Tensor)), None)
+    with on_device_of(like) if like is not None else contextlib.nullcontext():
+        return [em.cast(tensor(t), em.int32) for t in ts]
+
+
 def on_device_of(t: em.Tensor) -> contextlib.AbstractContextManager[Any]:
     """A scope that puts new tensors (masks, ranges) on ``t``'s device."""
     return em.device(t.device)

@@ -28,6 +28,20 @@ def relu(x: Any) -> em.Tensor:
 
 
 def relu6(x: Any) -> em.Tensor:
+    """min(max(x, 0), 6); its gradient is 0 at both kinks, 0 and 6 (TensorFlow's
+    Relu6Grad, ``dy * (x > 0) * (x < 6)``; torch's and JAX's too).
+
+    Examples:
+        >>> import ember.core as em
+        >>> from ember import tape
+        >>> from ember.nn import ops
+        >>> x = em.constant([0.0, 3.0, 6.0, 7.0])
+        >>> with tape.GradientTape() as t:
+        ...     t.watch(x)
+        ...     y = ops.relu6(x)
+        >>> t.gradient(y, x)
+        ember.Tensor([0. 1. 0. 0.], shape=(4,), dtype=float32)
+    """
     return nn_ops.relu6(tensor(x))
 
 
@@ -63,12 +77,18 @@ def leaky_relu(x: Any, negative_slope: float = 0.2) -> em.Tensor:
 
 
 def hard_sigmoid(x: Any) -> em.Tensor:
-    """clip(x / 6 + 1/2, 0, 1)."""
+    """clip(x / 6 + 1/2, 0, 1). Its gradient at the kinks x = -3 and x = 3 is 0: Keras's
+    TensorFlow backend computes ``relu6(x + 3) / 6`` (Relu6Grad is 0 at both ends), and
+    torch's hardsigmoid and JAX's agree."""
     t = as_float(x)
-    return em.minimum(em.maximum(em.add(em.divide(t, 6), 0.5), 0), 1)
+    # the constant first: maximum and minimum pass a tie's gradient to their first operand
+    return em.minimum(1, em.maximum(0, em.add(em.divide(t, 6), 0.5)))
 
 
 def hard_silu(x: Any) -> em.Tensor:
+    """x * hard_sigmoid(x). Its gradient at the kinks is the product rule's with
+    ``hard_sigmoid``'s 0 there: 0 at x = -3 and 1 at x = 3, as Keras's TensorFlow backend
+    (``x * relu6(x + 3) / 6``), torch's hardswish and JAX give."""
     t = as_float(x)
     return em.multiply(t, hard_sigmoid(t))
 
@@ -77,11 +97,16 @@ hard_swish = hard_silu
 
 
 def elu(x: Any, alpha: float = 1.0) -> em.Tensor:
+    """x for x > 0, else alpha * (exp(x) - 1); the gradient at 0 is ``alpha`` (the left
+    one), as Keras's TensorFlow backend (``where(x > 0, elu(x), alpha * elu(x))``) and
+    torch give."""
     t = as_float(x)
     return em.where(em.greater(t, 0), t, em.multiply(em.expm1(em.minimum(t, 0)), alpha))
 
 
 def selu(x: Any) -> em.Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants; the gradient at 0 is
+    ``scale`` (TensorFlow's SeluGrad; ``ember.core.nn_ops.selu``)."""
     return nn_ops.selu(as_float(x))
 
 
@@ -91,9 +116,12 @@ def gelu(x: Any, approximate: bool = True) -> em.Tensor:
 
 
 def celu(x: Any, alpha: float = 1.0) -> em.Tensor:
+    """x for x > 0, else alpha * (exp(x / alpha) - 1). Smooth at 0, where its gradient is
+    1 (torch's; Keras's ``max(x, 0) + alpha * expm1(min(x, 0) / alpha)`` gives 2 on its
+    TensorFlow backend, where both halves take a tie's whole gradient)."""
     t = as_float(x)
-    return em.add(em.maximum(t, 0),
-                  em.multiply(em.expm1(em.divide(em.minimum(t, 0), alpha)), alpha))
+    neg = em.multiply(em.expm1(em.divide(em.minimum(t, 0), alpha)), alpha)
+    return em.where(em.greater(t, 0), t, neg)
 
 
 def glu(x: Any, axis: int = -1) -> em.Tensor:
@@ -113,6 +141,9 @@ def tanh_shrink(x: Any) -> em.Tensor:
 
 
 def hard_tanh(x: Any) -> em.Tensor:
+    """clip(x, -1, 1). Its gradient at -1 and 1 is 1, as ``clip``'s: Keras's TensorFlow
+    backend computes ``clip_by_value``, whose gradient passes at the bounds, and JAX's
+    ``where`` form agrees (torch's hardtanh gives 0 there)."""
     t = tensor(x)
     return em.minimum(em.maximum(t, -1), 1)
 
@@ -141,9 +172,12 @@ def sparse_plus(x: Any) -> em.Tensor:
 
 
 def sparse_sigmoid(x: Any) -> em.Tensor:
-    """0 for x <= -1, (x + 1) / 2 for -1 < x < 1, 1 for x >= 1."""
+    """0 for x <= -1, (x + 1) / 2 for -1 < x < 1, 1 for x >= 1. Its gradient at -1 and 1
+    is 0, as Keras's TensorFlow backend's ``where(x <= -1, 0, where(x >= 1, 1, ...))``
+    gives (torch has no such function)."""
     t = as_float(x)
-    return em.minimum(em.maximum(em.multiply(em.add(t, 1), 0.5), 0), 1)
+    # the constant first: maximum and minimum pass a tie's gradient to their first operand
+    return em.minimum(1, em.maximum(0, em.multiply(em.add(t, 1), 0.5)))
 
 
 def threshold(x: Any, threshold: float, default_value: float) -> em.Tensor:
@@ -401,13 +435,7 @@ def conv(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "valid",
     if cin == 0 or c % cin or w.shape[-1] % (c // cin):
         raise em.InvalidArgumentError(f"ember.nn.ops.conv: inputs have {c} channels, which "
                                       f"kernel {w.shape} cannot group ({cin} per group)")
-    groups = c // cin
-    if groups > 1:
-        xs = em.split(x, groups, 1 if first else x.ndim - 1)
-        ws = em.split(w, groups, w.ndim - 1)
-        ys = [_conv_one(xi, wi, s, pad, first, nd, d) for xi, wi in zip(xs, ws)]
-        return em.concat(ys, 1 if first else x.ndim - 1)
-    return _conv_one(x, w, s, pad, first, nd, d)
+    return _conv_one(x, w, s, pad, first, nd, d)  # core's convolutions group themselves
 
 
 def _conv_one(x: em.Tensor, w: em.Tensor, s: tuple[int, ...], pad: str, first: bool,

@@ -17,7 +17,17 @@ import numpy as np
 
 import ember.core as em
 
-from ._core import as_float, axes_of, host_int, host_ints, on_device_of, reject, tensor
+from ._core import (
+    as_float,
+    as_floats,
+    axes_of,
+    host_int,
+    host_ints,
+    ints_for_bools,
+    on_device_of,
+    reject,
+    tensor,
+)
 
 _F32 = em.float32
 _any = builtins.any  # this module defines its own any, all, max, min, sum and round
@@ -52,24 +62,27 @@ true_divide = divide
 
 
 def divide_no_nan(x1: Any, x2: Any) -> em.Tensor:
-    """x1 / x2, and 0 where x2 is 0 (with a zero gradient there)."""
-    num, den = as_float(x1), as_float(x2) if not isinstance(x2, (int, float)) else x2
+    """x1 / x2, and 0 where x2 is 0 (with a zero gradient there); in Keras's
+    ``result_type(x1, x2, float)`` (float16 with an int tensor or a number: float16)."""
+    num, den = as_floats(x1, x2)
     zero = em.equal(den, 0)
-    q = em.divide(num, em.where(zero, em.ones_like(tensor(den)), den))
+    q = em.divide(num, em.where(zero, em.ones_like(den), den))
     return em.where(zero, em.zeros_like(q), q)
 
 
 def floor_divide(x1: Any, x2: Any) -> em.Tensor:
-    return em.floordiv(x1, x2)
+    """floor(x1 / x2); two bools divide as int32 (as Keras)."""
+    return em.floordiv(*ints_for_bools(x1, x2))
 
 
 def mod(x1: Any, x2: Any) -> em.Tensor:
-    """x1 % x2 with the sign of x2 (Python's and numpy's modulo)."""
-    return em.floormod(x1, x2)
+    """x1 % x2 with the sign of x2 (Python's and numpy's modulo); two bools give int32."""
+    return em.floormod(*ints_for_bools(x1, x2))
 
 
 def power(x1: Any, x2: Any) -> em.Tensor:
-    return em.pow(x1, x2)
+    """x1 ** x2; two bools give int32 (as Keras)."""
+    return em.pow(*ints_for_bools(x1, x2))
 
 
 def maximum(x1: Any, x2: Any) -> em.Tensor:
@@ -85,11 +98,15 @@ def negative(x: Any) -> em.Tensor:
 
 
 def sign(x: Any) -> em.Tensor:
-    return em.sign(tensor(x))
+    """-1, 0 or 1 by the sign of each element (a bool is its own sign, as in Keras)."""
+    t = tensor(x)
+    return em.identity(t) if t.dtype == em.bool_ else em.sign(t)
 
 
 def square(x: Any) -> em.Tensor:
-    return em.square(tensor(x))
+    """x * x; bools square as int32 (as Keras)."""
+    t = tensor(x)
+    return em.square(em.cast(t, em.int32) if t.dtype == em.bool_ else t)
 
 
 def sqrt(x: Any) -> em.Tensor:
@@ -565,7 +582,12 @@ def copy(x: Any) -> em.Tensor:
 
 # --- products ----------------------------------------------------------------------------
 def matmul(x1: Any, x2: Any) -> em.Tensor:
-    return em.matmul(tensor(x1), tensor(x2))
+    """The matrix product; two int8 operands give int32 (Keras's rule: int8 products
+    accumulate there)."""
+    a, b = tensor(x1), tensor(x2)
+    if a.dtype == em.int8 and b.dtype == em.int8:
+        a, b = em.cast(a, em.int32), em.cast(b, em.int32)
+    return em.matmul(a, b)
 
 
 def dot(x1: Any, x2: Any) -> em.Tensor:
@@ -605,7 +627,9 @@ def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> em.Tensor:
 
 # --- more of numpy's element-wise functions ----------------------------------------------
 def arctan2(x1: Any, x2: Any) -> em.Tensor:
-    return em.atan2(as_float(x1), as_float(x2))
+    """The angle of (x2, x1), in Keras's ``result_type(x1, x2, float)`` (a Python float
+    counts as float32 there: float16 with ``2.5`` gives float32, with ``2`` float16)."""
+    return em.atan2(*as_floats(x1, x2, weak=False))
 
 
 def arctan(x: Any) -> em.Tensor:
@@ -646,14 +670,18 @@ def exp2(x: Any) -> em.Tensor:
 
 
 def logaddexp(x1: Any, x2: Any) -> em.Tensor:
-    """log(exp(x1) + exp(x2)), without overflow."""
-    a, b = as_float(x1), as_float(x2)
+    """log(exp(x1) + exp(x2)), without overflow, in Keras's ``result_type(x1, x2, float)``
+    (a Python float counts as float32 there, as in ``arctan2``)."""
+    a, b = as_floats(x1, x2, weak=False)
     hi = em.maximum(a, b)
     return em.add(hi, em.softplus(em.negative(em.abs(em.subtract(a, b)))))
 
 
 def hypot(x1: Any, x2: Any) -> em.Tensor:
-    a, b = em.abs(as_float(x1)), em.abs(as_float(x2))
+    """sqrt(x1^2 + x2^2) without overflow, in Keras's ``result_type(x1, x2, float)`` (a
+    Python float counts as float32, as on Keras's TensorFlow and torch backends; its JAX
+    backend keeps float16 with ``2.5``)."""
+    a, b = (em.abs(t) for t in as_floats(x1, x2, weak=False))
     hi, lo = em.maximum(a, b), em.minimum(a, b)
     ratio = divide_no_nan(lo, hi)
     return em.multiply(hi, em.sqrt(em.add(em.square(ratio), 1)))
@@ -723,11 +751,13 @@ bitwise_not = bitwise_invert
 
 
 def left_shift(x: Any, y: Any) -> em.Tensor:
-    return em.left_shift(x, y)
+    """x << y; two bools shift as int32 (as Keras)."""
+    return em.left_shift(*ints_for_bools(x, y))
 
 
 def right_shift(x: Any, y: Any) -> em.Tensor:
-    return em.right_shift(x, y)
+    """x >> y; two bools shift as int32 (as Keras)."""
+    return em.right_shift(*ints_for_bools(x, y))
 
 
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
@@ -747,9 +777,12 @@ def inner(x1: Any, x2: Any) -> em.Tensor:
 
 
 def vdot(x1: Any, x2: Any) -> em.Tensor:
-    """The dot product of the flattened inputs."""
-    return em.reduce_sum(em.multiply(em.reshape(tensor(x1), (-1,)),
-                                     em.reshape(tensor(x2), (-1,))))
+    """The dot product of the flattened inputs (of two bool tensors: whether any pair of
+    elements is true in both, a bool, as numpy's and JAX's)."""
+    a, b = em.reshape(tensor(x1), (-1,)), em.reshape(tensor(x2), (-1,))
+    if a.dtype == em.bool_ and b.dtype == em.bool_:
+        return em.reduce_any(em.logical_and(a, b))
+    return em.reduce_sum(em.multiply(a, b))
 
 
 def empty_like(x: Any, dtype: Any = None) -> em.Tensor:

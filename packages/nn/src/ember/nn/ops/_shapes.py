@@ -17,6 +17,7 @@ import numpy as np
 import ember.core as em
 
 from ._core import axes_of, host_ints, reject, tensor
+from ._numpy import _sum_dtype
 
 _max, _min = builtins.max, builtins.min
 
@@ -287,17 +288,22 @@ def _pad_index(p: Any, n: int, mode: str) -> Any:
 
 
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> em.Tensor:
-    """The sum along diagonal ``offset`` of the matrices spanning ``axis1`` and ``axis2``."""
-    return em.reduce_sum(diagonal(x, offset, axis1, axis2), -1)
+    """The sum along diagonal ``offset`` of the matrices spanning ``axis1`` and ``axis2``,
+    in ``sum``'s dtypes: bool, int8 and int16 as int32, uint8 and uint16 as uint32 (as
+    Keras's JAX, TensorFlow and NumPy backends; its torch backend, which has no uint32,
+    gives int32 for those two)."""
+    return em.reduce_sum(_sum_dtype(diagonal(x, offset, axis1, axis2)), -1)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1) -> em.Tensor:
-    """The ``n``-th differences along ``axis``."""
+    """The ``n``-th differences along ``axis`` (of bools: whether neighbours differ, as
+    numpy's)."""
     t = tensor(a)
     ax = axes_of("diff", axis, t.ndim)[0]
     lead = (builtins.slice(None),) * ax
+    step = em.not_equal if t.dtype == em.bool_ else em.subtract
     for _ in range(int(n)):
-        t = em.subtract(t[lead + (builtins.slice(1, None),)], t[lead + (builtins.slice(None, -1),)])
+        t = step(t[lead + (builtins.slice(1, None),)], t[lead + (builtins.slice(None, -1),)])
     return t
 
 
