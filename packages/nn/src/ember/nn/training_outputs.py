@@ -117,16 +117,22 @@ def one_output_loss(model: Any, loss: Any) -> Any:
     dict holding one by the output's name; anything else is returned as it is."""
     if _output_names(model) is not None:
         return loss
-    if isinstance(loss, list) and len(loss) == 1:
-        return loss[0]
-    if isinstance(loss, dict) and len(loss) == 1:
+    return _the_one(model, loss, "the dict of losses", (list,))
+
+
+def _the_one(model: Any, value: Any, what: str, sequences: tuple[type, ...]) -> Any:
+    """A one-output model's argument given per output: a sequence of one, or a dict of one
+    by the output's name, unwrapped; anything else as it is."""
+    if isinstance(value, sequences) and len(value) == 1:
+        return value[0]
+    if isinstance(value, dict) and len(value) == 1:
         names = getattr(model, "output_names", None) or []
-        (key, value), = loss.items()
+        (key, one), = value.items()
         if key not in names:
-            raise ValueError(f"{model.name}: the dict of losses has key {key!r}, which "
-                             f"names no output of the model (its output: {names})")
-        return value
-    return loss
+            raise ValueError(f"{model.name}: {what} has key {key!r}, which names no output "
+                             f"of the model (its output: {names})")
+        return one
+    return value
 
 
 def _output_names(model: Any) -> list[str] | None:
@@ -151,16 +157,8 @@ def one_output_weight(model: Any, loss_weights: Any) -> float:
     or a dict of one by the output's name): the factor on its compiled loss."""
     if loss_weights is None:
         return 1.0
-    value = loss_weights
-    if isinstance(value, (list, tuple)) and len(value) == 1:
-        value = value[0]
-    elif isinstance(value, dict) and len(value) == 1:
-        names = getattr(model, "output_names", None) or []
-        (key, value), = value.items()
-        if key not in names:
-            raise ValueError(f"{model.name}: loss_weights has key {key!r}, which names no "
-                             f"output of the model (its output: {names})")
-    elif isinstance(value, (list, tuple, dict)):
+    value = _the_one(model, loss_weights, "loss_weights", (list, tuple))
+    if isinstance(value, (list, tuple, dict)):
         raise ValueError(f"{model.name}: loss_weights has {len(value)} entries, but the "
                          f"model has one output")
     return _weight(value)
