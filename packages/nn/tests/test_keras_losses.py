@@ -78,10 +78,10 @@ def test_regression_classes():
 
 
 def test_compile_strings_mean_what_keras_means():
-    scce = L.for_compile("sparse_categorical_crossentropy")
+    scce = L._for_compile("sparse_categorical_crossentropy")
     assert isinstance(scce, L.SparseCategoricalCrossentropy)
     assert not scce.from_logits
-    assert isinstance(L.for_compile("mse"), L.MeanSquaredError)
+    assert isinstance(L._for_compile("mse"), L.MeanSquaredError)
 
 
 def test_fit_uses_keras_sample_weighting():
@@ -138,9 +138,9 @@ def test_kl_divergence_function_class_and_compile_string():
     np.testing.assert_allclose(L.kl_divergence(p, q).numpy(), want, rtol=1e-5)
     np.testing.assert_allclose(L.KLDivergence()(p, q, sample_weight=SW).numpy(),
                                (want * SW).sum() / 6, rtol=1e-5)
-    np.testing.assert_allclose(L.for_compile("kl_divergence")(p, q).numpy(), want.mean(),
+    np.testing.assert_allclose(L._for_compile("kl_divergence")(p, q).numpy(), want.mean(),
                                rtol=1e-5)
-    assert L.for_compile("kld").name == "kl_divergence"
+    assert L._for_compile("kld").name == "kl_divergence"
     assert L.get("kld") is L.kl_divergence  # keras.losses.get: the function
     np.testing.assert_allclose(L.kl_divergence(p, p).numpy(), 0.0, atol=1e-6)
     with pytest.raises(ValueError, match="kl_divergence"):

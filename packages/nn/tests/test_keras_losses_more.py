@@ -655,7 +655,7 @@ STRINGS = {
 
 def test_get_strings():
     for name, cls in STRINGS.items():
-        got = L.for_compile(name)  # compile's object
+        got = L._for_compile(name)  # compile's object
         assert type(got) is cls, name
         assert got.get_config() == cls().get_config()
         # keras.losses.get: a class name gives an instance, a function name the function

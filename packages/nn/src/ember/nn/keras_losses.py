@@ -443,7 +443,7 @@ class BinaryCrossentropy(_FromLogits):
                                    self.axis)
 
 
-class ShapedCrossentropy(Loss):
+class _ShapedCrossentropy(Loss):
     """``compile(loss="crossentropy")`` (or ``"ce"``): Keras 3's compile picks the cross
     entropy of probabilities by the shapes, as for ``"accuracy"``: predictions of one
     column: binary; labels of fewer axes, or of one column against several: sparse

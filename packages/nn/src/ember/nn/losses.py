@@ -28,10 +28,10 @@ from .keras_losses import (  # Keras-style names: (y_true, y_pred), probabilitie
     Loss,
     MeanAbsoluteError,
     MeanSquaredError,
-    ShapedCrossentropy,
     SparseCategoricalCrossentropy,
     _mae,
     _mse,
+    _ShapedCrossentropy,
     binary_crossentropy,
     categorical_crossentropy,
     huber,
@@ -333,12 +333,12 @@ def get(identifier: Any) -> Any:
     return _resolve(identifier)
 
 
-def for_compile(identifier: Any) -> Any:
+def _for_compile(identifier: Any) -> Any:
     """What ``compile(loss=...)`` makes of a name: the loss object of the same name with
     its defaults (a ``tf.losses`` name: its function), or the callable given;
     ``"crossentropy"`` and ``"ce"`` (any case) pick the cross entropy by the shapes."""
     if isinstance(identifier, str) and identifier.lower() in ("crossentropy", "ce"):
-        return ShapedCrossentropy(name=identifier)  # (Keras 3's compile only)
+        return _ShapedCrossentropy(name=identifier)  # (Keras 3's compile only)
     return _resolve(identifier)
 
 

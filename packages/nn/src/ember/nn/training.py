@@ -46,7 +46,7 @@ def compile_model(model: Any, optimizer: Any, loss: Any, metrics: Any,
         opt = _optimizers.LossScaleOptimizer(opt, name="loss_scale_optimizer")
     object.__setattr__(model, "optimizer", opt)
     extra["outputs"] = outputs  # per-output losses and metrics, or None (one output)
-    extra["loss_fn"] = None if loss is None or outputs else _losses.for_compile(loss)
+    extra["loss_fn"] = None if loss is None or outputs else _losses._for_compile(loss)
     extra["loss_weight"] = 1.0 if outputs else training_outputs.one_output_weight(
         model, loss_weights)
     extra["loss_tracker"] = _metrics.Mean("loss")

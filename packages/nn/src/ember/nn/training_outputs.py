@@ -101,7 +101,7 @@ def resolve(model: Any, loss: Any, loss_weights: Any, metrics: Any,
         _check_single(model, loss, loss_weights, metrics)
         _check_single(model, None, None, weighted_metrics)
         return None
-    losses = _per_output(model, names, "loss", loss, _losses.for_compile)
+    losses = _per_output(model, names, "loss", loss, _losses._for_compile)
     weights = _per_output(model, names, "loss_weights",
                           1.0 if loss_weights is None else loss_weights, _weight)
     weights = [1.0 if w is None else w for w in weights]
