@@ -180,7 +180,14 @@ def test_integer_and_bool_sources_warn_naming_index_and_dtype(dtype):
         y = x * x
     with pytest.warns(UserWarning) as w:
         g = t.gradient(y, [x, i, v], unconnected_gradients="zero")
-    assert float(g[0]) == 4.0 and g[1] is None and g[2] is None
+    # unconnected_gradients="zero": zeros of the source's own dtype, as TensorFlow's
+    # (tf.int32 [0, 0], tf.bool [False, False]; it gave None before)
+    assert float(g[0]) == 4.0
+    for gk in g[1:]:
+        assert gk.dtype == dtype and gk.shape == (2,)
+        np.testing.assert_array_equal(gk.numpy(), np.zeros(2, dtype))
+    with pytest.warns(UserWarning, match="gets None"):
+        assert t.gradient(y, [i, v]) == [None, None]
     name = np.dtype(dtype).name
     assert [str(r.message).split(";")[0] for r in w] == [
         f"GradientTape.gradient: source 1 has dtype {name}",

@@ -257,7 +257,9 @@ class GradientTape:
         """d(target)/d(sources), shaped like ``sources`` (a tensor, variable or nest).
 
         ``target`` may be a tensor or a nest of them (their gradients add up).
-        Unconnected sources give ``None``, or zeros with ``unconnected_gradients="zero"``.
+        Unconnected sources give ``None``, or zeros with ``unconnected_gradients="zero"``;
+        so do integer and bool sources (warned about; with ``"zero"``, zeros of their own
+        dtype, as TensorFlow's).
         """
         if unconnected_gradients not in (_NONE, _ZERO):
             raise ValueError(f"unconnected_gradients must be 'none' or 'zero', "
@@ -322,9 +324,10 @@ class GradientTape:
             if dt.kind not in "fc" and not is_differentiable(dt):
                 warnings.warn(
                     f"GradientTape.gradient: source {k} has dtype {s.dtype}; gradients are "
-                    "only computed for floating or complex sources, so it gets None",
+                    "only computed for floating or complex sources, so it gets None (zeros "
+                    "of its dtype with unconnected_gradients='zero', as TensorFlow)",
                     stacklevel=3)
-                found.append((None, []))
+                found.append((sv, []))
                 continue
             if type(s) is Tensor or not isinstance(s, Variable):
                 place = key(id(s))

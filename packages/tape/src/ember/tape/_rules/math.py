@@ -101,12 +101,15 @@ def _abs(op: OpContext, dy: Tensor) -> Gradients:
     return em.multiply(dy, em.sign(x))
 
 
-def _zero(op: OpContext, dy: Tensor) -> Gradients:
-    return em.zeros_like(op.inputs[0])
+def _none(op: OpContext, dy: Tensor) -> Gradients:
+    return None
 
 
-for _name in ("floor", "ceil", "round"):  # piecewise constant (round of complex: both parts)
-    reg(_name, complex=_OWN)(_zero)
+# Piecewise constant (round of complex: both parts). No gradient at all, as TensorFlow's
+# (math_grad.py's Floor, Ceil and Round give None): a source reached only through them gets
+# None, or zeros with unconnected_gradients="zero". sign gives zeros, as TensorFlow's.
+for _name in ("floor", "ceil", "round"):
+    reg(_name, complex=_OWN)(_none)
 
 
 @reg("sign", complex=_OWN)
@@ -125,9 +128,26 @@ def _sign(op: OpContext, dy: Tensor) -> Gradients:
     return em.where(zero, em.zeros_like(g), g)
 
 reg("square")(lambda op, dy: em.multiply(dy, em.multiply(op.inputs[0], 2)))
-reg("sqrt")(lambda op, dy: em.divide(em.multiply(dy, 0.5), op.output))
-reg("rsqrt")(lambda op, dy: em.multiply(dy, em.multiply(em.pow(op.output, 3), -0.5)))
-reg("reciprocal")(lambda op, dy: em.negative(em.multiply(dy, em.square(op.output))))
+
+
+def _dy_times(dy: Tensor, y: Tensor, coef: Any) -> Tensor:
+    """``dy * coef(y)``, and 0 where ``dy`` is 0 even if ``coef(y)`` is inf or NaN, as
+    TensorFlow's SqrtGrad, RsqrtGrad and ReciprocalGrad kernels: so the unselected branch
+    of ``where(x > 0, sqrt(x), 0)`` adds 0, not NaN, at ``x <= 0``. (log's, divide's and
+    pow's gradients have no such guard, in TensorFlow either.) The gradient for ``dy``
+    stays ``coef(y)`` wherever that is finite: a second derivative through a zero ``dy``
+    (Newton's step at a minimum of ``f(sqrt(x))``) keeps its term. Where the guard acts,
+    ``coef`` is taken at 1 instead of ``y``, so a second derivative gets 0 there, not NaN."""
+    skip = em.logical_and(em.equal(dy, 0), em.logical_not(em.isfinite(coef(y))))
+    c = coef(em.where(skip, em.ones_like(y), y))
+    return em.multiply(dy, em.where(skip, 0, c))
+
+
+reg("sqrt")(lambda op, dy: _dy_times(dy, op.output, lambda y: em.divide(0.5, y)))
+reg("rsqrt")(lambda op, dy: _dy_times(dy, op.output,
+                                      lambda y: em.multiply(em.pow(y, 3), -0.5)))
+reg("reciprocal")(lambda op, dy: _dy_times(dy, op.output,
+                                           lambda y: em.negative(em.square(y))))
 reg("exp")(lambda op, dy: em.multiply(dy, op.output))
 reg("expm1")(lambda op, dy: em.multiply(dy, em.add(op.output, 1)))
 reg("log")(lambda op, dy: em.divide(dy, op.inputs[0]))

@@ -65,17 +65,58 @@ reg("reduce_max", complex=OWN)(_extremum)  # a selection: real coefficients
 reg("reduce_min", complex=OWN)(_extremum)
 
 
+def _shifted(x: Tensor, axis: int, k: int, reverse: bool) -> Tensor:
+    """``x`` moved ``k`` places along ``axis`` (towards its end; its start if ``reverse``),
+    the ``k`` places it leaves filled with ones."""
+    n = x.shape[axis]
+    begin = [0] * x.ndim
+    size = list(x.shape)
+    size[axis] = n - k
+    if reverse:
+        begin[axis] = k
+    pads = [[0, 0] for _ in range(x.ndim)]
+    pads[axis][1 if reverse else 0] = k
+    return em.pad(em.slice(x, begin, size), pads, constant_values=1)
+
+
+def _exclusive_products(x: Tensor, axis: int, reverse: bool) -> Tensor:
+    """The product of the entries before each entry along ``axis`` (after it if
+    ``reverse``): TensorFlow's exclusive cumprod, by doubling (log2(n) products of
+    ordinary ops, so higher derivatives come free). Products, not a quotient: infinities
+    and zeros give what multiplying the other entries gives."""
+    n = x.shape[axis]
+    p = _shifted(x, axis, 1, reverse)
+    k = 1
+    while k < n:
+        p = em.multiply(p, _shifted(p, axis, k, reverse))
+        k *= 2
+    return p
+
+
 @reg("reduce_prod")
 def _prod(op: OpContext, dy: Tensor) -> Gradients:
-    # prod / x, written so that a single zero still gets the product of the others.
+    # The product of the other entries, as TensorFlow's ProdGrad: exclusive products from
+    # the left times those from the right over the reduced axes (flattened into one), not
+    # prod / x (which a zero, an infinity or a NaN would spoil).
     x = op.inputs[0]
     axis = op.attrs["axis"]
-    nonzero = em.where(em.equal(x, 0), em.ones_like(x), x)
-    zeros = em.reduce_sum(em.cast(em.equal(x, 0), x.dtype), axis, keepdims=True)
-    p_nz = em.reduce_prod(nonzero, axis, keepdims=True)
-    others = em.where(em.equal(x, 0),
-                      em.where(em.equal(zeros, 1), p_nz, em.zeros_like(p_nz)),
-                      em.where(em.equal(zeros, 0), em.divide(p_nz, nonzero), em.zeros_like(x)))
+    nd = x.ndim
+    red = tuple(range(nd)) if axis is None else tuple(sorted(a % max(nd, 1) for a in axis))
+    if not red or x.size == 0:
+        others = em.ones_like(x)
+    elif len(red) == 1:
+        others = em.multiply(_exclusive_products(x, red[0], False),
+                             _exclusive_products(x, red[0], True))
+    else:
+        rest = tuple(i for i in range(nd) if i not in red)
+        perm = red + rest
+        xt = em.transpose(x, perm)
+        flat = em.reshape(xt, (-1,) + tuple(xt.shape[len(red):]))
+        o = em.multiply(_exclusive_products(flat, 0, False), _exclusive_products(flat, 0, True))
+        inverse = [0] * nd
+        for i, a in enumerate(perm):
+            inverse[a] = i
+        others = em.transpose(em.reshape(o, xt.shape), inverse)
     return em.multiply(_kept(op, dy), others)
 
 
