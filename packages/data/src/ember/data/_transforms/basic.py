@@ -11,6 +11,19 @@ from .._index_stream import RepeatStream, ShardStream, SkipStream, TakeStream
 from .._iterator import _It
 
 
+def first_elements(dataset: Dataset, n: int) -> list:
+    """Up to the first ``n`` elements of ``dataset`` (an epoch of its own), for the specs
+    of transformations that run user code on them."""
+    elems: list = []
+    if n <= 0:
+        return elems
+    for x in dataset._make_iterator((0,)):
+        elems.append(x)
+        if len(elems) == n:
+            break
+    return elems
+
+
 def call_unpacked(fn, element):
     """tf.data's convention: a tuple element is passed as positional arguments."""
     if isinstance(element, tuple) and not hasattr(element, "_fields"):
@@ -120,12 +133,7 @@ class MapDataset(_UnaryDataset):
             to_array,
         )
 
-        it = self._input._make_iterator((0,))
-        elems = []
-        for x in it:
-            elems.append(x)
-            if len(elems) == 2:
-                break
+        elems = first_elements(self._input, 2)
         probe_fn = _own_random_stream(self._user_fn, probe=True)
         if elems:
             in_spec_nested = self._input.element_spec

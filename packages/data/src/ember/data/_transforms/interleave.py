@@ -18,7 +18,7 @@ from typing import Any
 from .._dataset import Dataset
 from .._iterator import _It
 from .._state import StateError
-from .basic import _UnaryDataset, call_unpacked
+from .basic import _UnaryDataset, call_unpacked, first_elements
 
 
 class _Slot:
@@ -255,12 +255,7 @@ class InterleaveDataset(_UnaryDataset):
         may have fewer), and a result with no elements had none."""
         from .._structure import merge_specs, prototype, specs_compatible
 
-        it = self._input._make_iterator((0,))
-        elems = []
-        for x in it:
-            elems.append(x)
-            if len(elems) == 2:
-                break
+        elems = first_elements(self._input, 2)
         made = not elems
         if made:
             try:
