@@ -117,13 +117,14 @@ def one_output_loss(model: Any, loss: Any) -> Any:
     dict holding one by the output's name; anything else is returned as it is."""
     if _output_names(model) is not None:
         return loss
-    return _the_one(model, loss, "the dict of losses", (list,))
+    return _the_one(model, loss, "the dict of losses", tuples=False)
 
 
-def _the_one(model: Any, value: Any, what: str, sequences: tuple[type, ...]) -> Any:
-    """A one-output model's argument given per output: a sequence of one, or a dict of one
-    by the output's name, unwrapped; anything else as it is."""
-    if isinstance(value, sequences) and len(value) == 1:
+def _the_one(model: Any, value: Any, what: str, tuples: bool) -> Any:
+    """A one-output model's argument given per output: a list (or, with ``tuples``, a
+    tuple) of one, or a dict of one by the output's name, unwrapped; anything else as it
+    is."""
+    if (isinstance(value, list) or (tuples and isinstance(value, tuple))) and len(value) == 1:
         return value[0]
     if isinstance(value, dict) and len(value) == 1:
         names = getattr(model, "output_names", None) or []
@@ -157,7 +158,7 @@ def one_output_weight(model: Any, loss_weights: Any) -> float:
     or a dict of one by the output's name): the factor on its compiled loss."""
     if loss_weights is None:
         return 1.0
-    value = _the_one(model, loss_weights, "loss_weights", (list, tuple))
+    value = _the_one(model, loss_weights, "loss_weights", tuples=True)
     if isinstance(value, (list, tuple, dict)):
         raise ValueError(f"{model.name}: loss_weights has {len(value)} entries, but the "
                          f"model has one output")

@@ -55,7 +55,7 @@ CREATIONS = {
 
 @pytest.mark.parametrize("consumer", list(CONSUMERS))
 @pytest.mark.parametrize("creation", list(CREATIONS))
-def test_a_constant_input_reads_the_same_at_every_launch(device, creation, consumer):
+def test_a_constant_input_reads_the_same_at_every_launch(backend, creation, consumer):
     x_shape, w_shape, op = CONSUMERS[consumer]
     make = CREATIONS[creation]
     w = em.Variable(RNG.standard_normal(w_shape).astype(np.float32))
@@ -79,5 +79,5 @@ def test_a_constant_input_reads_the_same_at_every_launch(device, creation, consu
         for g, e in zip(got, want):
             assert not np.isnan(g.numpy()).any()
             assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-5)
-    if device != "/cpu:0":  # the launches above are the graph's, not an op-by-op replay
+    if backend != "/cpu:0":  # the launches above are the graph's, not an op-by-op replay
         assert fn.cuda_graph_status() == ["call: captured (launched 2 times)"]
