@@ -233,7 +233,12 @@ def test_rms_scaling_gradient_reaches_gamma():
 
 
 def test_rms_scaling_false_does_not_warn():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        L.LayerNormalization()(em.ones((1, 3)))
-        L.LayerNormalization(rms_scaling=False).get_config()
+    """Only rms_scaling=True warns (Keras's deprecation); the plain layer normalizes."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        x = np.array([[1.0, 2.0, 3.0]], np.float32)
+        out = L.LayerNormalization()(x).numpy()
+        config = L.LayerNormalization(rms_scaling=False).get_config()
+    assert [str(w.message) for w in seen] == []
+    np.testing.assert_allclose(out, (x - 2.0) / np.sqrt(2.0 / 3.0 + 1e-3), rtol=1e-5)
+    assert config.get("rms_scaling", False) is False
